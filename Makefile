@@ -1,0 +1,46 @@
+# Two entry points (see README): `make demo` and `make test`. Each sets up what it needs.
+PY      ?= python3
+VENV    := .venv
+VPY     := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+# A CPU build of torch is the parity oracle; it is never a runtime dependency.
+TORCH   ?= torch==2.13.0
+
+.PHONY: demo test lint setup dot torch bench clean
+
+$(STAMP): pyproject.toml
+	@$(PY) -c 'import sys; assert sys.version_info >= (3, 11), "modscope needs Python 3.11+, found " + sys.version.split()[0]'
+	$(PY) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --upgrade pip
+	$(VPY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+setup: $(STAMP) dot
+
+# The graphviz `dot` binary comes from Debian's `graphviz` package.
+dot:
+	@if command -v dot >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "Installing graphviz (dot) from Debian's packages..."; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; \
+	else \
+		echo "The graphviz 'dot' binary is missing. Install it with: sudo apt-get install graphviz"; exit 1; \
+	fi
+
+torch: $(STAMP)
+	@$(VPY) -c 'import torch' 2>/dev/null || $(VPY) -m pip install --quiet $(TORCH)
+
+demo: setup
+	$(VPY) examples/mlp_mnist.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check engine modscope tests examples bench
+
+test: setup lint
+	$(VPY) -m pytest
+
+bench: setup torch
+	$(VPY) bench/bench_mlp_step.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

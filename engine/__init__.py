@@ -1,0 +1,202 @@
+"""engine: a NumPy re-implementation of PyTorch's Tensor, autograd and nn.Module.
+
+Code written for torch runs after ``import engine as torch``. Map of the package:
+
+- ``_tensor.py``      the Tensor class (attributes, in-place rules, operators)
+- ``_ops/``           every differentiable op with its backward, grouped by kind
+- ``autograd/``       graph nodes, the backward executor, grad mode, custom Function
+- ``_creation.py``    factories (tensor, zeros, randn, arange, ...)
+- ``utils/hooks.py``  RemovableHandle
+"""
+
+from __future__ import annotations
+
+from . import autograd
+from ._creation import (
+    arange,
+    as_tensor,
+    bernoulli,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    normal,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    randperm,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from ._dtype import (
+    bool_ as bool,  # noqa: A004 - torch.bool
+)
+from ._dtype import (
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._ops.indexing import gather, index_select, select
+from ._ops.linalg import addmm, bmm, dot, matmul, mm, mv
+from ._ops.pointwise import (
+    abs,
+    add,
+    ceil,
+    clamp,
+    clamp_max,
+    clamp_min,
+    cos,
+    div,
+    eq,
+    exp,
+    expm1,
+    floor,
+    ge,
+    gt,
+    le,
+    log,
+    log1p,
+    log2,
+    logical_and,
+    logical_or,
+    logical_xor,
+    lt,
+    masked_fill,
+    maximum,
+    minimum,
+    mul,
+    ne,
+    neg,
+    pow,
+    reciprocal,
+    relu,
+    remainder,
+    round,
+    rsqrt,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    square,
+    sub,
+    tan,
+    tanh,
+    trunc,
+    where,
+)
+from ._ops.reduction import (
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    log_softmax,
+    logsumexp,
+    max,
+    mean,
+    min,
+    norm,
+    prod,
+    softmax,
+    std,
+    sum,
+    var,
+)
+from ._ops.shape import (
+    cat,
+    chunk,
+    clone,
+    flatten,
+    flip,
+    narrow,
+    permute,
+    repeat,
+    reshape,
+    split,
+    squeeze,
+    stack,
+    t,
+    transpose,
+    unbind,
+    unflatten,
+    unsqueeze,
+)
+from ._random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from ._tensor import Size, Tensor, device
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+
+__version__ = "0.1.0"
+
+clip = clamp
+concat = concatenate = cat
+multiply, subtract, divide, true_divide, negative = mul, sub, div, div, neg
+swapaxes = transpose
+
+
+def numel(input: Tensor) -> int:  # noqa: A002
+    return input.numel()
+
+
+def is_tensor(obj: object) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> bool:  # noqa: A002
+    return input.is_floating_point()
+
+
+def isnan(input: Tensor) -> Tensor:  # noqa: A002
+    return input.isnan()
+
+
+def isinf(input: Tensor) -> Tensor:  # noqa: A002
+    return input.isinf()
+
+
+def isfinite(input: Tensor) -> Tensor:  # noqa: A002
+    return input.isfinite()
+
+
+def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    import numpy as np
+    return bool(np.allclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(a: Tensor, b: Tensor) -> bool:
+    return a.shape == b.shape and bool((a._data == b._data).all())
+
+
+def cuda_is_available() -> bool:
+    return False
+
+
+class cuda:  # noqa: N801 - mirrors torch.cuda's most used query
+    is_available = staticmethod(cuda_is_available)
+
+    @staticmethod
+    def device_count() -> int:
+        return 0

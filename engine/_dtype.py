@@ -1,0 +1,111 @@
+"""dtypes: thin named wrappers over NumPy dtypes, with torch's promotion rules."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:  # noqa: N801 - torch spells it lower-case
+    """A tensor element type. ``str(engine.float32) == 'engine.float32'``."""
+
+    __slots__ = ("name", "np", "is_floating_point", "itemsize")
+
+    def __init__(self, name: str, np_dtype: type) -> None:
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.is_floating_point = self.np.kind == "f"
+        self.itemsize = self.np.itemsize
+
+    def __repr__(self) -> str:
+        return f"engine.{self.name}"
+
+    def __reduce__(self):  # dtypes are singletons, also through copy/deepcopy
+        return (_by_name, (self.name,))
+
+
+float16 = dtype("float16", np.float16)
+float32 = dtype("float32", np.float32)
+float64 = dtype("float64", np.float64)
+int8 = dtype("int8", np.int8)
+uint8 = dtype("uint8", np.uint8)
+int16 = dtype("int16", np.int16)
+int32 = dtype("int32", np.int32)
+int64 = dtype("int64", np.int64)
+bool_ = dtype("bool", np.bool_)
+half, float, double = float16, float32, float64  # noqa: A001 - torch's aliases
+short, int, long = int16, int32, int64  # noqa: A001
+
+_ALL = (float16, float32, float64, int8, uint8, int16, int32, int64, bool_)
+_FROM_NP = {d.np: d for d in _ALL}
+_NAMES = {d.name: d for d in _ALL}
+
+_default_float = float32
+
+
+def _by_name(name: str) -> dtype:
+    return _NAMES[name]
+
+
+def get_default_dtype() -> dtype:
+    return _default_float
+
+
+def set_default_dtype(d: dtype) -> None:
+    global _default_float
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default_float = d
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The engine dtype for a NumPy dtype; raises TypeError for unsupported ones."""
+    try:
+        return _FROM_NP[np.dtype(np_dtype)]
+    except KeyError:
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
+            "are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+def to_numpy_dtype(d) -> np.dtype:
+    """Accepts an engine dtype, a NumPy dtype, or a Python type (float/int/bool)."""
+    if isinstance(d, dtype):
+        return d.np
+    if d is builtins_float:
+        return _default_float.np
+    if d is builtins_int:
+        return np.dtype(np.int64)
+    if d is builtins_bool:
+        return np.dtype(np.bool_)
+    return from_numpy_dtype(d).np
+
+
+builtins_float, builtins_int, builtins_bool = (1.0).__class__, (1).__class__, True.__class__
+
+
+def _category(np_dtype: np.dtype) -> int:
+    """0 bool, 1 integer, 2 floating: torch promotes across categories, not within 0-dim."""
+    k = np_dtype.kind
+    return 2 if k == "f" else 0 if k == "b" else 1
+
+
+def result_type(a: np.ndarray, b) -> np.dtype:
+    """torch's promotion for a binary op between array ``a`` and array-or-scalar ``b``.
+
+    Python scalars and 0-dim tensors only promote when they are of a higher category
+    (bool < int < float); then floats become the default dtype.
+    """
+    da = a.dtype
+    if isinstance(b, np.ndarray):
+        db = b.dtype
+        if da == db:
+            return da
+        if (a.ndim == 0) == (b.ndim == 0):
+            return np.promote_types(da, db)
+        dim_t, zero_t = (da, db) if b.ndim == 0 else (db, da)
+        return zero_t if _category(zero_t) > _category(dim_t) else dim_t
+    cat_b = 2 if isinstance(b, builtins_float) else 0 if isinstance(b, builtins_bool) else 1
+    if cat_b > _category(da):
+        return _default_float.np if cat_b == 2 else np.dtype(np.int64)
+    return da

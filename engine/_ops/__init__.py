@@ -1,0 +1,1 @@
+"""Differentiable operations on arrays, grouped by kind; each op carries its own backward."""

@@ -1,0 +1,167 @@
+"""What every differentiable op shares: turning a NumPy result into a Tensor with a ``grad_fn``.
+
+An op computes its forward on arrays, defines ``backward(grad) -> (grad_per_input, ...)`` as a
+closure over what it needs, and calls ``result(...)``. That is the whole contract; see
+``pointwise.mul`` for the shape of a typical op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import _dtype
+from ..autograd import grad_mode
+from ..autograd.graph import node_class
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+_Tensor: Any = None  # set by engine._tensor (import cycle: Tensor's methods call the ops)
+
+
+def edge(t: Tensor | None) -> tuple:
+    """The graph edge a gradient for ``t`` travels along: ``(node, output_nr)``."""
+    if t is None or not t._requires_grad:
+        return (None, 0)
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    return (t._grad_accumulator(), 0)
+
+
+def needs_graph(*inputs: Tensor | None) -> bool:
+    if not grad_mode._state.enabled:
+        return False
+    for t in inputs:
+        if t is not None and t._requires_grad:
+            return True
+    return False
+
+
+def result(
+    data: np.ndarray,
+    name: str,
+    inputs: Sequence[Tensor | None],
+    backward: Callable[..., tuple],
+    saved: Sequence[Tensor] = (),
+    save_output: bool = False,
+) -> Tensor:
+    """Wrap ``data`` as the output of op ``name`` over ``inputs``.
+
+    Records a node only when grad mode is on and some input requires grad. ``saved`` lists the
+    input tensors whose values ``backward`` reads (checked for in-place changes before it
+    runs); ``save_output`` says it reads the output itself.
+    """
+    out = _Tensor._wrap(data)
+    if not needs_graph(*inputs):
+        return out
+    saved_entries = tuple((t._version, t._version[0], t) for t in saved)
+    if save_output:
+        saved_entries += ((out._version, 0, None),)
+    node = node_class(name)(
+        backward, tuple(edge(t) for t in inputs), ((data.shape, data.dtype),), saved_entries
+    )
+    out._requires_grad = True
+    out.grad_fn = node
+    return out
+
+
+def multi_result(
+    datas: Sequence[np.ndarray],
+    name: str,
+    inputs: Sequence[Tensor | None],
+    backward: Callable[..., tuple],
+    saved: Sequence[Tensor] = (),
+    differentiable: Sequence[bool] | None = None,
+) -> list[Tensor]:
+    """Like ``result`` for ops with several outputs (split, max with indices, ...); one node,
+    output ``i`` has ``_output_nr == i``. Non-differentiable outputs (indices) get no grad_fn."""
+    outs = [_Tensor._wrap(d) for d in datas]
+    if not needs_graph(*inputs):
+        return outs
+    saved_entries = tuple((t._version, t._version[0], t) for t in saved)
+    meta = tuple((d.shape, d.dtype) for d in datas)
+    node = node_class(name)(backward, tuple(edge(t) for t in inputs), meta, saved_entries)
+    for i, out in enumerate(outs):
+        if differentiable is None or differentiable[i]:
+            out._requires_grad = True
+            out.grad_fn = node
+            out._output_nr = i
+    return outs
+
+
+def unbroadcast(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Sum ``g`` down to ``shape``: the backward of NumPy/torch broadcasting."""
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and g.shape[i + lead] != 1
+    )
+    g = g.sum(axis=axes, keepdims=True) if axes else g
+    return g.reshape(shape)
+
+
+def to_tensor(x: Any, like: Tensor | None = None) -> Tensor:
+    """Tensors pass through; anything else (a Python number, list or array) is wrapped."""
+    if isinstance(x, _Tensor):
+        return x
+    return _Tensor._wrap(np.asarray(x))
+
+
+def scalar_or_array(x: Any, like: np.ndarray) -> tuple[Any, Tensor | None]:
+    """For binary ops: Python numbers stay Python numbers (weak typing, as in torch); tensors
+    give their arrays. Returns (operand for NumPy, tensor or None)."""
+    if isinstance(x, _Tensor):
+        return x._data, x
+    if isinstance(x, int | float | bool):
+        return x, None
+    if isinstance(x, np.generic):
+        return x.item(), None
+    t = _Tensor._wrap(np.asarray(x))
+    return t._data, t
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    """Normalise a possibly negative ``dim`` with torch's error for out-of-range ones."""
+    lo, hi = (-ndim, ndim - 1) if ndim > 0 else (-1, 0)
+    if not lo <= dim <= hi:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+        )
+    return dim % ndim if ndim > 0 else 0
+
+
+def wrap_dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        return (wrap_dim(dim, ndim),)
+    dims = tuple(wrap_dim(d, ndim) for d in dim)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+    return dims
+
+
+def broadcast_error(a: tuple, b: tuple) -> RuntimeError:
+    """torch's message for shapes that do not broadcast, naming the first clashing dim."""
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    for i in range(n - 1, -1, -1):
+        if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
+            return RuntimeError(
+                f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) "
+                f"at non-singleton dimension {i}"
+            )
+    return RuntimeError(f"shapes {list(a)} and {list(b)} cannot be broadcast")
+
+
+def default_float() -> np.dtype:
+    return _dtype._default_float.np
+
+
+def float_like(data: np.ndarray) -> np.ndarray:
+    """Integer/bool inputs of float-valued ops (exp, mean, ...) become the default float."""
+    return data if data.dtype.kind == "f" else data.astype(default_float())

@@ -1,0 +1,235 @@
+"""Indexing: ``x[key]``, ``x[key] = v``, gather and index_select.
+
+``getitem`` applies a key the way torch does: ints, slices and ``None`` one at a time as views
+(``SelectBackward0``, ``SliceBackward0``, ``UnsqueezeBackward0``), then every integer-array or
+boolean-mask index at once (``IndexBackward0``, a copy). ``index_put`` is the out-of-place half
+of ``x[key] = v``; ``Tensor.__setitem__`` turns it into an in-place update (``CopySlices``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from ._core import result, unbroadcast, wrap_dim
+from .shape import unsqueeze, view_op
+
+
+def _normalise_key(key: Any) -> tuple:
+    if not isinstance(key, tuple):
+        key = (key,)
+    out = []
+    for k in key:
+        if isinstance(k, _core._Tensor):
+            k = k._data
+            if k.ndim == 0 and k.dtype.kind in "iu":
+                k = int(k)
+        elif isinstance(k, list):
+            k = np.asarray(k)
+        elif isinstance(k, np.integer):
+            k = int(k)
+        if isinstance(k, np.ndarray) and k.dtype.kind not in "biu":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        out.append(k)
+    return tuple(out)
+
+
+def _consumed(k) -> int:
+    if k is None:
+        return 0
+    if isinstance(k, np.ndarray) and k.dtype == np.bool_:
+        return max(k.ndim, 1) if k.ndim else 0
+    return 1
+
+
+def _expand_ellipsis(key: tuple, ndim: int) -> tuple:
+    n_ell = sum(k is Ellipsis for k in key)
+    if n_ell > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(_consumed(k) for k in key if k is not Ellipsis)
+    if used > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    if n_ell == 0:
+        return key
+    i = next(i for i, k in enumerate(key) if k is Ellipsis)
+    return key[:i] + (slice(None),) * (ndim - used) + key[i + 1:]
+
+
+def select(a, dim: int, index: int):
+    x = a._data
+    d = wrap_dim(dim, x.ndim)
+    n = x.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
+    key = (slice(None),) * d + (index,)
+    in_shape = x.shape
+
+    def backward(g):
+        gx = np.zeros(in_shape, g.dtype)
+        gx[key] = g
+        return (gx,)
+
+    return view_op(a, x[key], "SelectBackward0", backward, lambda arr: arr[key])
+
+
+def slice_dim(a, dim: int, start, stop, step):
+    if step is not None and step <= 0:
+        raise ValueError("step must be greater than zero")
+    x = a._data
+    key = (slice(None),) * dim + (slice(start, stop, step),)
+    in_shape = x.shape
+
+    def backward(g):
+        gx = np.zeros(in_shape, g.dtype)
+        gx[key] = g
+        return (gx,)
+
+    return view_op(a, x[key], "SliceBackward0", backward, lambda arr: arr[key])
+
+
+def getitem(a, key: Any):
+    key = _expand_ellipsis(_normalise_key(key), a.ndim)
+    out, dim, advanced = a, 0, []
+    for k in key:
+        if k is None:
+            out = unsqueeze(out, dim)
+            dim += 1
+        elif isinstance(k, int) and not isinstance(k, bool):
+            out = select(out, dim, k)
+        elif isinstance(k, slice):
+            if k != slice(None):
+                out = slice_dim(out, dim, k.start, k.stop, k.step)
+            dim += 1
+        else:  # integer array, boolean mask, or a Python bool
+            arr = np.asarray(k)
+            advanced.append((dim, arr))
+            dim += _consumed(arr) if arr.dtype == np.bool_ else 1
+    if not advanced:
+        return out if out is not a else _alias(a)
+    return _index(out, advanced)
+
+
+def _alias(a):
+    """``x[:]`` and ``x[...]``: a view of the whole tensor."""
+    return view_op(a, a._data.view(), "AliasBackward0", lambda g: (g,), lambda arr: arr)
+
+
+def _index(a, advanced: list[tuple[int, np.ndarray]]):
+    x = a._data
+    full: list[Any] = []
+    pos = 0
+    for d, arr in advanced:
+        full += [slice(None)] * (d - pos)
+        if arr.dtype == np.bool_:
+            _check_mask(arr, x.shape, d)
+            full += list(np.nonzero(arr)) if arr.ndim else [arr]
+            pos = d + max(arr.ndim, 0)
+        else:
+            full.append(arr)
+            pos = d + 1
+    key = tuple(full)
+    try:
+        out = x[key]
+    except IndexError as e:
+        raise IndexError(_torch_index_message(str(e))) from None
+    in_shape = x.shape
+
+    def backward(g):
+        gx = np.zeros(in_shape, g.dtype)
+        np.add.at(gx, key, g)
+        return (gx,)
+
+    return result(np.ascontiguousarray(out), "IndexBackward0", (a,), backward)
+
+
+def _check_mask(mask: np.ndarray, shape: tuple, d: int) -> None:
+    for i, n in enumerate(mask.shape):
+        if d + i >= len(shape) or shape[d + i] != n:
+            raise IndexError(
+                f"The shape of the mask {list(mask.shape)} at index {i} does not match the shape "
+                f"of the indexed tensor {list(shape)} at index {d + i}"
+            )
+
+
+def _torch_index_message(msg: str) -> str:
+    return msg.replace("axis", "dimension")
+
+
+def index_put(a, key: Any, value):
+    """Out-of-place ``x[key] = value`` (recorded as ``CopySlices``, torch's node for it)."""
+    key = _expand_ellipsis(_normalise_key(key), a.ndim)
+    key = tuple(np.nonzero(k) if isinstance(k, np.ndarray) and k.dtype == np.bool_ and k.ndim
+                else (k,) for k in key)
+    key = tuple(part for group in key for part in group)
+    tv = value if isinstance(value, _core._Tensor) else None
+    v = tv._data if tv is not None else value
+    x = a._data
+    out = x.copy()
+    try:
+        out[key] = v
+    except IndexError as e:
+        raise IndexError(_torch_index_message(str(e))) from None
+    except ValueError:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(np.shape(v))} cannot be broadcast to "
+            f"indexing result of shape {list(x[key].shape)}"
+        ) from None
+    v_shape = np.shape(v)
+
+    def backward(g):
+        gx = g.copy()
+        gx[key] = 0
+        gv = None
+        if tv is not None and tv._requires_grad:
+            gk = g[key]
+            gv = unbroadcast(np.broadcast_to(gk, np.broadcast_shapes(gk.shape, v_shape)), v_shape)
+        return gx, gv
+
+    return result(out, "CopySlices", (a, tv), backward)
+
+
+def gather(a, dim: int, index):
+    x, idx = a._data, index._data
+    d = wrap_dim(dim, x.ndim)
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError("gather(): Expected dtype int64 for index")
+    if idx.ndim != x.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for i, (ni, nx) in enumerate(zip(idx.shape, x.shape)):
+        if i != d and ni > nx:
+            raise RuntimeError(
+                f"Size does not match at dimension {i} expected index {list(idx.shape)} to be "
+                f"smaller than self {list(x.shape)} apart from dimension {d}"
+            )
+    if idx.size and (idx.min() < -x.shape[d] or idx.max() >= x.shape[d]):
+        raise RuntimeError(f"index {int(idx.max())} is out of bounds for dimension {d} with size {x.shape[d]}")
+    grid = list(np.indices(idx.shape, sparse=True))
+    grid[d] = idx
+    key = tuple(grid)
+    in_shape = x.shape
+
+    def backward(g):
+        gx = np.zeros(in_shape, g.dtype)
+        np.add.at(gx, key, g)
+        return (gx,)
+
+    return result(x[key], "GatherBackward0", (a,), backward)
+
+
+def index_select(a, dim: int, index):
+    x, idx = a._data, index._data if isinstance(index, _core._Tensor) else np.asarray(index)
+    d = wrap_dim(dim, x.ndim)
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if idx.size and (idx.min() < -x.shape[d] or idx.max() >= x.shape[d]):
+        raise IndexError("index out of range in self")
+    in_shape = x.shape
+
+    def backward(g):
+        gx = np.zeros(in_shape, g.dtype)
+        np.add.at(gx, (slice(None),) * d + (idx,), g)
+        return (gx,)
+
+    return result(np.take(x, idx, axis=d), "IndexSelectBackward0", (a,), backward)

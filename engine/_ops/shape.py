@@ -1,0 +1,400 @@
+"""Shape ops: views (view, reshape, squeeze, permute, expand, ...) and joins (cat, stack, split).
+
+A view shares memory and the version counter with its base, as in torch, and remembers how to
+re-derive itself from the base (``_view_fn``): an in-place op on a view then rewrites the base's
+graph (``CopySlices``), see ``engine._tensor``. ``reshape`` is a view when NumPy can make one,
+else ``clone`` + ``_unsafe_view``: the same nodes torch records.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from . import _core
+from ._core import multi_result, result, wrap_dim
+
+
+def mark_view(out, base, view_fn: Callable[[np.ndarray], np.ndarray]):
+    """Make ``out`` a view of ``base``: shared version counter, replayable from the root base."""
+    out._version = base._version
+    if base._base is None:
+        out._base, out._view_fn = base, view_fn
+    else:
+        parent = base._view_fn
+        out._base, out._view_fn = base._base, (lambda arr: view_fn(parent(arr)))
+    return out
+
+
+def view_op(a, data: np.ndarray, name: str, backward, view_fn):
+    return mark_view(result(data, name, (a,), backward), a, view_fn)
+
+
+def _sizes(args: Sequence) -> tuple[int, ...]:
+    """Accept ``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])``, as torch does."""
+    if len(args) == 1 and isinstance(args[0], list | tuple):
+        args = tuple(args[0])
+    return tuple(int(s) for s in args)
+
+
+def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = math.prod(s for s in shape if s != -1)
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def _try_view(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
+    try:
+        return np.reshape(x, shape, copy=False)
+    except ValueError:
+        return None
+
+
+def view(a, *shape):
+    x = a._data
+    shape = _infer_shape(_sizes(shape), x.size)
+    out = _try_view(x, shape)
+    if out is None:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
+    in_shape = x.shape
+    return view_op(a, out, "ViewBackward0", lambda g: (g.reshape(in_shape),),
+                   lambda arr: arr.reshape(shape))
+
+
+def _unsafe_view(a, shape: tuple[int, ...]):
+    in_shape = a.shape
+    return result(a._data.reshape(shape), "UnsafeViewBackward0", (a,),
+                  lambda g: (g.reshape(in_shape),))
+
+
+def reshape(a, *shape):
+    x = a._data
+    shape = _infer_shape(_sizes(shape), x.size)
+    if _try_view(x, shape) is not None:
+        return view(a, shape)
+    return _unsafe_view(contiguous(a), shape)
+
+
+def flatten(a, start_dim: int = 0, end_dim: int = -1):
+    if a.ndim == 0:
+        return reshape(a, 1)
+    s, e = wrap_dim(start_dim, a.ndim), wrap_dim(end_dim, a.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return a
+    shape = a.shape
+    return reshape(a, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
+
+
+def unflatten(a, dim: int, sizes: Sequence[int]):
+    d = wrap_dim(dim, a.ndim)
+    sizes = _infer_shape(tuple(sizes), a.shape[d])
+    return view(a, a.shape[:d] + sizes + a.shape[d + 1:])
+
+
+def squeeze(a, dim=None, *, node_name: str | None = None):
+    x = a._data
+    in_shape = x.shape
+    if dim is None:
+        dims = tuple(i for i, n in enumerate(in_shape) if n == 1)
+        name = "SqueezeBackward0"
+    else:
+        raw = (dim,) if isinstance(dim, int) else tuple(dim)
+        dims = tuple(d for d in (wrap_dim(d, x.ndim) for d in raw) if x.ndim and in_shape[d] == 1)
+        name = "SqueezeBackward1" if isinstance(dim, int) else "SqueezeBackward2"
+    out = np.squeeze(x, dims) if dims else x.view()
+    out_shape = out.shape
+    return view_op(a, out, node_name or name, lambda g: (g.reshape(in_shape),),
+                   lambda arr: arr.reshape(out_shape))
+
+
+def unsqueeze(a, dim: int):
+    x = a._data
+    d = wrap_dim(dim, x.ndim + 1)
+    out = np.expand_dims(x, d)
+    return view_op(a, out, "UnsqueezeBackward0", lambda g: (g.squeeze(d),),
+                   lambda arr: np.expand_dims(arr, d))
+
+
+def expand(a, *sizes):
+    x = a._data
+    sizes = _sizes(sizes)
+    if len(sizes) < x.ndim:
+        raise RuntimeError(
+            f"expand(engine.{_core._dtype.from_numpy_dtype(x.dtype).name}{{{list(x.shape)}}}, "
+            f"size={list(sizes)}): the number of sizes provided ({len(sizes)}) must be greater "
+            f"or equal to the number of dimensions in the tensor ({x.ndim})"
+        )
+    lead = len(sizes) - x.ndim
+    target = []
+    for i, s in enumerate(sizes):
+        cur = x.shape[i - lead] if i >= lead else None
+        if s == -1:
+            if cur is None:
+                raise RuntimeError(
+                    f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                    f"non-existing dimension {i}"
+                )
+            s = cur
+        elif cur is not None and cur != s and cur != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
+                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                f"{list(x.shape)}"
+            )
+        target.append(s)
+    target = tuple(target)
+    out = np.broadcast_to(x, target)
+    in_shape = x.shape
+    return view_op(a, out, "ExpandBackward0", lambda g: (_core.unbroadcast(g, in_shape),),
+                   lambda arr: np.broadcast_to(arr, target))
+
+
+def expand_as(a, other):
+    return expand(a, other.shape)
+
+
+def permute(a, *dims):
+    x = a._data
+    dims = _sizes(dims)
+    if len(dims) != x.ndim:
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {x.ndim} is not "
+            f"equal to len(dims) = {len(dims)}"
+        )
+    dims = tuple(wrap_dim(d, x.ndim) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    inverse = tuple(np.argsort(dims))
+    return view_op(a, x.transpose(dims), "PermuteBackward0",
+                   lambda g: (g.transpose(inverse),), lambda arr: arr.transpose(dims))
+
+
+def transpose(a, dim0: int, dim1: int):
+    x = a._data
+    d0, d1 = wrap_dim(dim0, x.ndim), wrap_dim(dim1, x.ndim)
+    return view_op(a, np.swapaxes(x, d0, d1), "TransposeBackward0",
+                   lambda g: (np.swapaxes(g, d0, d1),), lambda arr: np.swapaxes(arr, d0, d1))
+
+
+def t(a):
+    x = a._data
+    if x.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    return view_op(a, x.T, "TBackward0", lambda g: (g.T,), lambda arr: arr.T)
+
+
+def T(a):  # noqa: N802 - the property ``Tensor.T``
+    return permute(a, tuple(range(a.ndim - 1, -1, -1)))
+
+
+def mT(a):  # noqa: N802
+    if a.ndim < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
+    return transpose(a, -2, -1)
+
+
+def clone(a):
+    return result(a._data.copy(order="K"), "CloneBackward0", (a,), lambda g: (g,))
+
+
+def contiguous(a):
+    x = a._data
+    if x.flags.c_contiguous:
+        return a
+    return result(np.ascontiguousarray(x), "CloneBackward0", (a,), lambda g: (g,))
+
+
+def _check_cat(tensors, dim: int, fname: str) -> int:
+    if not tensors:
+        raise RuntimeError(f"{fname}(): expected a non-empty list of Tensors")
+    ref = tensors[0].shape
+    d = wrap_dim(dim, len(ref) + (1 if fname == "stack" else 0))
+    for i, t in enumerate(tensors[1:], 1):
+        s = t.shape
+        if fname == "stack":
+            if s != ref:
+                raise RuntimeError(
+                    f"stack expects each tensor to be equal size, but got {list(ref)} at entry 0 "
+                    f"and {list(s)} at entry {i}"
+                )
+            continue
+        if len(s) != len(ref):
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {len(ref)} and {len(s)}"
+            )
+        for k in range(len(ref)):
+            if k != d and s[k] != ref[k]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{ref[k]} but got size {s[k]} for tensor number {i} in the list."
+                )
+    return d
+
+
+def cat(tensors: Sequence, dim: int = 0):
+    tensors = [_core.to_tensor(t) for t in tensors]
+    d = _check_cat(tensors, dim, "cat")
+    datas = [t._data for t in tensors]
+    dt = datas[0].dtype
+    for x in datas[1:]:
+        dt = np.promote_types(dt, x.dtype)
+    out = np.concatenate(datas, axis=d, dtype=dt)
+    bounds = np.cumsum([x.shape[d] for x in datas])[:-1]
+
+    def backward(g):
+        return tuple(np.split(g, bounds, axis=d))
+
+    return result(out, "CatBackward0", tensors, backward)
+
+
+def stack(tensors: Sequence, dim: int = 0):
+    tensors = [_core.to_tensor(t) for t in tensors]
+    d = _check_cat(tensors, dim, "stack")
+    out = np.stack([t._data for t in tensors], axis=d)
+
+    def backward(g):
+        return tuple(np.moveaxis(g, d, 0))
+
+    return result(out, "StackBackward0", tensors, backward)
+
+
+def _split_views(a, pieces, name: str, dim: int):
+    d = dim
+    bounds = np.cumsum([p.shape[d] for p in pieces])[:-1]
+    starts = [0, *bounds.tolist()]
+
+    def backward(*gs):
+        return (np.concatenate(gs, axis=d),)
+
+    outs = multi_result(pieces, name, (a,), backward)
+    for out, start, piece in zip(outs, starts, pieces):
+        key = (slice(None),) * d + (slice(start, start + piece.shape[d]),)
+        mark_view(out, a, lambda arr, key=key: arr[key])
+    return tuple(outs)
+
+
+def split(a, split_size_or_sections, dim: int = 0):
+    x = a._data
+    d = wrap_dim(dim, x.ndim)
+    n = x.shape[d]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size <= 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+        bounds = list(range(size, n, size))
+        name = "SplitBackward0"
+    else:
+        sections = list(split_size_or_sections)
+        if sum(sections) != n:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
+                f"at dimension {d}), but got split_sizes={sections}"
+            )
+        bounds = np.cumsum(sections)[:-1].tolist()
+        name = "SplitWithSizesBackward0"
+    pieces = np.split(x, bounds, axis=d) if n else [x]
+    return _split_views(a, pieces, name, d)
+
+
+def chunk(a, chunks: int, dim: int = 0):
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    d = wrap_dim(dim, a.ndim)
+    size = max(1, math.ceil(a.shape[d] / chunks))
+    return split(a, size, d)
+
+
+def unbind(a, dim: int = 0):
+    x = a._data
+    d = wrap_dim(dim, x.ndim)
+    pieces = [np.take(x, i, axis=d) for i in range(x.shape[d])]
+
+    def backward(*gs):
+        return (np.stack(gs, axis=d),)
+
+    outs = multi_result(pieces, "UnbindBackward0", (a,), backward)
+    for i, out in enumerate(outs):
+        key = (slice(None),) * d + (i,)
+        mark_view(out, a, lambda arr, key=key: arr[key])
+    return tuple(outs)
+
+
+def narrow(a, dim: int, start: int, length: int):
+    d = wrap_dim(dim, a.ndim)
+    key = (slice(None),) * d + (slice(start, start + length),)
+    from .indexing import getitem
+    return getitem(a, key)
+
+
+def repeat(a, *sizes):
+    x = a._data
+    sizes = _sizes(sizes)
+    if len(sizes) < x.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions "
+            "of tensor"
+        )
+    xs = x.reshape((1,) * (len(sizes) - x.ndim) + x.shape)
+    out = np.tile(xs, sizes)
+    in_shape = x.shape
+
+    def backward(g):
+        split_shape = []
+        for r, n in zip(sizes, xs.shape):
+            split_shape += [r, n]
+        summed = g.reshape(split_shape).sum(axis=tuple(range(0, 2 * len(sizes), 2)))
+        return (summed.reshape(in_shape),)
+
+    return result(out, "RepeatBackward0", (a,), backward)
+
+
+def flip(a, dims):
+    dims = tuple(wrap_dim(d, a.ndim) for d in ((dims,) if isinstance(dims, int) else dims))
+    return result(np.flip(a._data, dims).copy(), "FlipBackward0", (a,),
+                  lambda g: (np.flip(g, dims),))
+
+
+def pad(a, pad: Sequence[int], mode: str = "constant", value: float | None = None):
+    """``F.pad``: ``pad`` lists (left, right) pairs from the last dim backwards; negative
+    amounts crop. Only ``mode='constant'`` is implemented."""
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode '{mode}' is not implemented in engine (only 'constant')")
+    if len(pad) % 2 or len(pad) // 2 > a.ndim:
+        raise RuntimeError(
+            f"Padding length must be divisible by 2 and at most twice the number of dimensions "
+            f"of the input, got {len(pad)} for a {a.ndim}-D input"
+        )
+    x = a._data
+    widths = [(0, 0)] * x.ndim
+    for i in range(len(pad) // 2):
+        widths[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    grow = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
+    out = np.pad(x, grow, constant_values=0 if value is None else value)
+    crop = tuple(slice(-min(lo, 0), out.shape[i] - (-min(hi, 0))) for i, (lo, hi) in enumerate(widths))
+    out = out[crop].copy() if any(lo < 0 or hi < 0 for lo, hi in widths) else out
+    inner = tuple(slice(max(lo, 0), max(lo, 0) + n + min(lo, 0) + min(hi, 0))
+                  for (lo, hi), n in zip(widths, x.shape))
+    src = tuple(slice(-min(lo, 0), n - (-min(hi, 0))) for (lo, hi), n in zip(widths, x.shape))
+    in_shape = x.shape
+
+    def backward(g):
+        gx = np.zeros(in_shape, g.dtype)
+        gx[src] = g[inner]
+        return (gx,)
+
+    return result(out, "ConstantPadNdBackward0", (a,), backward)

@@ -1,0 +1,918 @@
+"""``engine.Tensor``: a NumPy array plus autograd bookkeeping, with torch's names and rules.
+
+Where to look:
+- ops and their backward formulas: ``engine/_ops/*`` (bound as methods at the bottom);
+- the graph and hooks: ``engine/autograd/graph.py``; running it backwards: ``executor.py``;
+- in-place updates (version counters, leaf checks, ``CopySlices`` for views): ``_inplace``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from . import _dtype
+from ._ops import _core, indexing, linalg, pointwise, reduction
+from ._ops import shape as shape_ops
+from ._tensor_str import tensor_repr
+from .autograd import grad_mode
+from .autograd.graph import AccumulateGrad, check_saved_versions, node_class
+from .utils.hooks import RemovableHandle
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as ``engine.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"engine.Size({list(self)})"
+
+    def __getitem__(self, key):  # type: ignore[override]
+        out = tuple.__getitem__(self, key)
+        return Size(out) if isinstance(key, slice) else out
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+
+class device:  # noqa: N801 - torch's spelling
+    """The only device a NumPy engine has: ``device(type='cpu')``."""
+
+    def __init__(self, type: str = "cpu", index: int | None = None) -> None:  # noqa: A002
+        if isinstance(type, device):
+            type = type.type  # noqa: A001
+        kind = str(type).split(":")[0]
+        if kind != "cpu":
+            raise RuntimeError(f"engine runs on NumPy and has only the 'cpu' device, not '{type}'")
+        self.type, self.index = "cpu", index
+
+    def __repr__(self) -> str:
+        return "device(type='cpu')"
+
+    def __str__(self) -> str:
+        return "cpu"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, device) or other == "cpu"
+
+    def __hash__(self) -> int:
+        return hash("cpu")
+
+
+_CPU = device("cpu")
+
+
+class Tensor:
+    """A multi-dimensional array that records the operations applied to it.
+
+    ``requires_grad=True`` on a leaf makes every op on it record a node (``grad_fn``);
+    ``backward()`` then fills ``.grad`` of the leaves. Float32 by default.
+
+    Example::
+
+        >>> x = engine.tensor([1.0, 2.0], requires_grad=True)
+        >>> (x * x).sum().backward()
+        >>> x.grad
+        tensor([2., 4.])
+    """
+
+    __slots__ = (
+        "_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_version", "_base",
+        "_view_fn", "_backward_hooks", "_post_accumulate_grad_hooks", "_accumulator",
+        "_retains_grad", "__weakref__", "__dict__",
+    )
+    __array_priority__ = 1000  # ``ndarray * tensor`` defers to Tensor.__rmul__
+
+    def __init__(self, *args: Any, dtype: _dtype.dtype | None = None) -> None:
+        """``Tensor(2, 3)`` makes an uninitialised float tensor of that shape (torch's legacy
+        constructor); ``Tensor([1, 2])`` copies data as floats. Prefer ``engine.tensor``."""
+        npdt = (dtype or _dtype._default_float).np
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = np.array(_plain(args[0]), dtype=npdt)
+        else:
+            data = np.empty(shape_ops._sizes(args), dtype=npdt)
+        _init_slots(self, data)
+
+    @classmethod
+    def _wrap(cls, data: np.ndarray) -> Tensor:
+        """The fast internal constructor: no copy, no checks."""
+        t = object.__new__(cls)
+        _init_slots(t, data)
+        return t
+
+    # --- basic attributes ---------------------------------------------------------------------
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape (``engine.Size``), or the length of dimension ``dim``."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_core.wrap_dim(dim, self._data.ndim)]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    @property
+    def dtype(self) -> _dtype.dtype:
+        return _dtype.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self) -> device:
+        return _CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    def stride(self, dim: int | None = None):
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[_core.wrap_dim(dim, self.ndim)]
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def data_ptr(self) -> int:
+        return int(self._data.__array_interface__["data"][0])
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802
+        return shape_ops.T(self)
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802
+        return shape_ops.mT(self)
+
+    def item(self) -> float | int | bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._data.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The underlying array (shared memory, as in torch)."""
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        return self._data
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        arr = self.numpy()
+        return arr if dtype is None else arr.astype(dtype)
+
+    # --- autograd attributes ------------------------------------------------------------------
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` on a leaf in place; returns ``self``."""
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to "
+                    "use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach()."
+                )
+            return self
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients"
+            )
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors created by the user (not by an op that recorded a node)."""
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient accumulated by ``backward()``; set on leaves, and on non-leaves after
+        ``retain_grad()``."""
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+                ".grad attribute won't be populated during autograd.backward(). If you indeed "
+                "want the .grad field to be populated for a non-leaf Tensor, use .retain_grad() "
+                "on the non-leaf Tensor.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                    f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
+                    "tensor are the same size"
+                )
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError("attempting to assign a gradient with dtype "
+                                   f"'{value.dtype}' to a tensor with dtype '{self.dtype}'. "
+                                   "Please ensure that the gradient and the tensor have the same "
+                                   "dtype")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def _version_value(self) -> int:
+        return self._version[0]
+
+    @property
+    def data(self) -> Tensor:
+        """The same memory without autograd (and without a shared version counter: changes made
+        through ``.data`` are invisible to autograd, as in torch)."""
+        return Tensor._wrap(self._data)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        self._data = value._data
+
+    def _grad_accumulator(self, create: bool = True) -> AccumulateGrad | None:
+        acc = self._accumulator() if self._accumulator is not None else None
+        if acc is None and create:
+            acc = AccumulateGrad(self)
+            self._accumulator = weakref.ref(acc)
+        return acc
+
+    def detach(self) -> Tensor:
+        """A new tensor on the same memory, out of the graph. In-place changes to either are
+        seen by autograd's version checks of the other."""
+        out = Tensor._wrap(self._data)
+        out._version = self._version
+        return out
+
+    def detach_(self) -> Tensor:
+        if self._base is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn, self._output_nr, self._requires_grad = None, 0, False
+        return self
+
+    def retain_grad(self) -> None:
+        """Make ``backward()`` fill ``.grad`` of this non-leaf tensor too."""
+        if self.grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        self._retains_grad = True
+        self._install_retain_hook()
+
+    def _install_retain_hook(self) -> None:
+        ref = weakref.ref(self)
+
+        def retain(g: np.ndarray) -> None:
+            t = ref()
+            if t is not None:
+                t._grad = Tensor._wrap(g.copy() if t._grad is None else t._grad._data + g)
+
+        node = self.grad_fn
+        if node._retains_grad_hooks is None:
+            node._retains_grad_hooks = {}
+        node._retains_grad_hooks[self._output_nr] = retain
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """Call ``hook(grad)`` whenever the gradient for this tensor is computed; a tensor it
+        returns replaces the gradient.
+
+        Example::
+
+            >>> h = x.register_hook(lambda g: g * 2)   # doubles x's gradient
+            >>> h.remove()
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn._register_tensor_pre_hook(self._output_nr, hook)
+        if self._backward_hooks is None:
+            self._backward_hooks = OrderedDict()
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+        """Call ``hook(tensor)`` on a leaf after its ``.grad`` was updated by backward."""
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = OrderedDict()
+        handle = RemovableHandle(self._post_accumulate_grad_hooks)
+        self._post_accumulate_grad_hooks[handle.id] = hook
+        return handle
+
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: list[Tensor] | None = None,
+    ) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``.
+
+        ``gradient`` is required unless ``self`` has one element. Without ``retain_graph=True``
+        the graph's saved values are freed, and a second backward through them raises.
+        """
+        from .autograd import backward
+
+        backward([self], None if gradient is None else [gradient], retain_graph,
+                 create_graph, inputs=inputs)
+
+    # --- in-place machinery -------------------------------------------------------------------
+
+    def _check_inplace(self) -> None:
+        if not grad_mode._state.enabled:
+            return
+        if self.grad_fn is None and self._requires_grad and self._base is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        base = self._base
+        if base is not None and base.grad_fn is None and base._requires_grad:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place "
+                "operation."
+            )
+
+    def _inplace(self, compute: Callable[[Tensor], Tensor], fast: Callable[[], Any] | None,
+                 *others: Any) -> Tensor:
+        """Apply ``compute`` (an out-of-place op) to ``self`` in place.
+
+        Without a graph to record, ``fast()`` updates the array directly. Otherwise the op runs
+        on a copy of the old value (so its backward reads the value before the update), the
+        result is written into ``self``'s memory, and ``self``'s ``grad_fn`` moves to the new
+        node. On a view of a tensor in a graph, the base's graph is rewritten (``CopySlices``).
+        """
+        self._check_inplace()
+        recording = grad_mode._state.enabled and (
+            self._requires_grad
+            or any(isinstance(o, Tensor) and o._requires_grad for o in others)
+            or (self._base is not None and self._base._requires_grad)
+        )
+        if not recording and fast is not None:
+            fast()
+            self._version[0] += 1
+            return self
+        src = Tensor._wrap(self._data.copy())
+        src._requires_grad, src.grad_fn, src._output_nr = (
+            self._requires_grad, self.grad_fn, self._output_nr)
+        out = compute(src)
+        _write(self._data, out._data)
+        self._version[0] += 1
+        if recording:
+            if self._base is not None and (self._base._requires_grad or out._requires_grad):
+                _rewrite_base(self, out.grad_fn)
+            elif out._requires_grad:
+                self._set_history(out.grad_fn, out._output_nr)
+        return self
+
+    def _set_history(self, node, output_nr: int) -> None:
+        old = self.grad_fn
+        self.grad_fn, self._output_nr, self._requires_grad = node, output_nr, True
+        if self._retains_grad and old is not None and old is not node:
+            old._retains_grad_hooks.pop(self._output_nr, None)
+            self._install_retain_hook()
+
+    def copy_(self, src: Any, non_blocking: bool = False) -> Tensor:
+        """Copy ``src`` (broadcast, cast to this dtype) into ``self``."""
+        src_t = _core.to_tensor(src)
+        target = self.shape
+
+        def compute(old):
+            try:
+                data = np.broadcast_to(src_t._data, target).astype(old._data.dtype)
+            except ValueError:
+                raise _core.broadcast_error(target, src_t.shape) from None
+            sshape = src_t.shape
+            return _core.result(data, "CopyBackwards", (old, src_t),
+                                lambda g: (np.zeros_like(g), _core.unbroadcast(g, sshape)))
+
+        def fast():
+            try:
+                np.copyto(self._data, src_t._data, casting="unsafe")
+            except ValueError:
+                raise _core.broadcast_error(target, src_t.shape) from None
+
+        return self._inplace(compute, fast, src_t)
+
+    def fill_(self, value: Any) -> Tensor:
+        v = value._data if isinstance(value, Tensor) else value
+
+        def compute(old):
+            data = np.full(old.shape, v, dtype=old._data.dtype)
+            return _core.result(data, "FillBackward0", (old,), lambda g: (np.zeros_like(g),))
+
+        return self._inplace(compute, lambda: self._data.fill(v))
+
+    def zero_(self) -> Tensor:
+        return self.fill_(0)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+        from ._random import uniform_array
+        return self.copy_(Tensor._wrap(uniform_array(self.shape, a, b, self._data.dtype, generator)))
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+        from ._random import normal_array
+        return self.copy_(Tensor._wrap(normal_array(self.shape, mean, std, self._data.dtype, generator)))
+
+    def bernoulli_(self, p: float = 0.5, *, generator=None) -> Tensor:
+        from ._random import uniform_array
+        draws = uniform_array(self.shape, 0, 1, np.float64, generator) < p
+        return self.copy_(Tensor._wrap(draws))
+
+    def _inplace_binary(self, op: Callable, ufunc: np.ufunc, other: Any, **kw: Any) -> Tensor:
+        y = other._data if isinstance(other, Tensor) else other
+        alpha = kw.get("alpha", 1)
+
+        def fast():
+            try:
+                ufunc(self._data, y if alpha == 1 else y * alpha, out=self._data,
+                      casting="same_kind")
+            except ValueError:
+                raise _core.broadcast_error(self.shape, np.shape(y)) from None
+            except TypeError as e:  # e.g. float result into an int tensor
+                raise RuntimeError(
+                    f"result type {_result_name(self._data, y)} can't be cast to the desired "
+                    f"output type {self.dtype.name}"
+                ) from e
+
+        return self._inplace(lambda old: op(old, other, **kw), fast, other)
+
+    def add_(self, other: Any, *, alpha: float = 1) -> Tensor:
+        return self._inplace_binary(pointwise.add, np.add, other, alpha=alpha)
+
+    def sub_(self, other: Any, *, alpha: float = 1) -> Tensor:
+        return self._inplace_binary(pointwise.sub, np.subtract, other, alpha=alpha)
+
+    def mul_(self, other: Any) -> Tensor:
+        return self._inplace_binary(pointwise.mul, np.multiply, other)
+
+    def div_(self, other: Any) -> Tensor:
+        return self._inplace_binary(pointwise.div, np.true_divide, other)
+
+    def pow_(self, exponent: Any) -> Tensor:
+        return self._inplace_binary(pointwise.pow, np.power, exponent)
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+
+    def _inplace_unary(self, op: Callable, *args: Any, **kw: Any) -> Tensor:
+        return self._inplace(lambda old: op(old, *args, **kw), None, *args)
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        return self._inplace_unary(pointwise.clamp, min, max)
+
+    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        return self._inplace_unary(pointwise.masked_fill, mask, value)
+
+    def relu_(self) -> Tensor:
+        return self._inplace_unary(pointwise.relu)
+
+    def sigmoid_(self) -> Tensor:
+        return self._inplace_unary(pointwise.sigmoid)
+
+    def tanh_(self) -> Tensor:
+        return self._inplace_unary(pointwise.tanh)
+
+    def exp_(self) -> Tensor:
+        return self._inplace_unary(pointwise.exp)
+
+    def sqrt_(self) -> Tensor:
+        return self._inplace_unary(pointwise.sqrt)
+
+    def neg_(self) -> Tensor:
+        return self._inplace_unary(pointwise.neg)
+
+    def abs_(self) -> Tensor:
+        return self._inplace_unary(pointwise.abs)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """``x[key] = value``, recorded for autograd as torch records it: basic keys update a
+        view (``CopySlices`` on ``x``), advanced keys go through ``index_put``."""
+        value_t = value if isinstance(value, Tensor) else None
+        if not grad_mode._state.enabled or not (
+            self._requires_grad or (value_t is not None and value_t._requires_grad)
+            or (self._base is not None and self._base._requires_grad)
+        ):
+            self._check_inplace()
+            v = value._data if value_t is not None else value
+            try:
+                self._data[indexing._normalise_key(key)] = v
+            except ValueError:
+                raise RuntimeError(
+                    f"shape mismatch: value tensor of shape {list(np.shape(v))} cannot be "
+                    "broadcast to indexing result"
+                ) from None
+            except IndexError as e:
+                raise IndexError(indexing._torch_index_message(str(e))) from None
+            self._version[0] += 1
+            return
+        if _is_basic_key(key):
+            target = indexing.getitem(self, key)
+            if target._base is None or target is self:
+                target = shape_ops.view_op(self, self._data, "AliasBackward0", lambda g: (g,),
+                                       lambda arr: arr)
+            target.copy_(value)
+        else:
+            self._inplace(lambda old: indexing.index_put(old, key, value), None, value)
+
+    # --- conversions --------------------------------------------------------------------------
+
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``to(dtype)``, ``to('cpu')``, ``to(other)``; a copy only when the dtype changes."""
+        dtype = kwargs.get("dtype")
+        copy = kwargs.get("copy", False)
+        for a in args:
+            if isinstance(a, _dtype.dtype):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype = a.dtype
+            elif isinstance(a, str | device):
+                device(a)
+        if "device" in kwargs and kwargs["device"] is not None:
+            device(kwargs["device"])
+        if dtype is None or (dtype.np == self._data.dtype and not copy):
+            return self
+        return _to_copy(self, dtype.np)
+
+    def type(self, dtype: Any = None) -> Any:
+        if dtype is None:
+            return f"engine.{_legacy_name(self._data.dtype)}"
+        if isinstance(dtype, str):
+            dtype = _LEGACY_TO_DTYPE[dtype.split(".")[-1]]
+        return self.to(dtype)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.to(other.dtype)
+
+    def float(self) -> Tensor:
+        return self.to(_dtype.float32)
+
+    def double(self) -> Tensor:
+        return self.to(_dtype.float64)
+
+    def half(self) -> Tensor:
+        return self.to(_dtype.float16)
+
+    def long(self) -> Tensor:
+        return self.to(_dtype.int64)
+
+    def int(self) -> Tensor:
+        return self.to(_dtype.int32)
+
+    def bool(self) -> Tensor:
+        return self.to(_dtype.bool_)
+
+    def cpu(self) -> Tensor:
+        return self
+
+    def cuda(self, *args: Any, **kwargs: Any) -> Tensor:
+        raise RuntimeError("engine runs on NumPy and has no CUDA device; use .cpu() (a no-op)")
+
+    def new_tensor(self, data: Any, dtype=None, requires_grad: bool = False) -> Tensor:
+        from ._creation import tensor
+        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def _new(self, fill: Callable, size: tuple, dtype, requires_grad: bool) -> Tensor:
+        npdt = dtype.np if dtype is not None else self._data.dtype
+        out = Tensor._wrap(fill(shape_ops._sizes(size), npdt))
+        return out.requires_grad_(requires_grad) if requires_grad else out
+
+    def new_zeros(self, *size: Any, dtype=None, requires_grad: bool = False) -> Tensor:
+        return self._new(np.zeros, size, dtype, requires_grad)
+
+    def new_ones(self, *size: Any, dtype=None, requires_grad: bool = False) -> Tensor:
+        return self._new(np.ones, size, dtype, requires_grad)
+
+    def new_empty(self, *size: Any, dtype=None, requires_grad: bool = False) -> Tensor:
+        return self._new(np.empty, size, dtype, requires_grad)
+
+    def new_full(self, size: Any, fill_value: Any, dtype=None, requires_grad: bool = False) -> Tensor:
+        return self._new(lambda s, d: np.full(s, fill_value, d), (size,), dtype, requires_grad)
+
+    # --- Python protocol ----------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        return tensor_repr(self)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(shape_ops.unbind(self, 0))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                "Boolean value of Tensor with more than one value is ambiguous"
+            )
+        return bool(self._data.reshape(()))
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                "because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001"
+            )
+        if id(self) in memo:
+            return memo[id(self)]
+        new = type(self)._wrap(self._data.copy())
+        new._requires_grad = self._requires_grad
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        new.__dict__.update(_deepcopy_dict(self.__dict__, memo))
+        memo[id(self)] = new
+        return new
+
+    def __reduce_ex__(self, protocol: int):
+        raise TypeError(
+            "engine tensors are not picklable: use engine.save / engine.load (NumPy-based, no "
+            "pickle) for state_dicts"
+        )
+
+    # operators
+    def __add__(self, o): return pointwise.add(self, o)  # noqa: E704
+    def __radd__(self, o): return pointwise.add(self, o)  # noqa: E704
+    def __sub__(self, o): return pointwise.sub(self, o)  # noqa: E704
+    def __rsub__(self, o): return pointwise.rsub(self, o)  # noqa: E704
+    def __mul__(self, o): return pointwise.mul(self, o)  # noqa: E704
+    def __rmul__(self, o): return pointwise.mul(self, o)  # noqa: E704
+    def __truediv__(self, o): return pointwise.div(self, o)  # noqa: E704
+    def __rtruediv__(self, o): return pointwise.rdiv(self, o)  # noqa: E704
+    def __floordiv__(self, o): return pointwise.floor_divide(self, o)  # noqa: E704
+    def __rfloordiv__(self, o): return pointwise.floor_divide(_core.to_tensor(o), self)  # noqa: E704
+    def __mod__(self, o): return pointwise.remainder(self, o)  # noqa: E704
+    def __pow__(self, o): return pointwise.pow(self, o)  # noqa: E704
+    def __rpow__(self, o): return pointwise.rpow(self, o)  # noqa: E704
+    def __matmul__(self, o): return linalg.matmul(self, o)  # noqa: E704
+    def __rmatmul__(self, o): return linalg.matmul(_core.to_tensor(o), self)  # noqa: E704
+    def __neg__(self): return pointwise.neg(self)  # noqa: E704
+    def __pos__(self): return self  # noqa: E704
+    def __abs__(self): return pointwise.abs(self)  # noqa: E704
+    def __invert__(self): return Tensor._wrap(np.invert(self._data))  # noqa: E704
+    def __and__(self, o): return pointwise.logical_and(self, o) if self._data.dtype == bool else Tensor._wrap(self._data & _arr(o))  # noqa: E501, E704
+    def __or__(self, o): return pointwise.logical_or(self, o) if self._data.dtype == bool else Tensor._wrap(self._data | _arr(o))  # noqa: E501, E704
+    def __xor__(self, o): return pointwise.logical_xor(self, o) if self._data.dtype == bool else Tensor._wrap(self._data ^ _arr(o))  # noqa: E501, E704
+    def __eq__(self, o): return pointwise.eq(self, o)  # type: ignore[override]  # noqa: E704
+    def __ne__(self, o): return pointwise.ne(self, o)  # type: ignore[override]  # noqa: E704
+    def __lt__(self, o): return pointwise.lt(self, o)  # noqa: E704
+    def __le__(self, o): return pointwise.le(self, o)  # noqa: E704
+    def __gt__(self, o): return pointwise.gt(self, o)  # noqa: E704
+    def __ge__(self, o): return pointwise.ge(self, o)  # noqa: E704
+    def __getitem__(self, key): return indexing.getitem(self, key)  # noqa: E704
+
+    # ops as methods (each documented where it is defined)
+    add, sub, mul, div, pow = pointwise.add, pointwise.sub, pointwise.mul, pointwise.div, pointwise.pow
+    subtract, multiply, divide, true_divide = sub, mul, div, div
+    remainder, floor_divide = pointwise.remainder, pointwise.floor_divide
+    neg, negative, abs, square = pointwise.neg, pointwise.neg, pointwise.abs, pointwise.square
+    exp, log, log2, log1p, expm1 = (pointwise.exp, pointwise.log, pointwise.log2, pointwise.log1p,
+                                    pointwise.expm1)
+    sqrt, rsqrt, reciprocal = pointwise.sqrt, pointwise.rsqrt, pointwise.reciprocal
+    sin, cos, tan, tanh, sigmoid, relu = (pointwise.sin, pointwise.cos, pointwise.tan,
+                                          pointwise.tanh, pointwise.sigmoid, pointwise.relu)
+    sign, floor, ceil, round, trunc = (pointwise.sign, pointwise.floor, pointwise.ceil,
+                                       pointwise.round, pointwise.trunc)
+    clamp, clip, clamp_min, clamp_max = (pointwise.clamp, pointwise.clamp, pointwise.clamp_min,
+                                         pointwise.clamp_max)
+    maximum, minimum, masked_fill = pointwise.maximum, pointwise.minimum, pointwise.masked_fill
+    eq, ne, lt, le, gt, ge = (pointwise.eq, pointwise.ne, pointwise.lt, pointwise.le,
+                              pointwise.gt, pointwise.ge)
+    logical_and, logical_or, logical_xor = (pointwise.logical_and, pointwise.logical_or,
+                                            pointwise.logical_xor)
+    sum, mean, var, std, prod = (reduction.sum, reduction.mean, reduction.var, reduction.std,
+                                 reduction.prod)
+    max, min, amax, amin = reduction.max, reduction.min, reduction.amax, reduction.amin
+    argmax, argmin, logsumexp, norm = (reduction.argmax, reduction.argmin, reduction.logsumexp,
+                                       reduction.norm)
+    softmax, log_softmax = reduction.softmax, reduction.log_softmax
+    all, any = reduction.all, reduction.any
+    matmul, mm, bmm, mv, dot = linalg.matmul, linalg.mm, linalg.bmm, linalg.mv, linalg.dot
+    view, reshape, flatten, unflatten = shape_ops.view, shape_ops.reshape, shape_ops.flatten, shape_ops.unflatten
+    squeeze, unsqueeze, expand, expand_as = (shape_ops.squeeze, shape_ops.unsqueeze, shape_ops.expand,
+                                             shape_ops.expand_as)
+    permute, transpose, t, clone, contiguous = (shape_ops.permute, shape_ops.transpose, shape_ops.t,
+                                                shape_ops.clone, shape_ops.contiguous)
+    swapaxes = transpose
+    split, chunk, unbind, narrow, repeat, flip = (shape_ops.split, shape_ops.chunk, shape_ops.unbind,
+                                                  shape_ops.narrow, shape_ops.repeat, shape_ops.flip)
+    gather, index_select, select = indexing.gather, indexing.index_select, indexing.select
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return shape_ops.view(self, other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return shape_ops.reshape(self, other.shape)
+
+    def isnan(self) -> Tensor:
+        return Tensor._wrap(np.isnan(self._data))
+
+    def isinf(self) -> Tensor:
+        return Tensor._wrap(np.isinf(self._data))
+
+    def isfinite(self) -> Tensor:
+        return Tensor._wrap(np.isfinite(self._data))
+
+    def nonzero(self) -> Tensor:
+        return Tensor._wrap(np.argwhere(self._data).astype(np.int64))
+
+    def count_nonzero(self, dim: int | None = None) -> Tensor:
+        return Tensor._wrap(np.asarray(np.count_nonzero(self._data, axis=dim), dtype=np.int64))
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+def _init_slots(t: Tensor, data: np.ndarray) -> None:
+    t._data = data
+    t._requires_grad = False
+    t.grad_fn = None
+    t._output_nr = 0
+    t._grad = None
+    t._version = [0]
+    t._base = None
+    t._view_fn = None
+    t._backward_hooks = None
+    t._post_accumulate_grad_hooks = None
+    t._accumulator = None
+    t._retains_grad = False
+
+
+def _plain(data: Any) -> Any:
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, list | tuple):
+        return [_plain(d) for d in data]
+    return data
+
+
+def _arr(o: Any) -> Any:
+    return o._data if isinstance(o, Tensor) else o
+
+
+def _write(dst: np.ndarray, src: np.ndarray) -> None:
+    try:
+        np.copyto(dst, src, casting="same_kind")
+    except TypeError:
+        raise RuntimeError(
+            f"result type {_dtype.from_numpy_dtype(src.dtype).name.capitalize()} can't be cast to "
+            f"the desired output type {_dtype.from_numpy_dtype(dst.dtype).name.capitalize()}"
+        ) from None
+
+
+def _result_name(x: np.ndarray, y: Any) -> str:
+    return _dtype.from_numpy_dtype(_dtype.result_type(x, y)).name.capitalize()
+
+
+def _is_basic_key(key: Any) -> bool:
+    keys = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, int | slice) and not isinstance(k, bool)
+               or (isinstance(k, Tensor) and k.ndim == 0 and k._data.dtype.kind in "iu")
+               for k in keys)
+
+
+def _rewrite_base(view: Tensor, node) -> None:
+    """After an in-place op on ``view`` (its new value computed by ``node``, whose first edge is
+    the view's old value), make the base's graph say so: the base gets a ``CopySlices`` node
+    that routes the gradient of the written region through ``node``, and the view becomes a
+    fresh view of the new base (``AsStridedBackward0``)."""
+    base, view_fn = view._base, view._view_fn
+    base_meta = ((base._data.shape, base._data.dtype),)
+    rest = node.next_functions[1:] if node is not None else ()
+
+    def copy_slices(g):
+        gb = g.copy()
+        region = view_fn(gb)
+        if node is None:
+            region[...] = 0
+            return (gb,)
+        check_saved_versions(node)
+        if node._fn is None:
+            from .autograd.graph import FREED_GRAPH_ERROR
+            raise RuntimeError(FREED_GRAPH_ERROR)
+        res = node._fn(region.copy())
+        region[...] = 0 if res[0] is None else res[0]
+        return (gb, *res[1:])
+
+    saved = node._saved if node is not None else ()
+    new_base_fn = node_class("CopySlices")(copy_slices, (_core.edge(base), *rest), base_meta, saved)
+    base._set_history(new_base_fn, 0)
+
+    def as_strided(g):
+        gb = np.zeros(*base_meta[0])
+        view_fn(gb)[...] = g
+        return (gb,)
+
+    view_node = node_class("AsStridedBackward0")(
+        as_strided, ((new_base_fn, 0),), ((view._data.shape, view._data.dtype),))
+    view._set_history(view_node, 0)
+
+
+def _to_copy(t: Tensor, npdt: np.dtype) -> Tensor:
+    src_dtype = t._data.dtype
+    out = t._data.astype(npdt)
+    if npdt.kind != "f":
+        return Tensor._wrap(out)
+    return _core.result(out, "ToCopyBackward0", (t,), lambda g: (g.astype(src_dtype),))
+
+
+def _deepcopy_dict(d: dict, memo: dict) -> dict:
+    import copy
+    return {k: copy.deepcopy(v, memo) for k, v in d.items()}
+
+
+_LEGACY = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+           "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+           "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+_LEGACY_TO_DTYPE = {v: _dtype._by_name(k) for k, v in _LEGACY.items()}
+
+
+def _legacy_name(npdt: np.dtype) -> str:
+    return _LEGACY[np.dtype(npdt).name]
+
+
+_core._Tensor = Tensor

@@ -1,0 +1,139 @@
+"""``engine.autograd``: reverse-mode differentiation with torch's API.
+
+- ``backward``/``grad``: run the graph (``executor.py``);
+- ``Function``: custom ops (``function.py``);
+- ``no_grad``/``enable_grad``/``set_grad_enabled``: grad mode (``grad_mode.py``);
+- ``graph.Node``: what ``tensor.grad_fn`` is (``graph.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import graph
+from .executor import run_backward
+from .function import Function, FunctionCtx, once_differentiable
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+
+__all__ = [
+    "Function", "FunctionCtx", "backward", "enable_grad", "grad", "graph", "inference_mode",
+    "is_grad_enabled", "no_grad", "once_differentiable", "set_grad_enabled",
+]
+
+
+def _as_list(x: Any) -> list:
+    if x is None:
+        return []
+    return list(x) if isinstance(x, list | tuple) else [x]
+
+
+def _root_grads(outputs: list, grad_outputs: Any) -> list[np.ndarray]:
+    from .._tensor import Tensor
+
+    given = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
+    if len(given) != len(outputs):
+        raise RuntimeError(
+            "grad can be implicitly created only for scalar outputs"
+            if not given else
+            f"got {len(given)} gradients for {len(outputs)} outputs"
+        )
+    grads = []
+    for i, (out, g) in enumerate(zip(outputs, given)):
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not out.is_floating_point():
+                raise RuntimeError(
+                    f"grad can be implicitly created only for real scalar outputs but got "
+                    f"{out.dtype}"
+                )
+            grads.append(np.ones(out._data.shape, out._data.dtype))
+            continue
+        arr = g._data if isinstance(g, Tensor) else np.asarray(g, dtype=out._data.dtype)
+        if arr.shape != out._data.shape:
+            from .._tensor import Size
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {Size(arr.shape)!r} and "
+                f"output[{i}] has a shape of {Size(out._data.shape)!r}."
+            )
+        grads.append(arr)
+    return grads
+
+
+def _no_create_graph(create_graph: bool) -> None:
+    if create_graph:
+        raise NotImplementedError(
+            "create_graph=True (higher-order gradients) is not supported by engine: its "
+            "backward formulas run on NumPy arrays"
+        )
+
+
+def backward(
+    tensors: Any,
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Sequence[Any] | None = None,
+) -> None:
+    """Accumulate the gradients of ``tensors`` into the leaves' ``.grad`` (or only into
+    ``inputs``' ``.grad`` when given)."""
+    _no_create_graph(create_graph)
+    outputs = _as_list(tensors)
+    for i, t in enumerate(outputs):
+        if not t._requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+    grads = _root_grads(outputs, grad_tensors)
+    if inputs is None:
+        run_backward(outputs, grads, bool(retain_graph))
+        return
+    inputs = _as_list(inputs)
+    captured = run_backward(outputs, grads, bool(retain_graph), inputs=inputs, allow_unused=True)
+    from .._tensor import Tensor
+    for t, g in zip(inputs, captured):
+        if g is not None:
+            t._grad = Tensor._wrap(g.astype(t._data.dtype, copy=True)) if t._grad is None \
+                else Tensor._wrap(t._grad._data + g)
+
+
+def grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+) -> tuple:
+    """The gradients of ``outputs`` with respect to ``inputs``, without touching any ``.grad``.
+
+    Example::
+
+        >>> (gx,) = engine.autograd.grad((x * x).sum(), [x])
+    """
+    from .._tensor import Tensor
+
+    _no_create_graph(create_graph)
+    outs = _as_list(outputs)
+    ins = _as_list(inputs)
+    for i, t in enumerate(outs):
+        if not t._requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+    grads = _root_grads(outs, grad_outputs)
+    allow = bool(allow_unused) or materialize_grads
+    captured = run_backward(outs, grads, bool(retain_graph), inputs=ins, allow_unused=allow)
+    result = []
+    for t, g in zip(ins, captured):
+        if g is None:
+            result.append(Tensor._wrap(np.zeros_like(t._data)) if materialize_grads else None)
+        else:
+            result.append(Tensor._wrap(g if g.dtype == t._data.dtype else g.astype(t._data.dtype)))
+    return tuple(result)

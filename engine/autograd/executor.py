@@ -1,0 +1,250 @@
+"""Runs a graph backwards: the engine behind ``Tensor.backward`` and ``autograd.grad``.
+
+Like torch's engine it first counts, for every node reachable from the roots, how many edges
+point at it, then runs nodes whose gradients are complete from a ready queue ordered by creation
+(newest first; ``AccumulateGrad`` sinks as soon as they are ready). Both passes are iterative, so
+a 10,000-op chain never meets Python's recursion limit. The order matters beyond speed: module
+backward hooks fire in this order, and torch users rely on it.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from itertools import count
+from typing import Any
+
+import numpy as np
+
+from . import grad_mode
+from .graph import ACCUMULATE_PRIORITY, FREED_GRAPH_ERROR, AccumulateGrad, Node, check_saved_versions
+
+
+class _GraphRoot(Node):
+    """A virtual node whose edges are the roots, so several roots (some reachable from others)
+    are one graph with one dependency count."""
+
+    __slots__ = ()
+
+    def __init__(self, edges: tuple, grads: list[np.ndarray]) -> None:
+        super().__init__(lambda: tuple(grads), edges, ())
+        self._seq = ACCUMULATE_PRIORITY
+
+
+def run_backward(
+    roots: Sequence[Any],
+    grads: Sequence[np.ndarray],
+    retain_graph: bool,
+    inputs: Sequence[Any] | None = None,
+    allow_unused: bool = False,
+) -> list[np.ndarray | None] | None:
+    """Backpropagate ``grads`` from ``roots`` (tensors). With ``inputs`` (``autograd.grad``),
+    returns their gradients and leaves every ``.grad`` untouched; otherwise accumulates into the
+    leaves' ``.grad``."""
+    root = _GraphRoot(tuple(_edge_of(t, i) for i, t in enumerate(roots)), list(grads))
+    captures = _capture_map(inputs) if inputs is not None else None
+    deps, needed = _dependencies(root, captures)
+    captured: list[np.ndarray | None] = [None] * (len(inputs) if inputs is not None else 0)
+
+    prev_mode = grad_mode._state.enabled
+    grad_mode._state.enabled = False  # hooks and custom backwards must not record a graph
+    try:
+        _execute(root, deps, needed, captures, captured, retain_graph)
+    finally:
+        grad_mode._state.enabled = prev_mode
+
+    if inputs is None:
+        return None
+    for i, g in enumerate(captured):
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"The differentiated Tensor at index {i} appears to not have been used in the "
+                "graph. Set allow_unused=True if this is the desired behavior."
+            )
+    return captured
+
+
+def _edge_of(t: Any, index: int) -> tuple[Node, int]:
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    if t.requires_grad:
+        return (t._grad_accumulator(), 0)
+    raise RuntimeError(f"element {index} of tensors does not require grad and does not have a grad_fn")
+
+
+def _capture_map(inputs: Sequence[Any]) -> dict[Node, list[tuple[int, int]]]:
+    """node -> [(output_nr, input index)] for the tensors whose gradients ``grad`` returns."""
+    captures: dict[Node, list[tuple[int, int]]] = {}
+    for i, t in enumerate(inputs):
+        if not t.requires_grad:
+            raise RuntimeError(f"One of the differentiated Tensors (index {i}) does not require grad")
+        node = t.grad_fn if t.grad_fn is not None else t._grad_accumulator(create=False)
+        if node is not None:
+            captures.setdefault(node, []).append((t._output_nr if t.grad_fn else 0, i))
+    return captures
+
+
+def _dependencies(root: Node, captures: dict | None) -> tuple[dict[Node, int], set[Node] | None]:
+    """Count incoming edges per node. With captures, only nodes on a path to a captured node
+    are counted (and returned as ``needed``): nothing else has to run."""
+    deps: dict[Node, int] = {}
+    seen = {root}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+    if captures is None:
+        return deps, None
+
+    needed = set(captures)
+    for node in reversed(_topological(root, deps)):  # children before parents: one pass
+        if node not in needed and any(n in needed for n, _ in node.next_functions):
+            needed.add(node)
+    needed.add(root)
+    restricted: dict[Node, int] = {}
+    for node in needed:
+        for nxt, _ in node.next_functions:
+            if nxt in needed:
+                restricted[nxt] = restricted.get(nxt, 0) + 1
+    return restricted, needed
+
+
+def _topological(root: Node, deps: dict[Node, int]) -> list[Node]:
+    """Kahn's algorithm: parents before children."""
+    remaining = dict(deps)
+    order, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                remaining[nxt] -= 1
+                if remaining[nxt] == 0:
+                    stack.append(nxt)
+    return order
+
+
+def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
+    from .._tensor import Tensor
+
+    tick = count()
+    ready = [(-root._seq, next(tick), root)]
+    buffers: dict[Node, list] = {root: []}
+    while ready:
+        node = heapq.heappop(ready)[2]
+        grads = buffers.pop(node)
+        if isinstance(node, AccumulateGrad):
+            _accumulate(node, grads[0], captures, captured, Tensor)
+            continue
+        if node is not root:
+            grads = _call_pre_hooks(node, grads, Tensor)
+            if captures is not None and node in captures:
+                for nr, i in captures[node]:
+                    captured[i] = grads[nr]
+                if not any(n in needed for n, _ in node.next_functions):
+                    continue
+            if node._fn is None:
+                raise RuntimeError(FREED_GRAPH_ERROR)
+            if node._saved:
+                check_saved_versions(node)
+            if type(node)._materialize_in_engine:
+                grads = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)]
+        outs = node._fn(*grads)
+        if node._post_hooks:
+            outs = _call_post_hooks(node, outs, grads, Tensor)
+        if not retain_graph:
+            node._release()
+        for (nxt, nr), g in zip(node.next_functions, outs):
+            if nxt is None or (needed is not None and nxt not in needed):
+                continue
+            buf = buffers.get(nxt)
+            if buf is None:
+                buf = buffers[nxt] = [None] * len(nxt._out_meta)
+            if g is not None:
+                buf[nr] = g if buf[nr] is None else buf[nr] + g
+            remaining = deps[nxt] - 1
+            deps[nxt] = remaining
+            if remaining == 0:
+                heapq.heappush(ready, (-nxt._seq, next(tick), nxt))
+
+
+Node._materialize_in_engine = True  # custom Functions opt out and honour ctx.set_materialize_grads
+
+
+def _zeros(meta: tuple) -> np.ndarray:
+    shape, dtype = meta
+    return np.zeros(shape, dtype)
+
+
+def _accumulate(node: AccumulateGrad, g, captures, captured, Tensor) -> None:
+    if g is None:
+        return
+    var = node.variable
+    if var._backward_hooks:
+        g = _run_tensor_hooks(var._backward_hooks.values(), g, node._out_meta[0], Tensor)
+    if captures is not None:
+        for _, i in captures.get(node, ()):
+            captured[i] = g
+        return
+    if var._grad is None:
+        # A copy: the array may be shared with another leaf or a hook's tensor.
+        var._grad = Tensor._wrap(g.astype(var._data.dtype, copy=True))
+    else:
+        grad = var._grad
+        np.add(grad._data, g, out=grad._data, casting="unsafe")
+        grad._version[0] += 1
+    if var._post_accumulate_grad_hooks:
+        for hook in tuple(var._post_accumulate_grad_hooks.values()):
+            hook(var)
+
+
+def _run_tensor_hooks(hooks, g: np.ndarray, meta: tuple, Tensor) -> np.ndarray:
+    for hook in tuple(hooks):
+        out = hook(Tensor._wrap(g))
+        if out is not None:
+            new = out._data if isinstance(out, Tensor) else np.asarray(out)
+            if new.shape != tuple(meta[0]):
+                raise RuntimeError(
+                    f"hook '{getattr(hook, '__qualname__', hook)}' has changed the size of value: "
+                    f"expected {list(meta[0])} but got {list(new.shape)}"
+                )
+            g = new
+    return g
+
+
+def _call_pre_hooks(node: Node, grads: list, Tensor) -> list:
+    if node._tensor_pre_hooks:
+        for nr, hooks in node._tensor_pre_hooks.items():
+            if grads[nr] is not None and hooks:
+                grads[nr] = _run_tensor_hooks(hooks.values(), grads[nr], node._out_meta[nr], Tensor)
+    if node._retains_grad_hooks:
+        for nr, hook in node._retains_grad_hooks.items():
+            if grads[nr] is not None:
+                hook(grads[nr])
+    if node._pre_hooks:
+        for hook in tuple(node._pre_hooks.values()):
+            wrapped = tuple(None if g is None else Tensor._wrap(g) for g in grads)
+            out = hook(wrapped)
+            if out is not None:
+                grads = [None if o is None else o._data for o in out]
+    return grads
+
+
+def _call_post_hooks(node: Node, outs: tuple, grads: list, Tensor) -> tuple:
+    grad_outputs = tuple(None if g is None else Tensor._wrap(g) for g in grads)
+    for hook in tuple(node._post_hooks.values()):
+        grad_inputs = tuple(None if g is None else Tensor._wrap(g) for g in outs)
+        res = hook(grad_inputs, grad_outputs)
+        if res is not None:
+            if len(res) != len(outs):
+                raise RuntimeError(
+                    f"hook '{getattr(hook, '__qualname__', hook)}' on {node.name()} returned "
+                    f"{len(res)} gradients, expected {len(outs)}"
+                )
+            outs = tuple(None if r is None else r._data for r in res)
+    return outs

@@ -1,0 +1,172 @@
+"""The autograd graph: ``Node`` (a ``grad_fn``), ``AccumulateGrad`` (a leaf's sink) and the hooks
+that fire on them.
+
+Every differentiable op creates one ``Node`` whose ``next_functions`` are ``((node, index), ...)``
+edges to the nodes of its inputs, exactly as torch exposes them, so a graph can be walked from
+``loss.grad_fn``. Gradients inside the graph are plain NumPy arrays; user hooks see Tensors.
+The executor that runs the graph backwards lives in ``engine.autograd.executor``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..utils.hooks import RemovableHandle
+
+Edge = tuple["Node | None", int]
+
+# Monotonic creation counter: the executor runs ready nodes newest-first, as torch's does.
+_sequence = itertools.count()
+ACCUMULATE_PRIORITY = float("inf")  # AccumulateGrad nodes run as soon as they are ready
+
+FREED_GRAPH_ERROR = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward."
+)
+
+
+class Node:
+    """One backward function of the graph (``tensor.grad_fn``).
+
+    ``_fn(*grad_outputs)`` maps one gradient per forward output to one gradient per edge in
+    ``next_functions`` (``None`` where the edge needs none). ``_saved`` lists the tensors the op
+    saved as ``(version_counter, version, tensor_or_None)``; ``None`` stands for the op's own
+    output. Saving decides two torch behaviours: a second backward without ``retain_graph``
+    fails only for nodes that saved something, and an in-place change of a saved tensor is
+    caught before the node runs.
+    """
+
+    __slots__ = (
+        "_fn", "next_functions", "_seq", "_saved", "_out_meta", "_released",
+        "_pre_hooks", "_post_hooks", "_tensor_pre_hooks", "_retains_grad_hooks", "_metadata",
+        "__weakref__",
+    )
+
+    def __init__(
+        self,
+        fn: Callable[..., tuple] | None,
+        next_functions: tuple[Edge, ...],
+        out_meta: tuple[tuple[tuple[int, ...], np.dtype], ...],
+        saved: tuple = (),
+    ) -> None:
+        self._fn = fn
+        self.next_functions = next_functions
+        self._seq = next(_sequence)
+        self._saved = saved
+        self._out_meta = out_meta
+        self._released = False
+        self._pre_hooks: OrderedDict | None = None
+        self._post_hooks: OrderedDict | None = None
+        self._tensor_pre_hooks: dict[int, OrderedDict] | None = None
+        self._retains_grad_hooks: dict[int, Callable] | None = None
+        self._metadata: dict | None = None
+
+    def name(self) -> str:
+        """The node's op name, e.g. ``'MulBackward0'``."""
+        return type(self).__name__
+
+    @property
+    def metadata(self) -> dict:
+        """A free dict for users and tools (modscope records the creating module here)."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs) -> tuple | None`` runs after this node computed the
+        gradients for its inputs; a tuple it returns replaces ``grad_inputs``."""
+        if self._post_hooks is None:
+            self._post_hooks = OrderedDict()
+        handle = RemovableHandle(self._post_hooks)
+        self._post_hooks[handle.id] = fn
+        return handle
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_outputs) -> tuple | None`` runs before this node; a tuple it returns
+        replaces ``grad_outputs``."""
+        if self._pre_hooks is None:
+            self._pre_hooks = OrderedDict()
+        handle = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[handle.id] = fn
+        return handle
+
+    def _register_tensor_pre_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = {}
+        hooks = self._tensor_pre_hooks.setdefault(output_nr, OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = fn
+        return handle
+
+    def _release(self) -> None:
+        """Free what the node saved; a node that saved nothing stays runnable, as in torch."""
+        if self._saved:
+            self._fn = None
+            self._released = True
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+
+_node_classes: dict[str, type[Node]] = {}
+
+
+def node_class(name: str) -> type[Node]:
+    """The ``Node`` subclass named ``name`` (``MulBackward0``...), created once and cached, so
+    that ``type(t.grad_fn).__name__`` reads like torch's."""
+    cls = _node_classes.get(name)
+    if cls is None:
+        cls = type(name, (Node,), {"__slots__": ()})
+        _node_classes[name] = cls
+    return cls
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf tensor that requires grad: adds incoming gradients into
+    ``variable.grad``. Runs the leaf's own tensor hooks first, then its post-accumulate hooks."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Any) -> None:
+        meta = ((variable.shape, variable._data.dtype),)
+        super().__init__(None, (), meta)
+        self.variable = variable
+        self._seq = ACCUMULATE_PRIORITY
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+def check_saved_versions(node: Node) -> None:
+    """Raise torch's error if a tensor this node saved was modified in place since."""
+    for counter, version, tensor in node._saved:
+        if counter[0] != version:
+            if tensor is None:  # the op's own output
+                shape, dtype = node._out_meta[0]
+                origin = f"output 0 of {node.name()}"
+            else:
+                shape, dtype = tensor.shape, tensor._data.dtype
+                fn = tensor.grad_fn
+                origin = (f"output {tensor._output_nr} of {fn.name()}" if fn is not None
+                          else "a leaf tensor")
+            kind = _legacy_type_name(dtype)
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [engine.{kind} [{', '.join(map(str, shape))}]], which is "
+                f"{origin}, is at version {counter[0]}; expected version {version} instead."
+            )
+
+
+def _legacy_type_name(dtype: np.dtype) -> str:
+    return {
+        "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+        "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor",
+    }.get(np.dtype(dtype).name, "Tensor")

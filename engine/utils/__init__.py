@@ -1,0 +1,1 @@
+"""Utilities shared by the engine: hook handles and (later) data loading."""

@@ -1,0 +1,2 @@
+"""modscope"""
+__version__ = "0.1.0"
