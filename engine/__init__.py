@@ -11,6 +11,8 @@ Code written for torch runs after ``import engine as torch``. Map of the package
 
 from __future__ import annotations
 
+import builtins
+
 from . import autograd
 from ._creation import (
     arange,
@@ -148,6 +150,8 @@ from ._random import Generator, get_rng_state, initial_seed, manual_seed, seed, 
 from ._tensor import Size, Tensor, device
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
+from . import nn  # noqa: E402 - after Tensor: nn builds on it
+
 __version__ = "0.1.0"
 
 clip = clamp
@@ -183,11 +187,11 @@ def isfinite(input: Tensor) -> Tensor:  # noqa: A002
 def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
     import numpy as np
-    return bool(np.allclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return builtins.bool(np.allclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def equal(a: Tensor, b: Tensor) -> bool:
-    return a.shape == b.shape and bool((a._data == b._data).all())
+    return a.shape == b.shape and builtins.bool((a._data == b._data).all())
 
 
 def cuda_is_available() -> bool:

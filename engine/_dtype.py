@@ -102,6 +102,9 @@ def result_type(a: np.ndarray, b) -> np.dtype:
         if da == db:
             return da
         if (a.ndim == 0) == (b.ndim == 0):
+            ca, cb = _category(da), _category(db)
+            if ca != cb:  # across categories the higher one's dtype wins (float16 + int64 -> float16)
+                return da if ca > cb else db
             return np.promote_types(da, db)
         dim_t, zero_t = (da, db) if b.ndim == 0 else (db, da)
         return zero_t if _category(zero_t) > _category(dim_t) else dim_t

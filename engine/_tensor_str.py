@@ -65,7 +65,7 @@ def _body(x: np.ndarray, fmt: _Formatter, indent: int, summarise: bool) -> str:
         return fmt.format(x.item())
     if x.ndim == 1:
         items = [fmt.format(v) for v in x.tolist()] if not (summarise and x.shape[0] > 2 * EDGEITEMS) \
-            else [fmt.format(v) for v in x[:EDGEITEMS].tolist()] + ["..."] + \
+            else [fmt.format(v) for v in x[:EDGEITEMS].tolist()] + [" ..."] + \
             [fmt.format(v) for v in x[-EDGEITEMS:].tolist()]
         per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
         lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]

@@ -90,6 +90,8 @@ def slice_dim(a, dim: int, start, stop, step):
 
 
 def getitem(a, key: Any):
+    if isinstance(key, slice):  # torch records a lone slice even when it covers everything
+        return slice_dim(a, 0, key.start, key.stop, key.step)
     key = _expand_ellipsis(_normalise_key(key), a.ndim)
     out, dim, advanced = a, 0, []
     for k in key:
@@ -158,7 +160,7 @@ def _torch_index_message(msg: str) -> str:
 
 
 def index_put(a, key: Any, value):
-    """Out-of-place ``x[key] = value`` (recorded as ``CopySlices``, torch's node for it)."""
+    """Out-of-place ``x[key] = value`` for advanced keys (``IndexPutBackward0``, as in torch)."""
     key = _expand_ellipsis(_normalise_key(key), a.ndim)
     key = tuple(np.nonzero(k) if isinstance(k, np.ndarray) and k.dtype == np.bool_ and k.ndim
                 else (k,) for k in key)
@@ -187,7 +189,7 @@ def index_put(a, key: Any, value):
             gv = unbroadcast(np.broadcast_to(gk, np.broadcast_shapes(gk.shape, v_shape)), v_shape)
         return gx, gv
 
-    return result(out, "CopySlices", (a, tv), backward)
+    return result(out, "IndexPutBackward0", (a, tv), backward)
 
 
 def gather(a, dim: int, index):

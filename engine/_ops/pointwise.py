@@ -288,12 +288,18 @@ def clamp(a, min=None, max=None):  # noqa: A002 - torch's names
             keep &= x >= lo
         if hi is not None:
             keep &= x <= hi
-        return (g * keep,) if not tensor_bounds else (g * keep, None, None)
+        if not tensor_bounds:
+            return (g * keep,)
+        # A tensor bound receives the gradient where it was the value taken.
+        g_lo = unbroadcast(g * (x < lo), np.shape(lo)) if tmin is not None else None
+        g_hi = unbroadcast(g * (x > hi) * (~(x < lo) if lo is not None else 1), np.shape(hi)) \
+            if tmax is not None else None
+        return (g * keep, g_lo, g_hi)
 
-    tensor_bounds = isinstance(min, _core._Tensor) or isinstance(max, _core._Tensor)
+    tmin = min if isinstance(min, _core._Tensor) else None
+    tmax = max if isinstance(max, _core._Tensor) else None
+    tensor_bounds = tmin is not None or tmax is not None
     if tensor_bounds:
-        tmin = min if isinstance(min, _core._Tensor) else None
-        tmax = max if isinstance(max, _core._Tensor) else None
         return result(out, "ClampBackward0", (a, tmin, tmax), backward, saved=(a,))
     return result(out, "ClampBackward1", (a,), backward, saved=(a,))
 

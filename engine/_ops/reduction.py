@@ -8,6 +8,7 @@ a dim.
 
 from __future__ import annotations
 
+import builtins
 from collections import namedtuple
 
 import numpy as np
@@ -76,7 +77,7 @@ def var(a, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     c = _correction(unbiased, correction)
     n = _count(x.shape, dims)
     centred = x - x.mean(axis=dims, keepdims=True)
-    out = np.asarray(np.sum(centred * centred, axis=dims, keepdims=keepdim) / max(n - c, 0))
+    out = np.asarray(np.sum(centred * centred, axis=dims, keepdims=keepdim) / builtins.max(n - c, 0))
 
     def backward(g):
         return (_expand_back(g, x.shape, dims, keepdim) * centred * (2 / (n - c)),)
@@ -90,7 +91,7 @@ def std(a, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     c = _correction(unbiased, correction)
     n = _count(x.shape, dims)
     centred = x - x.mean(axis=dims, keepdims=True)
-    out = np.asarray(np.sqrt(np.sum(centred * centred, axis=dims, keepdims=keepdim) / max(n - c, 0)))
+    out = np.asarray(np.sqrt(np.sum(centred * centred, axis=dims, keepdims=keepdim) / builtins.max(n - c, 0)))
 
     def backward(g):
         denom = _expand_back(out, x.shape, dims, keepdim) * (n - c)

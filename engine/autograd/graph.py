@@ -10,6 +10,7 @@ The executor that runs the graph backwards lives in ``engine.autograd.executor``
 from __future__ import annotations
 
 import itertools
+import re
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -149,20 +150,24 @@ def check_saved_versions(node: Node) -> None:
     """Raise torch's error if a tensor this node saved was modified in place since."""
     for counter, version, tensor in node._saved:
         if counter[0] != version:
-            if tensor is None:  # the op's own output
+            if tensor is None:  # the op's own output: named after the op that saved it
                 shape, dtype = node._out_meta[0]
-                origin = f"output 0 of {node.name()}"
-            else:
+                origin = f", which is output 0 of {_op_name(node)},"
+            else:  # an input: named after whatever produces it now; leaves get no clause
                 shape, dtype = tensor.shape, tensor._data.dtype
                 fn = tensor.grad_fn
-                origin = (f"output {tensor._output_nr} of {fn.name()}" if fn is not None
-                          else "a leaf tensor")
+                origin = f", which is output {tensor._output_nr} of {_op_name(fn)}," if fn is not None else ""
             kind = _legacy_type_name(dtype)
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [engine.{kind} [{', '.join(map(str, shape))}]], which is "
-                f"{origin}, is at version {counter[0]}; expected version {version} instead."
+                f"inplace operation: [engine.{kind} [{', '.join(map(str, shape))}]]{origin} is at "
+                f"version {counter[0]}; expected version {version} instead."
             )
+
+
+def _op_name(node: Node) -> str:
+    """``MulBackward0`` -> ``Mul``, as torch words it in this message."""
+    return re.sub(r"Backward\d*$", "", node.name())
 
 
 def _legacy_type_name(dtype: np.dtype) -> str:

@@ -57,3 +57,189 @@ class RemovableHandle:
 def new_hook_dict() -> OrderedDict:
     """Hook dicts must be weak-referenceable (plain dicts are not); OrderedDict is."""
     return OrderedDict()
+
+
+def unserializable_hook(f: Any) -> Any:
+    """Mark a function as a hook that is not expected to survive serialisation (torch's marker)."""
+    f.__torch_unserializable__ = True
+    return f
+
+
+def warn_if_has_hooks(tensor: Any) -> None:
+    """Warn for every tensor backward hook that would be lost when ``tensor`` is serialised."""
+    import warnings
+
+    for hook in (tensor._backward_hooks or {}).values():
+        if not hasattr(hook, "__torch_unserializable__"):
+            warnings.warn(
+                f"backward hook {hook!r} on tensor will not be serialized.  If this is expected, "
+                "you can decorate the function with @engine.utils.hooks.unserializable_hook to "
+                "suppress this warning",
+                stacklevel=2,
+            )
+
+
+_hook_function_cls: Any = None
+
+
+def _backward_hook_function() -> Any:
+    """The identity ``Function`` whose node carries a module's backward hooks.
+
+    Built on first use: this file is imported by the autograd package itself, so it cannot
+    import ``Function`` at import time.
+    """
+    global _hook_function_cls
+    if _hook_function_cls is None:
+        from ..autograd.function import Function
+
+        class BackwardHookFunction(Function):
+            """Returns its inputs unchanged; its backward passes gradients through."""
+
+            @staticmethod
+            def forward(ctx: Any, *args: Any) -> tuple:
+                ctx.mark_non_differentiable(*[arg for arg in args if not arg.requires_grad])
+                return args
+
+            @staticmethod
+            def backward(ctx: Any, *args: Any) -> tuple:
+                return args
+
+        _hook_function_cls = BackwardHookFunction
+    return _hook_function_cls
+
+
+_NO_INPUT_GRAD_WARNING = (
+    "Full backward hook is firing when gradients are computed with respect to module outputs "
+    "since no inputs require gradients. See "
+    "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module."
+    "register_full_backward_hook for more details."
+)
+
+
+class BackwardHook:
+    """Runs a module's full backward (pre-)hooks, as ``torch.utils.hooks.BackwardHook`` does.
+
+    The module's tensor inputs go through an identity ``BackwardHookFunction`` before forward
+    and its tensor outputs through another one after. The output node's post-hook captures
+    ``grad_output`` (and runs the backward pre-hooks, which may replace it); the input node's
+    post-hook then sees ``grad_input`` and runs the backward hooks, which may replace it.
+    Non-tensor positions are ``None`` in what the hooks receive. When no input requires grad,
+    the backward hooks run from the output node, with all-``None`` ``grad_input``.
+    """
+
+    def __init__(self, module: Any, user_hooks: list, user_pre_hooks: list) -> None:
+        self.user_hooks = user_hooks
+        self.user_pre_hooks = user_pre_hooks
+        self.module = module
+        self.grad_outputs: tuple | None = None
+        self.n_outputs = -1
+        self.output_tensors_index: list[int] | None = None
+        self.n_inputs = -1
+        self.input_tensors_index: list[int] | None = None
+
+    @staticmethod
+    def _pack_with_none(indices: list[int], values: tuple, size: int) -> tuple:
+        res: list = [None] * size
+        for idx, val in zip(indices, values, strict=True):
+            res[idx] = val
+        return tuple(res)
+
+    @staticmethod
+    def _unpack_none(indices: list[int], values: tuple) -> tuple:
+        return tuple(values[idx] for idx in indices)
+
+    def _set_user_hook(self, grad_fn: Any) -> None:
+        def hook(grad_input: tuple, _: tuple) -> tuple | None:
+            if self.grad_outputs is None:
+                # The gradient reached the inputs without passing through the outputs (e.g. a
+                # second backward through the inputs only): torch skips the hooks then.
+                return None
+            res = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
+            for user_hook in self.user_hooks:
+                out = user_hook(self.module, res, self.grad_outputs)
+                if out is None:
+                    continue
+                if len(out) != len(res):
+                    raise RuntimeError(
+                        "Backward hook returned an invalid number of grad_input, "
+                        f"got {len(out)}, but expected {len(res)}"
+                    )
+                res = out
+            self.grad_outputs = None
+            return self._unpack_none(self.input_tensors_index, res)
+
+        grad_fn.register_hook(hook)
+
+    def _apply_on_tensors(self, fn: Any, args: tuple) -> tuple[tuple, list[int] | None]:
+        """Route the tensors of ``args`` through ``BackwardHookFunction`` and hand its node to
+        ``fn``; unchanged ``args`` (and ``None``) when nothing requires grad."""
+        from .._tensor import Tensor
+        from ..autograd import grad_mode
+
+        tensors_idx = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
+        tensors = [args[i] for i in tensors_idx]
+        requires_grad = any(t.requires_grad for t in tensors)
+        if not (requires_grad and grad_mode.is_grad_enabled()):
+            return args, None
+        new_tensors = _backward_hook_function().apply(*tensors)
+        if len(new_tensors) == 0:
+            raise RuntimeError("Cannot set Module backward hook for a Module with no input Tensors.")
+        grad_fns = [t.grad_fn for t in new_tensors
+                    if t.grad_fn is not None and t.grad_fn.name() == "BackwardHookFunctionBackward"]
+        if not grad_fns:
+            raise RuntimeError("Error while setting up backward hooks. Please open an issue with "
+                               "a code sample to reproduce this.")
+        fn(grad_fns[0])
+        arg_list = list(args)
+        for idx, val in zip(tensors_idx, new_tensors, strict=True):
+            arg_list[idx] = val
+        out = tuple(arg_list) if type(args) is tuple else type(args)(*arg_list)
+        return out, tensors_idx
+
+    def setup_input_hook(self, args: tuple) -> tuple:
+        """Wrap the module's positional inputs; call before forward."""
+        res, input_idx = self._apply_on_tensors(self._set_user_hook, args)
+        self.n_inputs = len(args)
+        self.input_tensors_index = input_idx
+        return res
+
+    def setup_output_hook(self, args: Any) -> Any:
+        """Wrap the module's output (a tensor or a tuple); call after the forward hooks."""
+        def fn(grad_fn: Any) -> None:
+            grad_fn.register_hook(self._output_hook)
+
+        is_tuple = isinstance(args, tuple)
+        res, output_idx = self._apply_on_tensors(fn, args if is_tuple else (args,))
+        self.n_outputs = len(args) if is_tuple else 1
+        self.output_tensors_index = output_idx
+        return res if is_tuple else res[0]
+
+    def _output_hook(self, _: tuple, grad_output: tuple) -> tuple | None:
+        import warnings
+
+        self.grad_outputs = self._pack_with_none(self.output_tensors_index, grad_output, self.n_outputs)
+        if self.user_pre_hooks:
+            expected_len = len(self.grad_outputs)
+            for user_pre_hook in self.user_pre_hooks:
+                hook_grad_outputs = user_pre_hook(self.module, self.grad_outputs)
+                if hook_grad_outputs is None:
+                    continue
+                actual_len = len(hook_grad_outputs)
+                if actual_len != expected_len:
+                    raise RuntimeError("Backward pre hook returned an invalid number of grad_output, "
+                                       f"got {actual_len}, but expected {expected_len}")
+                self.grad_outputs = hook_grad_outputs
+        # Kept aside: the no-input case below clears ``self.grad_outputs`` but must return it.
+        local_grad_outputs = self.grad_outputs
+        if self.input_tensors_index is None:
+            warnings.warn(_NO_INPUT_GRAD_WARNING, stacklevel=5)
+            grad_inputs = self._pack_with_none([], (), self.n_inputs)
+            for user_hook in self.user_hooks:
+                res = user_hook(self.module, grad_inputs, self.grad_outputs)
+                if res is not None and not (isinstance(res, tuple) and all(el is None for el in res)):
+                    raise RuntimeError("Backward hook for Modules where no input requires gradient "
+                                       "should always return None or None for all gradients.")
+            self.grad_outputs = None
+        if local_grad_outputs is None:
+            return None
+        return tuple(local_grad_outputs[i] for i in self.output_tensors_index)

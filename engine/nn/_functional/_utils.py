@@ -1,0 +1,61 @@
+"""Argument normalisation shared by the functional ops: tuples of ints, reductions, dtypes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ... import _dtype
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def ntuple(value: int | Sequence[int], n: int, name: str, fname: str) -> tuple[int, ...]:
+    """``3 -> (3, 3)``; a sequence must already have ``n`` entries (torch's check)."""
+    if isinstance(value, int | np.integer):
+        return (int(value),) * n
+    out = tuple(int(v) for v in value)
+    if len(out) == 1:
+        return out * n
+    if len(out) != n:
+        raise RuntimeError(
+            f"{fname}: {name} must either be a single int, or a tuple of {n} ints"
+        )
+    return out
+
+
+def check_reduction(reduction: str) -> str:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def legacy_type_name(dt: np.dtype) -> str:
+    """torch's scalar-type spelling in dtype errors: ``Float``, ``Double``, ``Long``..."""
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}[np.dtype(dt).name]
+
+
+def check_same_dtype(expected: np.ndarray, other: np.ndarray) -> None:
+    """torch's message when a weight's dtype differs from the input's."""
+    if other.dtype != expected.dtype:
+        raise RuntimeError(
+            f"expected scalar type {legacy_type_name(expected.dtype)} but found "
+            f"{legacy_type_name(other.dtype)}"
+        )
+
+
+def shape_str(shape: Sequence[int]) -> str:
+    """``[2, 3]``: how torch prints a size inside messages."""
+    return str(list(shape))
+
+
+def floating(x: np.ndarray, fname: str) -> np.ndarray:
+    """Float ops reject integer inputs with torch's wording."""
+    if x.dtype.kind != "f":
+        raise RuntimeError(
+            f'"{fname}" not implemented for \'{_dtype.from_numpy_dtype(x.dtype).name.capitalize()}\''
+        )
+    return x

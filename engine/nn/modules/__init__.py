@@ -1,0 +1,1 @@
+"""All nn layers; each file adds its own import lines here."""
