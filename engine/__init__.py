@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import builtins
 
-from . import autograd
+from . import (
+    autograd,
+    nn,  # noqa: E402 - after Tensor: nn builds on it
+)
 from ._creation import (
     arange,
     as_tensor,
@@ -149,8 +152,6 @@ from ._ops.shape import (
 from ._random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ._tensor import Size, Tensor, device
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-
-from . import nn  # noqa: E402 - after Tensor: nn builds on it
 
 __version__ = "0.1.0"
 

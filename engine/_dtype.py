@@ -46,6 +46,15 @@ def _by_name(name: str) -> dtype:
     return _NAMES[name]
 
 
+_SCALAR_TYPE = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "uint8": "Byte",
+                "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool"}
+
+
+def scalar_type_name(np_dtype) -> str:
+    """torch's ScalarType spelling (``Float``, ``Long``), as its error messages use it."""
+    return _SCALAR_TYPE.get(np.dtype(np_dtype).name, str(np_dtype))
+
+
 def get_default_dtype() -> dtype:
     return _default_float
 

@@ -497,7 +497,7 @@ class Tensor:
             except TypeError as e:  # e.g. float result into an int tensor
                 raise RuntimeError(
                     f"result type {_result_name(self._data, y)} can't be cast to the desired "
-                    f"output type {self.dtype.name}"
+                    f"output type {_dtype.scalar_type_name(self._data.dtype)}"
                 ) from e
 
         return self._inplace(lambda old: op(old, other, **kw), fast, other)
@@ -839,13 +839,13 @@ def _write(dst: np.ndarray, src: np.ndarray) -> None:
         np.copyto(dst, src, casting="same_kind")
     except TypeError:
         raise RuntimeError(
-            f"result type {_dtype.from_numpy_dtype(src.dtype).name.capitalize()} can't be cast to "
-            f"the desired output type {_dtype.from_numpy_dtype(dst.dtype).name.capitalize()}"
+            f"result type {_dtype.scalar_type_name(src.dtype)} can't be cast to "
+            f"the desired output type {_dtype.scalar_type_name(dst.dtype)}"
         ) from None
 
 
 def _result_name(x: np.ndarray, y: Any) -> str:
-    return _dtype.from_numpy_dtype(_dtype.result_type(x, y)).name.capitalize()
+    return _dtype.scalar_type_name(_dtype.result_type(x, y))
 
 
 def _is_basic_key(key: Any) -> bool:

@@ -171,12 +171,12 @@ def _batched(a, b):
     b1 = unsqueeze(b, -1) if b.ndim == 1 else b
     n, k = a1.shape[-2:]
     k2, m = b1.shape[-2:]
-    if k != k2:
-        raise _mismatch(a, b)
-    try:
+    try:  # torch checks the batch dims first
         batch = np.broadcast_shapes(a1.shape[:-2], b1.shape[:-2])
     except ValueError:
         raise _core.broadcast_error(a1.shape[:-2], b1.shape[:-2]) from None
+    if k != k2:
+        raise _mismatch(a, b)
     size = int(np.prod(batch)) if batch else 1
     ea = reshape(expand(a1, batch + (n, k)), size, n, k)
     eb = reshape(expand(b1, batch + (k, m)), size, k, m)

@@ -341,7 +341,7 @@ def where(condition, a, b):
     cond = condition._data if isinstance(condition, _core._Tensor) else np.asarray(condition)
     if cond.dtype != np.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
-                           f"{_dtype.from_numpy_dtype(cond.dtype).name}")
+                           f"{_dtype.scalar_type_name(cond.dtype)}")
     ta = a if isinstance(a, _core._Tensor) else None
     tb = b if isinstance(b, _core._Tensor) else None
     x = a._data if ta is not None else a
@@ -371,7 +371,7 @@ def masked_fill(a, mask, value):
     m = mask._data if isinstance(mask, _core._Tensor) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_dtype.from_numpy_dtype(m.dtype).name}")
+                           f"{_dtype.scalar_type_name(m.dtype).lower()}")
     x = a._data
     tv = value if isinstance(value, _core._Tensor) else None
     if tv is not None and tv.ndim != 0:

@@ -7,3 +7,16 @@
 """
 
 from . import functional
+from .modules import (
+    Flatten,
+    Identity,
+    Linear,
+    Module,
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+    Unflatten,
+)
+from .parameter import Buffer, Parameter
