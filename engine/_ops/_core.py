@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd import grad_mode
-from ..autograd.graph import node_class
+from ..autograd.graph import _node_classes, node_class
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -57,12 +57,11 @@ def result(
     out = _Tensor._wrap(data)
     if not needs_graph(*inputs):
         return out
-    saved_entries = tuple((t._version, t._version[0], t) for t in saved)
+    saved_entries = tuple([(t._version, t._version[0], t) for t in saved]) if saved else ()
     if save_output:
         saved_entries += ((out._version, 0, None),)
-    node = node_class(name)(
-        backward, tuple(edge(t) for t in inputs), ((data.shape, data.dtype),), saved_entries
-    )
+    cls = _node_classes.get(name) or node_class(name)
+    node = cls(backward, tuple([edge(t) for t in inputs]), ((data.shape, data.dtype),), saved_entries)
     out._requires_grad = True
     out.grad_fn = node
     return out

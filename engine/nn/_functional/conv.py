@@ -146,7 +146,7 @@ def _convolution(input, weight, bias, stride, padding, dilation, groups: int, nd
 
     need_x = input._requires_grad
     need_w = weight._requires_grad
-    out, cols = _forward(x, w, b, stride, pads, dilation, groups)
+    out, cols, batch_last = _forward(x, w, b, stride, pads, dilation, groups, need_x)
     if nd == 1:
         out = out[:, :, 0, :]
     if unbatched:
@@ -157,8 +157,8 @@ def _convolution(input, weight, bias, stride, padding, dilation, groups: int, nd
         g4 = g[None] if unbatched else g
         if nd == 1:
             g4 = g4[:, :, None, :]
-        gx, gw, gb = _backward(g4, x.shape, w, cols if need_w else None, stride, pads, dilation,
-                               groups, need_x, bias is not None and bias._requires_grad)
+        gx, gw, gb = _backward(g4, x.shape, w, cols if need_w else None, batch_last, stride, pads,
+                               dilation, groups, need_x, bias is not None and bias._requires_grad)
         return (gx.reshape(in_shape) if gx is not None else None,
                 gw.reshape(w_shape) if gw is not None else None,
                 gb)
@@ -177,56 +177,82 @@ def _check_size(xs: tuple, ws: tuple, pads: Pads, dilation: tuple, nd: int) -> N
         )
 
 
-def _im2col(x: np.ndarray, kh: int, kw: int, stride, pads: Pads, dilation) -> tuple[np.ndarray, int, int]:
-    """``cols`` (C·kh·kw, N·Ho·Wo), contiguous, plus (Ho, Wo)."""
+def _batch_last(need_x: bool, wo: int) -> bool:
+    """Pick the column layout. Batch-last columns ``(C·kh·kw, Ho·Wo·N)`` make every copy and every
+    col2im add run over long contiguous rows (``Wo·N``), which is what the input gradient needs;
+    batch-first ``(C·kh·kw, N·Ho·Wo)`` saves two transposes when rows are already long and no
+    input gradient is wanted (a first layer on images). Measured on the MNIST net's shapes."""
+    return need_x or wo < 16
+
+
+def _im2col(x: np.ndarray, kh: int, kw: int, stride, pads: Pads, dilation,
+            batch_last: bool) -> tuple[np.ndarray, int, int]:
+    """``cols`` of shape (C·kh·kw, L), contiguous, with L ordered (Ho, Wo, N) when
+    ``batch_last`` else (N, Ho, Wo); plus (Ho, Wo)."""
     n, c, h, w = x.shape
-    if any(pads):
-        xp = np.zeros((n, c, h + pads[0] + pads[1], w + pads[2] + pads[3]), x.dtype)
-        xp[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w] = x
-    else:
-        xp = x
     ho = _out_size(h, pads[0], pads[1], kh, dilation[0], stride[0])
     wo = _out_size(w, pads[2], pads[3], kw, dilation[1], stride[1])
-    sn, sc, sh, sw = xp.strides
-    view = as_strided(xp, (c, kh, kw, n, ho, wo),
-                      (sc, sh * dilation[0], sw * dilation[1], sn, sh * stride[0], sw * stride[1]),
-                      writeable=False)
-    cols = np.empty((c, kh, kw, n, ho, wo), x.dtype)
-    np.copyto(cols, view)
+    hp, wp = h + pads[0] + pads[1], w + pads[2] + pads[3]
+    if batch_last:
+        xp = np.zeros((c, hp, wp, n), x.dtype) if any(pads) else np.empty((c, hp, wp, n), x.dtype)
+        xp[:, pads[0]:pads[0] + h, pads[2]:pads[2] + w, :] = x.transpose(1, 2, 3, 0)
+        sc, sh, sw, sn = xp.strides
+        shape = (c, kh, kw, ho, wo, n)
+        strides = (sc, sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1], sn)
+    else:
+        if any(pads):
+            xp = np.zeros((n, c, hp, wp), x.dtype)
+            xp[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w] = x
+        else:
+            xp = x
+        sn, sc, sh, sw = xp.strides
+        shape = (c, kh, kw, n, ho, wo)
+        strides = (sc, sh * dilation[0], sw * dilation[1], sn, sh * stride[0], sw * stride[1])
+    cols = np.empty(shape, x.dtype)
+    np.copyto(cols, as_strided(xp, shape, strides, writeable=False))
     return cols.reshape(c * kh * kw, n * ho * wo), ho, wo
 
 
-def _forward(x, w, b, stride, pads: Pads, dilation, groups: int):
+def _forward(x, w, b, stride, pads: Pads, dilation, groups: int, need_x: bool):
+    """Returns (output (N, O, Ho, Wo), cols, batch_last)."""
     n = x.shape[0]
     o, cg, kh, kw = w.shape
-    cols, ho, wo = _im2col(x, kh, kw, stride, pads, dilation)
+    wo = _out_size(x.shape[3], pads[2], pads[3], kw, dilation[1], stride[1])
+    batch_last = _batch_last(need_x, wo)
+    cols, ho, wo = _im2col(x, kh, kw, stride, pads, dilation, batch_last)
     if groups == 1:
         y = w.reshape(o, cg * kh * kw) @ cols
     else:
         y = np.matmul(w.reshape(groups, o // groups, cg * kh * kw),
                       cols.reshape(groups, cg * kh * kw, -1))
-    y = y.reshape(o, n, ho, wo).transpose(1, 0, 2, 3)
+    if batch_last:
+        y = y.reshape(o, ho, wo, n).transpose(3, 0, 1, 2)
+    else:
+        y = y.reshape(o, n, ho, wo).transpose(1, 0, 2, 3)
     out = np.empty((n, o, ho, wo), x.dtype)
     if b is not None:
         np.add(y, b.reshape(1, o, 1, 1), out=out)
     else:
         np.copyto(out, y)
-    return out, cols
+    return out, cols, batch_last
 
 
-def _backward(g, x_shape, w, cols, stride, pads: Pads, dilation, groups: int, need_x: bool, need_b: bool):
+def _backward(g, x_shape, w, cols, batch_last: bool, stride, pads: Pads, dilation, groups: int,
+              need_x: bool, need_b: bool):
     n, c, h, wd = x_shape
     o, cg, kh, kw = w.shape
     ho, wo = g.shape[2], g.shape[3]
-    gt = np.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(o, n * ho * wo)
+    order = (1, 2, 3, 0) if batch_last else (1, 0, 2, 3)
+    gt = np.ascontiguousarray(g.transpose(order)).reshape(o, n * ho * wo)
     gb = gt.sum(axis=1) if need_b else None
     gw = None
     if cols is not None:
+        # (cols @ gtᵀ)ᵀ rather than gt @ colsᵀ: the same product, measured ~1.7x faster in OpenBLAS.
         if groups == 1:
-            gw = gt @ cols.T
+            gw = (cols @ gt.T).T
         else:
-            gw = np.matmul(gt.reshape(groups, o // groups, -1),
-                           cols.reshape(groups, cg * kh * kw, -1).transpose(0, 2, 1))
+            gw = np.matmul(cols.reshape(groups, cg * kh * kw, -1),
+                           gt.reshape(groups, o // groups, -1).transpose(0, 2, 1)).transpose(0, 2, 1)
     gx = None
     if need_x:
         if groups == 1:
@@ -234,23 +260,23 @@ def _backward(g, x_shape, w, cols, stride, pads: Pads, dilation, groups: int, ne
         else:
             dcols = np.matmul(w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1),
                               gt.reshape(groups, o // groups, -1))
-        gx = _col2im(dcols.reshape(c, kh, kw, n, ho, wo), (n, c, h, wd), stride, pads, dilation)
+        gx = _col2im(dcols.reshape(c, kh, kw, ho, wo, n), (n, c, h, wd), stride, pads, dilation)
     return gx, gw, gb
 
 
 def _col2im(dcols: np.ndarray, x_shape: tuple, stride, pads: Pads, dilation) -> np.ndarray:
-    """Sum each kernel tap's (C, N, Ho, Wo) block into the padded input (kept channel-major so
-    every tap is one strided add), then crop the padding and return (N, C, H, W)."""
+    """Sum each kernel tap's (C, Ho, Wo, N) block into the padded input, kept as (C, Hp, Wp, N)
+    so every tap is one strided add over long rows, then crop the padding -> (N, C, H, W)."""
     n, c, h, w = x_shape
-    _, kh, kw, _, ho, wo = dcols.shape
+    _, kh, kw, ho, wo, _ = dcols.shape
     hp, wp = h + pads[0] + pads[1], w + pads[2] + pads[3]
-    dxp = np.zeros((c, n, hp, wp), dcols.dtype)
+    dxp = np.zeros((c, hp, wp, n), dcols.dtype)
     sh, sw = stride
     for i in range(kh):
         r0 = i * dilation[0]
         rows = slice(r0, r0 + sh * (ho - 1) + 1, sh)
         for j in range(kw):
             c0 = j * dilation[1]
-            dxp[:, :, rows, c0:c0 + sw * (wo - 1) + 1:sw] += dcols[:, i, j]
-    inner = dxp[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w]
-    return np.ascontiguousarray(inner.transpose(1, 0, 2, 3))
+            dxp[:, rows, c0:c0 + sw * (wo - 1) + 1:sw, :] += dcols[:, i, j]
+    inner = dxp[:, pads[0]:pads[0] + h, pads[2]:pads[2] + w, :]
+    return np.ascontiguousarray(inner.transpose(3, 0, 1, 2))

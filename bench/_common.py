@@ -1,0 +1,40 @@
+"""Shared benchmark plumbing: one BLAS thread everywhere, interleaved rounds, medians.
+
+Import this module before NumPy or torch: it pins the thread pools through the environment."""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import statistics  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+
+
+def interleaved(candidates: dict[str, Callable[[], object]], rounds: int, steps: int,
+                warmup: int = 3) -> dict[str, float]:
+    """Median seconds per call of each candidate, alternating candidates round by round so that
+    machine noise hits all of them alike."""
+    for fn in candidates.values():
+        for _ in range(warmup):
+            fn()
+    samples: dict[str, list[float]] = {name: [] for name in candidates}
+    for _ in range(rounds):
+        for name, fn in candidates.items():
+            start = time.perf_counter()
+            for _ in range(steps):
+                fn()
+            samples[name].append((time.perf_counter() - start) / steps)
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def try_torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(1)
+    return torch
