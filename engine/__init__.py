@@ -16,6 +16,7 @@ import builtins
 from . import (
     autograd,
     nn,  # noqa: E402 - after Tensor: nn builds on it
+    optim,
 )
 from ._creation import (
     arange,
@@ -152,6 +153,8 @@ from ._ops.shape import (
 from ._random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ._tensor import Size, Tensor, device
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .serialization import load, save
+from .utils import data as _utils_data  # noqa: F401 - makes engine.utils.data importable as an attribute
 
 __version__ = "0.1.0"
 

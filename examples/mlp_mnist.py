@@ -11,8 +11,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import engine  # noqa: E402
 from _mnist import load_mnist  # noqa: E402
+
+import engine  # noqa: E402
 
 
 def cross_entropy(logits: engine.Tensor, target: engine.Tensor) -> engine.Tensor:

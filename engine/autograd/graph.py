@@ -23,6 +23,13 @@ Edge = tuple["Node | None", int]
 
 # Monotonic creation counter: the executor runs ready nodes newest-first, as torch's does.
 _sequence = itertools.count()
+_last_sequence_nr = [-1]  # mirrors the counter so it can be read without consuming a number
+
+
+def current_sequence_nr() -> int:
+    """The sequence number the next node will get. Nodes created after a call have a number
+    ``>=`` what it returned: tools use this to find the nodes a piece of code created."""
+    return _last_sequence_nr[0] + 1
 ACCUMULATE_PRIORITY = float("inf")  # AccumulateGrad nodes run as soon as they are ready
 
 FREED_GRAPH_ERROR = (
@@ -60,7 +67,7 @@ class Node:
     ) -> None:
         self._fn = fn
         self.next_functions = next_functions
-        self._seq = next(_sequence)
+        self._seq = _last_sequence_nr[0] = next(_sequence)
         self._saved = saved
         self._out_meta = out_meta
         self._released = False
@@ -73,6 +80,10 @@ class Node:
     def name(self) -> str:
         """The node's op name, e.g. ``'MulBackward0'``."""
         return type(self).__name__
+
+    def _sequence_nr(self) -> int:
+        """Creation order (torch's name); ``AccumulateGrad`` nodes rank above every other."""
+        return self._seq
 
     @property
     def metadata(self) -> dict:

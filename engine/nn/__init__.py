@@ -6,7 +6,7 @@
 - ``parameter.py``       Parameter and Buffer
 """
 
-from . import functional
+from . import functional, utils
 from .modules import (
     Flatten,
     Identity,

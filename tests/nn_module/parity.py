@@ -25,6 +25,8 @@ def plain(x: Any) -> Any:
     if _is_tensor(x):
         values = np.round(x.detach().numpy().astype(np.float64), 4).tolist()
         return (type(x).__name__, tuple(x.shape), str(x.dtype).split(".")[-1], bool(x.requires_grad), values)
+    if hasattr(x, "_get_name") and hasattr(x, "_modules"):  # a Module
+        return ("Module", normalise(repr(x)))
     if isinstance(x, OrderedDict):
         return ("OrderedDict", [(plain(k), plain(v)) for k, v in x.items()])
     if isinstance(x, dict):

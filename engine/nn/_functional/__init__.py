@@ -5,3 +5,7 @@ Each op computes on NumPy arrays and records one graph node with its own backwar
 torch itself composes an op from smaller ones (``l1_loss``, label smoothing, dropout), the same
 small ops are recorded so a graph walked from the loss reads like torch's.
 """
+
+from ._allocator import tune_malloc
+
+tune_malloc()

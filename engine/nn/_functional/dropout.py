@@ -1,0 +1,72 @@
+"""dropout and dropout2d: multiply by a scaled Bernoulli mask (``MulBackward0``, as torch records).
+
+Elements (or, for dropout2d, whole channels) are kept with probability ``1 - p`` and scaled by
+``1 / (1 - p)`` so the expectation is unchanged. Outside training, or with ``p == 0``, the input
+itself is returned.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ... import _random
+from ..._ops import pointwise
+from ..._ops._core import _Tensor
+
+
+def _check_p(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _mask(shape: tuple, p: float, dtype: np.dtype) -> np.ndarray:
+    if p == 1.0:
+        return np.zeros(shape, dtype)
+    keep = _random.uniform_array(shape, 0.0, 1.0, np.float32) >= p
+    return np.multiply(keep, 1.0 / (1.0 - p), dtype=dtype)
+
+
+def _apply(input, mask: np.ndarray, inplace: bool):  # noqa: A002
+    m = _Tensor._wrap(mask)
+    return input.mul_(m) if inplace else pointwise.mul(input, m)
+
+
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):  # noqa: A002
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``."""
+    _check_p(p)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    return _apply(input, _mask(input.shape, p, input._data.dtype), inplace)
+
+
+def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):  # noqa: A002
+    """Zero whole channels (``input[n, c]``) with probability ``p``; (N, C, H, W) or (C, H, W)
+    input. As in torch, a 3-D input is treated as (N, C, L), with torch's warnings."""
+    _check_p(p)
+    ndim = input.ndim
+    if ndim not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {ndim}-D input to dropout2d, which is deprecated and will result in "
+            "an error in a future release. To retain the behavior and silence this warning, please use "
+            "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with "
+            "2 spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
+            "inputs).",
+            stacklevel=2,
+        )
+    if ndim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+            "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel "
+            "dim. This behavior will change in a future release to interpret the input as one without "
+            "a batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+            "behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+    if ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    shape = tuple(input.shape[:2]) + (1,) * (ndim - 2)
+    return _apply(input, _mask(shape, p, input._data.dtype), inplace)

@@ -1,0 +1,170 @@
+"""batch_norm and layer_norm, each one fused node (``NativeBatchNormBackward0``,
+``NativeLayerNormBackward0``) with the closed-form backward.
+
+With x̂ = (x - μ)·σ⁻¹ over M reduced elements and ĝ = g·γ, the input gradient in training mode is
+``σ⁻¹/M · (M·ĝ - Σĝ - x̂·Σ(ĝ·x̂))``; in evaluation mode the statistics are constants and it is
+``ĝ·σ⁻¹``. ``dγ = Σ g·x̂`` and ``dβ = Σ g``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..._ops._core import result
+from ._utils import shape_str
+
+
+def _check_param(name: str, t, c: int) -> None:
+    if t is not None and t._data.size != c:
+        raise RuntimeError(f"{name} should contain {c} elements not {t._data.size}")
+
+
+def _check_dtypes(x: np.ndarray, params: Sequence) -> None:
+    present = [t._data.dtype for t in params if t is not None]
+    if any(dt != x.dtype for dt in present):
+        if any(dt != present[0] for dt in present):
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        kind = {"float32": "Float", "float64": "Double"}.get(x.dtype.name, x.dtype.name)
+        raise RuntimeError(f"mixed dtype (CPU): expect parameter to have scalar type of {kind}")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,  # noqa: A002
+               momentum: float = 0.1, eps: float = 1e-5):
+    """Normalise over every dim but the channel dim 1. In training, uses the batch statistics and,
+    when running buffers are given, updates them in place: ``r = (1 - momentum)·r + momentum·s``
+    with the unbiased variance (torch's rule; the buffers' versions are left unchanged, as in torch).
+    In evaluation, normalises with the running statistics."""
+    x = input._data
+    if training:
+        _verify_batch_size(input.shape)
+    if x.ndim < 2:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    c = x.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        _check_param(name, t, c)
+    _check_dtypes(x, (weight, bias, running_mean, running_var))
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation mode")
+
+    axes = (0,) + tuple(range(2, x.ndim))
+    bshape = (1, c) + (1,) * (x.ndim - 2)
+    m = x.size // c
+    if training:
+        mean = x.mean(axis=axes)
+        xc = x - mean.reshape(bshape)
+        var = _channel_dot(xc, xc) / m
+        _update_running(running_mean, running_var, mean, var, m, momentum)
+    else:
+        mean, var = running_mean._data, running_var._data
+        xc = x - mean.reshape(bshape)
+    invstd = (1.0 / np.sqrt(var + eps)).astype(x.dtype, copy=False)
+    xhat = xc * invstd.reshape(bshape)
+    w = weight._data if weight is not None else None
+    out = xhat * w.reshape(bshape) if w is not None else xhat.copy()
+    if bias is not None:
+        out += bias._data.reshape(bshape)
+    need_x = input._requires_grad
+    need_w = weight is not None and weight._requires_grad
+    need_b = bias is not None and bias._requires_grad
+
+    def backward(g):
+        centre = training and need_x  # the batch statistics depend on x: two extra reductions
+        proj = _channel_dot(g, xhat) if need_w or centre else None  # Σ g·x̂ per channel
+        gsum = g.sum(axis=axes) if need_b or centre else None
+        gx = None
+        if need_x:
+            scale = (invstd if w is None else invstd * w).reshape(bshape)
+            if training:
+                gx = (g - (gsum / m).reshape(bshape) - xhat * (proj / m).reshape(bshape)) * scale
+            else:
+                gx = g * scale
+        return gx, proj if need_w else None, gsum if need_b else None
+
+    saved = [t for t in (input, weight, running_mean, running_var) if t is not None]
+    return result(out, "NativeBatchNormBackward0", (input, weight, bias), backward, saved=saved)
+
+
+def _channel_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Σ a·b over every dim but 1, without materialising the product."""
+    n, c = a.shape[0], a.shape[1]
+    return np.einsum("ijk,ijk->j", a.reshape(n, c, -1), b.reshape(n, c, -1))
+
+
+def _verify_batch_size(size) -> None:
+    n = size[0]
+    for s in size[2:]:
+        n *= s
+    if n == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size!r}")
+
+
+def _update_running(running_mean, running_var, mean: np.ndarray, var: np.ndarray, m: int,
+                    momentum: float) -> None:
+    if running_mean is not None:
+        rm = running_mean._data
+        rm *= 1.0 - momentum
+        rm += (momentum * mean).astype(rm.dtype, copy=False)
+    if running_var is not None:
+        rv = running_var._data
+        unbiased = var * (m / max(m - 1, 1))
+        rv *= 1.0 - momentum
+        rv += (momentum * unbiased).astype(rv.dtype, copy=False)
+
+
+def layer_norm(input, normalized_shape: int | Sequence[int], weight=None, bias=None,  # noqa: A002
+               eps: float = 1e-5):
+    """Normalise over the trailing ``normalized_shape`` dims, then scale by ``weight`` and shift by
+    ``bias`` (both of shape ``normalized_shape``)."""
+    x = input._data
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, int | np.integer) \
+        else tuple(int(s) for s in normalized_shape)
+    _check_layer_norm(x, shape, weight, bias)
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    n = int(np.prod(shape))
+    mean = x.mean(axis=axes, keepdims=True)
+    xc = x - mean
+    var = (xc * xc).mean(axis=axes, keepdims=True)
+    invstd = (1.0 / np.sqrt(var + eps)).astype(x.dtype, copy=False)
+    xhat = xc * invstd
+    w = weight._data if weight is not None else None
+    out = xhat * w if w is not None else xhat.copy()
+    if bias is not None:
+        out += bias._data
+    lead = tuple(range(x.ndim - len(shape)))
+    need_w = weight is not None and weight._requires_grad
+    need_b = bias is not None and bias._requires_grad
+
+    def backward(g):
+        gw = (g * xhat).sum(axis=lead) if need_w else None
+        gb = g.sum(axis=lead) if need_b else None
+        gx = None
+        if input._requires_grad:
+            gh = g * w if w is not None else g
+            gx = (gh - gh.mean(axis=axes, keepdims=True)
+                  - xhat * (gh * xhat).mean(axis=axes, keepdims=True)) * invstd
+        return gx, gw, gb
+
+    saved = [t for t in (input, weight, bias) if t is not None]
+    return result(out, "NativeLayerNormBackward0", (input, weight, bias), backward, saved=saved)
+
+
+def _check_layer_norm(x: np.ndarray, shape: tuple, weight, bias) -> None:
+    if len(shape) == 0:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+            "element, but got normalized_shape = []"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                f"{shape_str(t.shape)} and normalized_shape = {shape_str(shape)}"
+            )
+    if x.ndim < len(shape) or tuple(x.shape[x.ndim - len(shape):]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={shape_str(shape)}, expected input with shape "
+            f"[*, {', '.join(map(str, shape))}], but got input of size{shape_str(x.shape)}"
+        )

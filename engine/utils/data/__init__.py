@@ -1,0 +1,19 @@
+"""``engine.utils.data``: datasets, samplers and the DataLoader (torch.utils.data's API).
+
+- ``dataset.py``     Dataset, IterableDataset, TensorDataset, ConcatDataset, ChainDataset, Subset,
+                     random_split
+- ``sampler.py``     Sampler, SequentialSampler, RandomSampler, SubsetRandomSampler, BatchSampler
+- ``_collate.py``    default_collate, default_convert
+- ``dataloader.py``  DataLoader (in-process; vectorised batches for TensorDatasets)
+"""
+
+from ._collate import default_collate, default_convert
+from .dataloader import DataLoader, get_worker_info
+from .dataset import ChainDataset, ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler
+
+__all__ = [
+    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler",
+    "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "default_collate",
+    "default_convert", "get_worker_info", "random_split",
+]

@@ -1,0 +1,162 @@
+"""Samplers: which indices a DataLoader visits, and in which batches (torch.utils.data.sampler).
+
+Besides iterating Python ints as torch's do, the built-in samplers can hand a whole epoch over
+as one int64 array (``_index_array``); ``BatchSampler._array_batches`` slices it, which is how a
+DataLoader batches without a Python loop over items. Random orders come from the engine's
+generators (seeded by ``engine.manual_seed`` or an ``engine.Generator``), not torch's stream.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator, Sequence, Sized
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+
+from ... import _random
+
+__all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler"]
+
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Sampler(Generic[T_co]):
+    """Base class: subclasses implement ``__iter__`` (and ``__len__`` for ``len(loader)``)."""
+
+    def __init__(self, data_source: Sized | None = None) -> None:
+        pass
+
+    def __iter__(self) -> Iterator[T_co]:
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler[int]):
+    """``0, 1, ..., len(data_source) - 1``."""
+
+    def __init__(self, data_source: Sized) -> None:
+        self.data_source = data_source
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+    def _index_array(self) -> np.ndarray:
+        return np.arange(len(self.data_source), dtype=np.int64)
+
+
+def _epoch_generator(generator: Any) -> Any:
+    """torch draws a fresh seed from the global generator for every epoch when none is given."""
+    if generator is not None:
+        return generator
+    seed = int(_random.default_generator.rng.integers(0, 2**63 - 1))
+    return _random.Generator().manual_seed(seed)
+
+
+class RandomSampler(Sampler[int]):
+    """A random permutation of the indices (repeated for ``num_samples > len``), or
+    ``num_samples`` draws with replacement.
+
+    Raises:
+        TypeError: ``replacement`` is not a bool.
+        ValueError: ``num_samples`` is not a positive int.
+    """
+
+    def __init__(self, data_source: Sized, replacement: bool = False, num_samples: int | None = None,
+                 generator: Any = None) -> None:
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        if not isinstance(self.replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={self.replacement}")
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={self.num_samples}")
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def _index_array(self) -> np.ndarray:
+        n = len(self.data_source)
+        rng = _epoch_generator(self.generator).rng
+        if self.replacement:
+            return rng.integers(0, n, size=self.num_samples).astype(np.int64)
+        full, rest = divmod(self.num_samples, n)
+        perms = [rng.permutation(n) for _ in range(full)] + [rng.permutation(n)[:rest]]
+        return np.concatenate(perms).astype(np.int64)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._index_array().tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler[int]):
+    """The given indices in a random order."""
+
+    def __init__(self, indices: Sequence[int], generator: Any = None) -> None:
+        self.indices = indices
+        self.generator = generator
+
+    def _index_array(self) -> np.ndarray:
+        order = _random.permutation(len(self.indices), self.generator)
+        return np.asarray(self.indices, dtype=np.int64)[order]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._index_array().tolist())
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+def _gives_arrays(sampler: Any) -> bool:
+    """Built-in samplers (not subclasses, which may change ``__iter__``) can give a whole epoch
+    as one array."""
+    return type(sampler) in (SequentialSampler, RandomSampler, SubsetRandomSampler)
+
+
+class BatchSampler(Sampler[list[int]]):
+    """Groups the indices of ``sampler`` into lists of ``batch_size`` (the last one shorter
+    unless ``drop_last``).
+
+    Raises:
+        ValueError: ``batch_size`` is not a positive int, or ``drop_last`` is not a bool.
+    """
+
+    def __init__(self, sampler: Sampler[int] | Iterable[int], batch_size: int, drop_last: bool) -> None:
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self) -> Iterator[list[int]]:
+        if _gives_arrays(self.sampler):
+            yield from (b.tolist() for b in self._array_batches())
+            return
+        sampler_iter = iter(self.sampler)
+        if self.drop_last:
+            yield from (list(b) for b in zip(*[sampler_iter] * self.batch_size))
+            return
+        batch = list(itertools.islice(sampler_iter, self.batch_size))
+        while batch:
+            yield batch
+            batch = list(itertools.islice(sampler_iter, self.batch_size))
+
+    def _array_batches(self) -> Iterator[np.ndarray]:
+        """The epoch's batches as int64 arrays (needs a sampler with ``_index_array``)."""
+        order = self.sampler._index_array()  # type: ignore[union-attr]
+        stop = len(order) - len(order) % self.batch_size if self.drop_last else len(order)
+        for start in range(0, stop, self.batch_size):
+            yield order[start:start + self.batch_size]
+
+    def __len__(self) -> int:
+        if self.drop_last:
+            return len(self.sampler) // self.batch_size  # type: ignore[arg-type]
+        return (len(self.sampler) + self.batch_size - 1) // self.batch_size  # type: ignore[arg-type]

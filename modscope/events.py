@@ -1,0 +1,160 @@
+"""The event protocol: the one contract between the process that trains and everything that shows
+or stores what happened (trace files, the TUI, diagrams).
+
+An event is a plain ``dict`` of JSON types. Every event has the envelope
+
+    ``v``     schema version (``SCHEMA_VERSION``)
+    ``kind``  one of ``KINDS``
+    ``seq``   sequence number, 0, 1, 2, ... per session (gaps mean dropped events)
+    ``t``     monotonic timestamp in nanoseconds (``time.monotonic_ns``)
+    ``step``  the training step it belongs to (0 before the first ``trace.step()``)
+
+and the fields of its kind listed in ``FIELDS``. Tensor values are described by *summaries*:
+``{"shape": [..], "dtype": "float32", "tid": 17}``, where ``tid`` identifies the tensor object within
+the session (the same tensor leaving one module and entering another has the same ``tid``: that is
+how data flow is followed). With ``stats=True`` a summary also has ``mean std min max absmax``
+(floats, ``None`` when not finite), ``zeros`` (fraction of exact zeros), ``nan`` and ``inf`` (counts).
+A summary is ``None`` where the value is not a tensor.
+
+Graph nodes (``graph`` events) carry ``module``: the path of the innermost module whose forward
+created them (``None`` outside every module).
+
+``validate`` checks an event received from outside (a socket, a file) and raises ``EventError``
+naming what is wrong; consumers call it on every message, so nothing malformed gets further.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+_NUM = (int, float)
+_OPT_STR = (str, type(None))
+_OPT_NUM = (int, float, type(None))
+
+# kind -> {field: accepted types}. Lists and dicts are checked one level deep by _ITEM_FIELDS.
+FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
+    # The process: once, first.
+    "session": {"schema": (int,), "engine_version": (str,), "modscope_version": (str,),
+                "pid": (int,), "started": (str,), "argv": (list,)},
+    # A model's structure: module tree, parameters, buffers (sent on attach and when it changes).
+    "model": {"model": (str,), "modules": (list,), "params": (list,), "buffers": (list,)},
+    # Module calls. ``call`` is the n-th call of that module in this step (modules are reused).
+    "forward_pre": {"path": (str,), "call": (int,), "inputs": (list,)},
+    "forward": {"path": (str,), "call": (int,), "outputs": (list,), "dur_ns": (int,)},
+    "backward_pre": {"path": (str,), "call": (int,), "grad_outputs": (list,)},
+    "backward": {"path": (str,), "call": (int,), "grad_inputs": (list,), "dur_ns": (int,)},
+    # A hook the user registered fired (module, global or tensor hook).
+    "hook": {"qualname": (str,), "target": (str,), "hook_kind": (str,), "replaced": (bool,),
+             "dur_ns": (int,)},
+    # Per-step parameter statistics, taken after the optimizer step.
+    "params": {"items": (list,)},
+    # An optimizer step (found through the optimizer step hooks).
+    "step": {"optimizer": (str,), "index": (int,), "lrs": (list,)},
+    # User metrics: ``trace.log(loss=...)``.
+    "metric": {"values": (dict,)},
+    # One autograd graph.
+    "graph": {"nodes": (list,), "edges": (list,), "leaves": (list,)},
+    # An exception in a hook or in user code, or the first NaN/Inf seen.
+    "error": {"etype": (str,), "message": (str,), "where": (str,), "module": _OPT_STR,
+              "traceback": (str,)},
+    # The session ended: how, and how many events were dropped on the way.
+    "end": {"status": (str,), "dropped": (int,)},
+}
+KINDS = tuple(FIELDS)
+MODULE_EVENTS = ("forward_pre", "forward", "backward_pre", "backward")
+
+# Fields of the items inside list-valued fields.
+_SUMMARY = {"shape": (list,), "dtype": (str,)}
+_ITEM_FIELDS: dict[tuple[str, str], dict[str, tuple[type, ...]]] = {
+    ("model", "modules"): {"path": (str,), "cls": (str,), "extra_repr": (str,), "training": (bool,),
+                           "children": (list,), "aliases": (list,)},
+    ("model", "params"): {"path": (str,), "shape": (list,), "dtype": (str,), "numel": (int,),
+                          "requires_grad": (bool,)},
+    ("model", "buffers"): {"path": (str,), "shape": (list,), "dtype": (str,), "numel": (int,),
+                           "persistent": (bool,)},
+    ("forward_pre", "inputs"): _SUMMARY,
+    ("forward", "outputs"): _SUMMARY,
+    ("backward_pre", "grad_outputs"): _SUMMARY,
+    ("backward", "grad_inputs"): _SUMMARY,
+    ("params", "items"): {"path": (str,), "norm": _OPT_NUM, "grad_norm": _OPT_NUM,
+                          "update_ratio": _OPT_NUM, "mean": _OPT_NUM, "std": _OPT_NUM,
+                          "nan": (int,), "inf": (int,)},
+    ("graph", "nodes"): {"id": (int,), "op": (str,), "module": _OPT_STR, "shape": (list,),
+                         "saved_bytes": (int,), "inputs": (list,)},
+    ("graph", "leaves"): {"id": (int,), "path": _OPT_STR, "shape": (list,)},
+}
+# Summaries may be None: a module input that is not a tensor, or a gradient that is undefined.
+_NULLABLE_ITEMS = {("forward_pre", "inputs"), ("forward", "outputs"), ("backward_pre", "grad_outputs"),
+                   ("backward", "grad_inputs")}
+_STAT_KEYS = ("mean", "std", "min", "max", "absmax", "zeros", "nan", "inf")
+
+
+class EventError(ValueError):
+    """An event that does not follow the protocol; the message says which field and why."""
+
+
+def make(kind: str, seq: int, t: int, step: int, **fields: Any) -> dict[str, Any]:
+    """Build an event (no validation: producers are trusted, consumers validate)."""
+    return {"v": SCHEMA_VERSION, "kind": kind, "seq": seq, "t": t, "step": step, **fields}
+
+
+def validate(event: Any) -> dict[str, Any]:
+    """Return ``event`` if it follows the protocol, else raise ``EventError``.
+
+    Checks the envelope, the schema version, the kind's required fields and their types, and
+    the items of list fields one level deep. Unknown extra fields are allowed (forward
+    compatibility within a schema version)."""
+    if not isinstance(event, dict):
+        raise EventError(f"an event must be a JSON object, got {type(event).__name__}")
+    for key, types in (("v", (int,)), ("kind", (str,)), ("seq", (int,)), ("t", (int,)), ("step", (int,))):
+        _check_field(event, key, types, "event")
+    if event["v"] != SCHEMA_VERSION:
+        raise EventError(f"unsupported schema version {event['v']} (this modscope reads version {SCHEMA_VERSION})")
+    kind = event["kind"]
+    if kind not in FIELDS:
+        raise EventError(f"unknown event kind {kind!r} (known: {', '.join(KINDS)})")
+    for key, types in FIELDS[kind].items():
+        _check_field(event, key, types, f"{kind} event")
+    for (item_kind, key), spec in _ITEM_FIELDS.items():
+        if item_kind != kind:
+            continue
+        for i, item in enumerate(event[key]):
+            if item is None and (kind, key) in _NULLABLE_ITEMS:
+                continue
+            if not isinstance(item, dict):
+                raise EventError(f"{kind} event: {key}[{i}] must be an object, got {type(item).__name__}")
+            for field, types in spec.items():
+                _check_field(item, field, types, f"{kind} event {key}[{i}]")
+    return event
+
+
+def _check_field(obj: dict, key: str, types: tuple[type, ...], where: str) -> None:
+    if key not in obj:
+        raise EventError(f"{where}: missing field {key!r}")
+    value = obj[key]
+    # bool is an int in Python; an int field must not accept True/False.
+    if isinstance(value, bool) and bool not in types:
+        raise EventError(f"{where}: field {key!r} must be {_names(types)}, got bool")
+    if not isinstance(value, types):
+        raise EventError(f"{where}: field {key!r} must be {_names(types)}, got {type(value).__name__}")
+
+
+def _names(types: tuple[type, ...]) -> str:
+    return " or ".join("null" if t is type(None) else t.__name__ for t in types)
+
+
+def finite_or_none(x: float) -> float | None:
+    """JSON has no NaN/Inf: statistics that are not finite travel as null (counts say why)."""
+    return x if math.isfinite(x) else None
+
+
+def dumps(event: dict[str, Any]) -> str:
+    """One event as one line of compact JSON (no NaN tokens: ``allow_nan=False``)."""
+    return _ENCODER.encode(event)
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)

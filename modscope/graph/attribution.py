@@ -1,0 +1,99 @@
+"""Which module created each autograd node.
+
+``attribute_modules(model)`` hooks every module of ``model`` for the duration of a ``with``
+block; each module call labels the ``grad_fn`` nodes it created with
+``node.metadata["module"] = <module path>``. Inner calls finish (and label) before their
+parents, so a node keeps the innermost module that created it. ``label_call`` is the labelling
+step alone, for tools (the tracer) that already hook module calls themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from engine._tensor import Tensor
+from engine.autograd.graph import AccumulateGrad, current_sequence_nr
+
+
+def label_call(path: str, start_seq: int, outputs: Any) -> int:
+    """Label with ``path`` every unlabeled node created since ``start_seq`` (the value of
+    ``current_sequence_nr()`` when the call began) that the call's ``outputs`` reach.
+
+    Walks back from the outputs' ``grad_fn`` through ``next_functions`` visiting only nodes
+    numbered ``>= start_seq``, so the work is bounded by the nodes the call created; labelled
+    nodes are walked through (a parent's own nodes may lie behind a child's) but keep their
+    label. ``outputs`` may be a tensor or any nesting of tuples, lists and dicts. Returns how
+    many nodes were labelled."""
+    stack = [t.grad_fn for t in tensors_in(outputs)
+             if t.grad_fn is not None and _created_since(t.grad_fn, start_seq)]
+    seen: set[int] = set()
+    labelled = 0
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        meta = node.metadata
+        if "module" not in meta:
+            meta["module"] = path
+            labelled += 1
+        for nxt, _ in node.next_functions:
+            if nxt is not None and id(nxt) not in seen and _created_since(nxt, start_seq):
+                stack.append(nxt)
+    return labelled
+
+
+def _created_since(node: Any, start_seq: int) -> bool:
+    # AccumulateGrad nodes rank above every sequence number but belong to leaves, not to calls.
+    return node._sequence_nr() >= start_seq and not isinstance(node, AccumulateGrad)
+
+
+def tensors_in(value: Any) -> Iterator[Tensor]:
+    """The tensors inside ``value`` (a tensor, or nested tuples/lists/dicts) in order, without
+    recursion."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, Tensor):
+            yield v
+        elif isinstance(v, tuple | list):
+            stack.extend(reversed(v))
+        elif isinstance(v, dict):
+            stack.extend(reversed(v.values()))
+
+
+@contextmanager
+def attribute_modules(model: Any) -> Iterator[None]:
+    """Within the block, every call of a module of ``model`` labels the autograd nodes it
+    created with the module's path (its first ``named_modules`` name; ``""`` for ``model``).
+
+    Uses the modules' public forward pre-hooks and forward hooks (``always_call=True`` so a
+    forward that raises leaves no state behind); all hooks are removed on exit, also when the
+    block raises. A module called several times (or recursively) labels each call's nodes."""
+    handles = []
+    try:
+        for path, module in model.named_modules():
+            starts: list[int] = []  # one entry per call in progress: reentrant calls nest
+            handles.append(module.register_forward_pre_hook(_pre_hook(starts)))
+            handles.append(module.register_forward_hook(_post_hook(path, starts), always_call=True))
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _pre_hook(starts: list[int]) -> Any:
+    def hook(module: Any, args: tuple) -> None:
+        starts.append(current_sequence_nr())
+
+    return hook
+
+
+def _post_hook(path: str, starts: list[int]) -> Any:
+    def hook(module: Any, args: tuple, output: Any) -> None:
+        if starts:  # empty only if hooks were attached during a call already under way
+            label_call(path, starts.pop(), output)
+
+    return hook

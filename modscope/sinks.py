@@ -1,0 +1,190 @@
+"""Where events go: memory (bounded), a JSON Lines file (streamed), a socket (the TUI).
+
+Every sink has ``write(event)``, ``flush()``, ``close()`` and ``dropped`` (how many events it had
+to drop). Sinks never raise into the traced program for back-pressure: a full buffer drops and
+counts instead.
+"""
+
+from __future__ import annotations
+
+import gzip
+import heapq
+import io
+import os
+import queue
+import socket
+import threading
+from collections import deque
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from .events import dumps
+
+HEADER_KINDS = ("session", "model")
+
+
+class Sink(Protocol):
+    dropped: int
+
+    def write(self, event: dict[str, Any]) -> None: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class MemorySink:
+    """Keeps events in a list. With ``max_events`` it keeps the header events (session, model)
+    and the most recent others, counting what it evicted in ``dropped``."""
+
+    def __init__(self, max_events: int | None = None) -> None:
+        if max_events is not None and max_events < 1:
+            raise ValueError(f"max_events must be a positive number or None, got {max_events}")
+        self.max_events = max_events
+        self.headers: list[dict[str, Any]] = []
+        self.body: deque[dict[str, Any]] = deque(maxlen=max_events)
+        self.dropped = 0
+
+    def write(self, event: dict[str, Any]) -> None:
+        if event["kind"] in HEADER_KINDS:
+            self.headers.append(event)
+            return
+        if self.max_events is not None and len(self.body) == self.max_events:
+            self.dropped += 1
+        self.body.append(event)
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """Everything kept, in sequence order (headers and the rest are each already sorted)."""
+        return list(heapq.merge(self.headers, self.body, key=lambda e: e["seq"]))
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class JsonlSink:
+    """One JSON object per line, streamed to ``path`` (gzip when it ends in ``.gz``).
+    ``flush`` is called at every training step, so a crash loses at most the current step."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        try:
+            raw: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 - closed in close()
+        except OSError as e:
+            raise OSError(f"cannot write trace file {self.path}: {e.strerror}") from e
+        self._raw = raw
+        self._file: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="wb") if self.path.suffix == ".gz" else raw
+        self._text = io.TextIOWrapper(self._file, encoding="utf-8", newline="\n", write_through=False)
+        self.dropped = 0
+
+    def write(self, event: dict[str, Any]) -> None:
+        self._text.write(dumps(event))
+        self._text.write("\n")
+
+    def flush(self) -> None:
+        self._text.flush()
+        if isinstance(self._file, gzip.GzipFile):
+            self._file.flush(gzip.zlib.Z_SYNC_FLUSH)  # a readable prefix even if we die here
+        self._raw.flush()
+
+    def close(self) -> None:
+        if self._text.closed:
+            return
+        self._text.flush()
+        self._text.close()
+        if self._file is not self._raw:
+            self._raw.close()
+
+
+class SocketSink:
+    """Streams events as JSON lines to a listening viewer (the TUI) over a local socket.
+
+    A background thread does the sending; ``write`` only enqueues. When the viewer falls behind
+    and the queue is full, events are dropped and counted, so training never waits for the UI.
+    The first line sent is ``{"hello": "modscope", "token": ...}`` so the viewer can refuse
+    strangers. Messages coming back (the control channel) are handed to ``on_control``.
+    """
+
+    def __init__(self, address: str | tuple[str, int], token: str, *, queue_size: int = 65536,
+                 on_control: Any = None) -> None:
+        family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
+        self._sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            self._sock.connect(address)
+        except OSError as e:
+            self._sock.close()
+            raise ConnectionError(f"cannot connect to the modscope viewer at {address}: {e.strerror}") from e
+        self._queue: queue.Queue[bytes | None] = queue.Queue(maxsize=queue_size)
+        self.dropped = 0
+        self.on_control = on_control
+        self._send_raw(dumps({"hello": "modscope", "token": token}).encode() + b"\n")
+        self._sender = threading.Thread(target=self._send_loop, name="modscope-sink", daemon=True)
+        self._sender.start()
+        self._receiver = threading.Thread(target=self._receive_loop, name="modscope-control", daemon=True)
+        self._receiver.start()
+        self.connected = True
+
+    def _send_raw(self, data: bytes) -> None:
+        self._sock.sendall(data)
+
+    def write(self, event: dict[str, Any]) -> None:
+        try:
+            self._queue.put_nowait(dumps(event).encode() + b"\n")
+        except queue.Full:
+            self.dropped += 1
+
+    def _send_loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            chunk = [item]
+            while len(chunk) < 512:  # batch what is already waiting: fewer syscalls
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    self._send_batch(chunk)
+                    return
+                chunk.append(nxt)
+            self._send_batch(chunk)
+
+    def _send_batch(self, chunk: list[bytes]) -> None:
+        if not self.connected:
+            self.dropped += len(chunk)
+            return
+        try:
+            self._sock.sendall(b"".join(chunk))
+        except OSError:
+            self.connected = False  # the viewer went away: keep training, count what is lost
+            self.dropped += len(chunk)
+
+    def _receive_loop(self) -> None:
+        buffer = b""
+        while True:
+            try:
+                data = self._sock.recv(65536)
+            except OSError:
+                return
+            if not data:
+                self.connected = False
+                return
+            buffer += data
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                if self.on_control is not None and line.strip():
+                    self.on_control(line)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._sender.join(timeout=5)
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._sock.close()

@@ -1,0 +1,504 @@
+"""``modscope.trace``: turn the engine's hook firings into events.
+
+Where things happen:
+- ``_attach``: which hooks are registered (per module with a model, global without one);
+- ``_on_forward_pre`` / ``_on_forward`` / ``_on_backward_pre`` / ``_on_backward``: one event each;
+- ``_UserHook``: wraps the user's own hooks so their firing becomes ``hook`` events;
+- ``_on_optimizer_pre`` / ``_on_optimizer_post``: ``step`` and ``params`` events, step advance;
+- ``_emit``: the only place events are created and handed to sinks.
+
+Every hook body runs under ``_guard``: an exception inside the tracer becomes an ``error`` event
+and never reaches the user's training.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+import engine
+from engine.autograd.graph import current_sequence_nr
+from engine.nn.modules import module as module_mod
+from engine.optim import optimizer as optimizer_mod
+
+from . import __version__
+from .events import MODULE_EVENTS, SCHEMA_VERSION, finite_or_none
+from .graph_capture import graph_event_fields, label_call
+from .sinks import MemorySink, Sink
+from .summaries import flatten_values, summarize, summarize_all
+
+DEFAULT_MEMORY_WITH_SINK = 10_000
+
+
+class Trace:
+    """Records what a model does while it runs: module calls, hooks, optimizer steps, metrics.
+
+    Use as a context manager (or ``start()``/``stop()``). On exit every hook it added is removed
+    and the user's own hooks are exactly as before, also when the traced code raises.
+
+    Example::
+
+        >>> with modscope.trace(model) as tr:
+        ...     loss = loss_fn(model(x), y)
+        ...     loss.backward()
+        >>> tr.firing_order()[:2]
+        [('forward_pre', ''), ('forward_pre', 'conv1')]
+    """
+
+    def __init__(self, model: engine.nn.Module | None = None, *, stats: bool = False,
+                 include: Iterable[str] | str | None = None, exclude: Iterable[str] | str | None = None,
+                 sink: Sink | None = None, max_events: int | None = None, graph: bool = True) -> None:
+        self.model = model
+        self.stats = stats
+        self.include = _patterns(include)
+        self.exclude = _patterns(exclude)
+        memory_bound = max_events if max_events is not None or sink is None else DEFAULT_MEMORY_WITH_SINK
+        self._memory = MemorySink(memory_bound)
+        self._sinks: list[Sink] = [self._memory] + ([sink] if sink is not None else [])
+        self._want_graph = graph
+        self._seq = 0
+        self._step = 0
+        self._events_in_step = 0
+        self._running = False
+        self._handles: list[Any] = []
+        self._paths: dict[int, str] = {}  # id(module) -> path
+        self._roots: list[engine.nn.Module] = []
+        self._calls: dict[str, int] = {}
+        self._bcalls: dict[str, int] = {}
+        self._fstack: list[tuple[str, int, int, int]] = []  # (path, call, t0, start seq)
+        self._bstart: dict[str, list[int]] = {}
+        self._wrapped: list[tuple[dict, int, Callable]] = []
+        self._reported_nonfinite: set[str] = set()
+        self._snapshots: dict[int, list[tuple[str, Any, np.ndarray]]] = {}
+        self._opt_steps: dict[int, int] = {}
+        self._graph_pending = graph
+        self._errors = 0
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> Trace:
+        """Attach the hooks and emit the ``session`` (and ``model``) events."""
+        if self._running:
+            raise RuntimeError("this trace is already running")
+        self._running = True
+        if self._seq == 0:
+            self._emit("session", schema=SCHEMA_VERSION, engine_version=engine.__version__,
+                       modscope_version=__version__, pid=os.getpid(),
+                       started=datetime.now(timezone.utc).isoformat(), argv=list(sys.argv))
+        if self.model is not None:
+            self._add_root(self.model, prefix="")
+        self._attach()
+        return self
+
+    def stop(self) -> Trace:
+        """Remove every hook the trace added, restore the user's hooks, flush the sinks."""
+        if not self._running:
+            return self
+        self._running = False
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+        for hooks, key, original in self._wrapped:
+            if key in hooks and isinstance(hooks[key], _UserHook):
+                hooks[key] = original
+        self._wrapped.clear()
+        dropped = sum(s.dropped for s in self._sinks[1:]) + self._memory.dropped
+        self._emit("end", status="error" if self._errors else "ok", dropped=dropped)
+        for sink in self._sinks:
+            self._safely(sink.flush)
+        return self
+
+    def close(self) -> None:
+        """Stop and close the sinks (a file sink is complete after this)."""
+        self.stop()
+        for sink in self._sinks:
+            self._safely(sink.close)
+
+    def __enter__(self) -> Trace:
+        return self.start()
+
+    def __exit__(self, etype: Any, exc: BaseException | None, tb: Any) -> None:
+        if exc is not None:
+            self._emit_error(exc, where="traced code", module=self._current_path())
+        self.close() if len(self._sinks) > 1 else self.stop()
+
+    # --- public API ---------------------------------------------------------------------------
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """The events kept in memory, in order (bounded by ``max_events``)."""
+        return self._memory.events
+
+    @property
+    def dropped(self) -> int:
+        """Events the in-memory buffer evicted (see ``max_events``)."""
+        return self._memory.dropped
+
+    def log(self, **metrics: float) -> None:
+        """Record user metrics for the current step: ``trace.log(loss=loss.item())``."""
+        values = {k: finite_or_none(float(v)) for k, v in metrics.items()}
+        self._emit("metric", values=values)
+
+    def step(self) -> None:
+        """End the current training step (optimizer steps do this by themselves)."""
+        if self._events_in_step:
+            self._emit_params(None)
+            self._advance()
+
+    def record_graph(self, output: engine.Tensor) -> None:
+        """Emit a ``graph`` event for the autograd graph behind ``output`` now."""
+        self._emit("graph", **graph_event_fields(output, self._param_paths()))
+
+    def firing_order(self, kinds: Iterable[str] = MODULE_EVENTS) -> list[tuple[str, str]]:
+        """``[(kind, module_path), ...]`` in the order the hooks fired."""
+        wanted = set(kinds)
+        return [(e["kind"], e["path"]) for e in self.events if e["kind"] in wanted]
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the events to a JSON Lines file (gzip when ``path`` ends in ``.gz``)."""
+        from .trace_file import save_events
+        save_events(self.events, path)
+
+    def to_chrome_trace(self, path: str | os.PathLike) -> None:
+        """Write a Trace Event Format file: open it in Perfetto or chrome://tracing."""
+        from .trace_file import write_chrome_trace
+        write_chrome_trace(self.events, path)
+
+    def summary(self) -> Any:
+        """A rich Table like torchinfo's (see ``modscope.report``)."""
+        from .report import summary_table
+        return summary_table(self.events)
+
+    def tree(self) -> Any:
+        """The ``named_modules`` tree as a rich Tree with the same figures."""
+        from .report import module_tree
+        return module_tree(self.events)
+
+    def timeline(self) -> Any:
+        """The hook firing order, indented by nesting, as rich Text."""
+        from .report import timeline
+        return timeline(self.events)
+
+    # --- emitting -----------------------------------------------------------------------------
+
+    def _emit(self, kind: str, **fields: Any) -> None:
+        event = {"v": SCHEMA_VERSION, "kind": kind, "seq": self._seq, "t": time.monotonic_ns(),
+                 "step": self._step, **fields}
+        self._seq += 1
+        self._events_in_step += 1
+        self._memory.write(event)
+        for sink in self._sinks[1:]:
+            try:
+                sink.write(event)
+            except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
+                self._sinks.remove(sink)
+                self._emit_error(exc, where=f"sink {type(sink).__name__} (detached)")
+
+    def _emit_error(self, exc: BaseException, where: str, module: str | None = None) -> None:
+        self._errors += 1
+        self._emit("error", etype=type(exc).__name__, message=str(exc), where=where, module=module,
+                   traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+
+    def _safely(self, fn: Callable[[], Any]) -> None:
+        try:
+            fn()
+        except Exception as exc:  # noqa: BLE001
+            self._emit_error(exc, where=getattr(fn, "__qualname__", "sink"))
+
+    def _advance(self) -> None:
+        self._step += 1
+        self._events_in_step = 0
+        self._calls.clear()
+        self._bcalls.clear()
+        for sink in self._sinks:
+            self._safely(sink.flush)
+
+    # --- attaching ----------------------------------------------------------------------------
+
+    def _traced(self, path: str) -> bool:
+        if self.include and not any(fnmatch.fnmatchcase(path, p) for p in self.include):
+            return False
+        return not any(fnmatch.fnmatchcase(path, p) for p in self.exclude)
+
+    def _add_root(self, root: engine.nn.Module, prefix: str) -> None:
+        """Map every module of ``root`` to its path and emit the ``model`` event."""
+        self._roots.append(root)
+        modules, aliases = [], {}
+        for path, mod in root.named_modules(remove_duplicate=False, prefix=prefix):
+            aliases.setdefault(id(mod), []).append(path)
+        for path, mod in root.named_modules(prefix=prefix):
+            self._paths[id(mod)] = path
+            modules.append({"path": path, "cls": type(mod).__name__, "extra_repr": mod.extra_repr(),
+                            "training": mod.training,
+                            "children": [name for name, _ in mod.named_children()],
+                            "aliases": aliases[id(mod)][1:]})
+        params = [{"path": p, "shape": list(t.shape), "dtype": t.dtype.name, "numel": t.numel(),
+                   "requires_grad": t.requires_grad} for p, t in root.named_parameters(prefix=prefix)]
+        buffers = [{"path": p, "shape": list(t.shape), "dtype": t.dtype.name, "numel": t.numel(),
+                    "persistent": p.rsplit(".", 1)[-1] not in _owner(root, p)._non_persistent_buffers_set}
+                   for p, t in root.named_buffers(prefix=prefix)]
+        self._emit("model", model=prefix or type(root).__name__, modules=modules, params=params,
+                   buffers=buffers)
+
+    def _attach(self) -> None:
+        add = self._handles.append
+        if self.model is not None:
+            for path, mod in self.model.named_modules():
+                if not self._traced(path):
+                    continue
+                add(mod.register_forward_pre_hook(self._on_forward_pre, prepend=True))
+                add(mod.register_forward_hook(self._on_forward, always_call=True))
+                if mod._is_full_backward_hook is False:
+                    self._emit("error", etype="TracingSkipped", where=f"module {path!r}", module=path,
+                               message="module has a deprecated register_backward_hook hook; torch forbids "
+                                       "mixing it with full backward hooks, so backward is not traced here",
+                               traceback="")
+                    continue
+                add(mod.register_full_backward_pre_hook(self._on_backward_pre, prepend=True))
+                add(mod.register_full_backward_hook(self._on_backward))
+        else:
+            add(module_mod.register_module_forward_pre_hook(self._on_forward_pre))
+            add(module_mod.register_module_forward_hook(self._on_forward, always_call=True))
+            if module_mod._global_is_full_backward_hook is not False:
+                add(module_mod.register_module_full_backward_pre_hook(self._on_backward_pre))
+                add(module_mod.register_module_full_backward_hook(self._on_backward))
+        add(optimizer_mod.register_optimizer_step_pre_hook(self._on_optimizer_pre))
+        add(optimizer_mod.register_optimizer_step_post_hook(self._on_optimizer_post))
+        self._wrap_global_hooks()
+
+    def _path_of(self, module: engine.nn.Module) -> str | None:
+        path = self._paths.get(id(module))
+        if path is None and self.model is None:  # global mode: a new root model
+            prefix = "" if not self._roots else f"{type(module).__name__}{len(self._roots) + 1}"
+            self._add_root(module, prefix)
+            path = self._paths[id(module)]
+        if path is None or not self._traced(path):
+            return None
+        return path
+
+    def _current_path(self) -> str | None:
+        return self._fstack[-1][0] if self._fstack else None
+
+    # --- module hooks -------------------------------------------------------------------------
+
+    def _on_forward_pre(self, module: engine.nn.Module, args: tuple) -> None:
+        try:
+            path = self._path_of(module)
+            if path is None:
+                return
+            self._wrap_user_hooks(module, path)
+            call = self._calls.get(path, 0)
+            self._calls[path] = call + 1
+            self._emit("forward_pre", path=path, call=call, inputs=summarize_all(args, self.stats))
+            self._fstack.append((path, call, time.perf_counter_ns(), current_sequence_nr()))
+        except Exception as exc:  # noqa: BLE001 - the tracer never breaks training
+            self._emit_error(exc, where="forward_pre hook")
+
+    def _on_forward(self, module: engine.nn.Module, args: tuple, output: Any) -> None:
+        try:
+            path = self._paths.get(id(module))
+            if path is None or not self._fstack or self._fstack[-1][0] != path:
+                return
+            _, call, t0, start_seq = self._fstack.pop()
+            dur = time.perf_counter_ns() - t0
+            outputs = summarize_all(output, self.stats)
+            self._emit("forward", path=path, call=call, outputs=outputs, dur_ns=dur)
+            if self.stats:
+                self._check_finite(outputs, path, "forward output")
+            if self._graph_pending and engine.is_grad_enabled():
+                label_call(path, start_seq, output)
+                if not self._fstack and any(isinstance(o, engine.Tensor) and o.grad_fn is not None
+                                            for o in flatten_values(output)):
+                    self._graph_pending = False
+                    root = next(o for o in flatten_values(output)
+                                if isinstance(o, engine.Tensor) and o.grad_fn is not None)
+                    self.record_graph(root)
+        except Exception as exc:  # noqa: BLE001
+            self._emit_error(exc, where="forward hook", module=self._paths.get(id(module)))
+
+    def _on_backward_pre(self, module: engine.nn.Module, grad_output: tuple) -> None:
+        try:
+            path = self._paths.get(id(module))
+            if path is None or not self._traced(path):
+                return
+            call = self._bcalls.get(path, 0)
+            self._bcalls[path] = call + 1
+            self._emit("backward_pre", path=path, call=call, grad_outputs=summarize_all(grad_output, self.stats))
+            self._bstart.setdefault(path, []).append(time.perf_counter_ns())
+        except Exception as exc:  # noqa: BLE001
+            self._emit_error(exc, where="backward_pre hook")
+
+    def _on_backward(self, module: engine.nn.Module, grad_input: tuple, grad_output: tuple) -> None:
+        try:
+            path = self._paths.get(id(module))
+            if path is None or not self._traced(path):
+                return
+            starts = self._bstart.get(path)
+            dur = time.perf_counter_ns() - starts.pop() if starts else 0
+            grads = summarize_all(grad_input, self.stats)
+            self._emit("backward", path=path, call=max(self._bcalls.get(path, 1) - 1, 0),
+                       grad_inputs=grads, dur_ns=dur)
+            if self.stats:
+                self._check_finite(grads, path, "gradient")
+        except Exception as exc:  # noqa: BLE001
+            self._emit_error(exc, where="backward hook")
+
+    def _check_finite(self, summaries: list, path: str, what: str) -> None:
+        """The first NaN/Inf of each kind (forward output, gradient) becomes an error event
+        naming the module where it appeared (inner modules report first)."""
+        if what in self._reported_nonfinite:
+            return
+        for s in summaries:
+            if s is not None and (s.get("nan") or s.get("inf")):
+                self._reported_nonfinite.add(what)
+                self._errors += 1
+                self._emit("error", etype="NonFiniteValue", where=what, module=path, traceback="",
+                           message=f"first NaN/Inf in a {what} of module {path!r}: "
+                                   f"{s['nan']} NaN, {s['inf']} Inf in a tensor of shape {s['shape']}")
+                return
+
+    # --- user hooks ---------------------------------------------------------------------------
+
+    def _wrap_user_hooks(self, module: engine.nn.Module, path: str) -> None:
+        for kind, hooks in (("forward_pre", module._forward_pre_hooks), ("forward", module._forward_hooks),
+                            ("backward_pre", module._backward_pre_hooks), ("backward", module._backward_hooks)):
+            if hooks:
+                self._wrap_dict(hooks, kind, path)
+
+    def _wrap_global_hooks(self) -> None:
+        for kind, hooks in (("global_forward_pre", module_mod._global_forward_pre_hooks),
+                            ("global_forward", module_mod._global_forward_hooks),
+                            ("global_backward_pre", module_mod._global_backward_pre_hooks),
+                            ("global_backward", module_mod._global_backward_hooks)):
+            self._wrap_dict(hooks, kind, "*")
+
+    def _wrap_dict(self, hooks: dict, kind: str, target: str) -> None:
+        ours = self._our_hooks
+        for key, fn in list(hooks.items()):
+            if isinstance(fn, _UserHook) or _unwrap_bound(fn) in ours:
+                continue
+            hooks[key] = _UserHook(fn, self, kind, target)
+            self._wrapped.append((hooks, key, fn))
+
+    @property
+    def _our_hooks(self) -> tuple:
+        return (self._on_forward_pre.__func__, self._on_forward.__func__, self._on_backward_pre.__func__,
+                self._on_backward.__func__, self._on_optimizer_pre.__func__, self._on_optimizer_post.__func__)
+
+    # --- optimizer ----------------------------------------------------------------------------
+
+    def _on_optimizer_pre(self, optimizer: Any, args: tuple, kwargs: dict) -> None:
+        try:
+            names = {id(p): path for path, p in self._param_paths().items()}
+            self._snapshots[id(optimizer)] = [
+                (names.get(id(p), f"param{i}"), p, p._data.copy())
+                for i, p in enumerate(q for g in optimizer.param_groups for q in g["params"])]
+        except Exception as exc:  # noqa: BLE001
+            self._emit_error(exc, where="optimizer step pre hook")
+
+    def _on_optimizer_post(self, optimizer: Any, args: tuple, kwargs: dict) -> None:
+        try:
+            index = self._opt_steps.get(id(optimizer), 0)
+            self._opt_steps[id(optimizer)] = index + 1
+            lrs = [finite_or_none(float(g["lr"])) for g in optimizer.param_groups]
+            self._emit("step", optimizer=type(optimizer).__name__, index=index, lrs=lrs)
+            self._emit_params(self._snapshots.pop(id(optimizer), None))
+            self._advance()
+        except Exception as exc:  # noqa: BLE001
+            self._emit_error(exc, where="optimizer step post hook")
+
+    def _param_paths(self) -> dict[str, engine.Tensor]:
+        return {path: p for root in self._roots
+                for path, p in root.named_parameters(prefix=self._root_prefix(root))}
+
+    def _root_prefix(self, root: engine.nn.Module) -> str:
+        return self._paths.get(id(root), "")
+
+    def _emit_params(self, snapshot: list | None) -> None:
+        if snapshot is None:
+            snapshot = [(path, p, None) for path, p in self._param_paths().items()]
+        if not snapshot:
+            return
+        self._emit("params", items=[_param_stats(path, p, old) for path, p, old in snapshot])
+
+
+class _UserHook:
+    """A user's hook, timed: its firing becomes a ``hook`` event. Keeps the original's
+    behaviour exactly (arguments, return value, exceptions)."""
+
+    def __init__(self, fn: Callable, tracer: Trace, kind: str, target: str) -> None:
+        self.fn, self.tracer, self.kind, self.target = fn, tracer, kind, target
+        self.__qualname__ = getattr(fn, "__qualname__", type(fn).__name__)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        target = self.target
+        if target == "*" and args and isinstance(args[0], engine.nn.Module):
+            target = self.tracer._paths.get(id(args[0]), type(args[0]).__name__)
+        t0 = time.perf_counter_ns()
+        try:
+            result = self.fn(*args, **kwargs)
+        except Exception as exc:
+            self.tracer._emit_error(exc, where=f"{self.kind} hook {self.__qualname__}", module=target)
+            raise
+        self.tracer._emit("hook", qualname=self.__qualname__, target=target, hook_kind=self.kind,
+                          replaced=result is not None, dur_ns=time.perf_counter_ns() - t0)
+        return result
+
+
+def _unwrap_bound(fn: Any) -> Any:
+    return getattr(fn, "__func__", fn)
+
+
+def _owner(root: engine.nn.Module, path: str) -> engine.nn.Module:
+    """The module that owns the buffer at ``path`` (relative to ``root``'s own prefix)."""
+    parts = path.split(".")[:-1]
+    module = root
+    for part in parts:
+        if part in module._modules:
+            module = module._modules[part]
+    return module
+
+
+def _param_stats(path: str, p: engine.Tensor, old: np.ndarray | None) -> dict[str, Any]:
+    data = p._data
+    norm = float(np.linalg.norm(data.ravel()))
+    grad = p._grad._data if p._grad is not None else None
+    ratio = None
+    if old is not None:
+        old_norm = float(np.linalg.norm(old.ravel()))
+        ratio = float(np.linalg.norm((data - old).ravel())) / old_norm if old_norm else None
+    finite = np.isfinite(data)
+    all_finite = bool(finite.all())
+    nan = 0 if all_finite else int(np.isnan(data).sum())
+    return {"path": path, "norm": finite_or_none(norm),
+            "grad_norm": finite_or_none(float(np.linalg.norm(grad.ravel()))) if grad is not None else None,
+            "update_ratio": finite_or_none(ratio) if ratio is not None else None,
+            "mean": finite_or_none(float(data.mean())), "std": finite_or_none(float(data.std())),
+            "nan": nan, "inf": 0 if all_finite else int(data.size - finite.sum() - nan)}
+
+
+def _patterns(value: Iterable[str] | str | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def trace(model: engine.nn.Module | None = None, *, stats: bool = False,
+          include: Iterable[str] | str | None = None, exclude: Iterable[str] | str | None = None,
+          sink: Sink | None = None, max_events: int | None = None, graph: bool = True) -> Trace:
+    """Trace ``model`` (or, with ``model=None``, every module that runs) — see ``Trace``.
+
+    ``stats`` adds statistics to every tensor summary (and reports the first NaN/Inf);
+    ``include``/``exclude`` are glob patterns on module paths; ``sink`` receives every event
+    (``JsonlSink``, ``SocketSink``); ``max_events`` bounds what is kept in memory; ``graph``
+    records the autograd graph of the first forward."""
+    return Trace(model, stats=stats, include=include, exclude=exclude, sink=sink, max_events=max_events,
+                 graph=graph)
