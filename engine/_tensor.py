@@ -397,6 +397,17 @@ class Tensor:
                 "a view of a leaf Variable that requires grad is being used in an in-place "
                 "operation."
             )
+        # An input a custom Function returned as-is (e.g. a module output behind backward hooks)
+        # is a view whose in-place update would bypass the Function's backward: torch forbids it.
+        origin = (base if base is not None else self).__dict__.get("_custom_function_output")
+        if origin is not None and self._requires_grad:
+            raise RuntimeError(
+                f"{origin} is a view and is being modified inplace. This view was created inside a "
+                "custom Function (or because an input was returned as-is) and the autograd logic to "
+                "handle view+inplace would override the custom backward associated with the custom "
+                "Function, leading to incorrect gradients. This behavior is forbidden. You can fix "
+                "this by cloning the output of the custom Function."
+            )
 
     def _inplace(self, compute: Callable[[Tensor], Tensor], fast: Callable[[], Any] | None,
                  *others: Any) -> Tensor:

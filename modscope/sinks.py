@@ -20,7 +20,7 @@ from typing import IO, Any, Protocol
 
 from .events import dumps
 
-HEADER_KINDS = ("session", "model")
+HEADER_KINDS = ("session", "model", "end")  # always kept, never evicted
 
 
 class Sink(Protocol):
@@ -32,7 +32,7 @@ class Sink(Protocol):
 
 
 class MemorySink:
-    """Keeps events in a list. With ``max_events`` it keeps the header events (session, model)
+    """Keeps events in a list. With ``max_events`` it keeps the header events (session, model, end)
     and the most recent others, counting what it evicted in ``dropped``."""
 
     def __init__(self, max_events: int | None = None) -> None:

@@ -7,6 +7,7 @@ vectorised passes over the array (finite check, moments, extremes, zero fraction
 from __future__ import annotations
 
 import itertools
+import weakref
 from typing import Any
 
 import numpy as np
@@ -16,17 +17,29 @@ from engine import Tensor
 from .events import finite_or_none
 
 _tids = itertools.count(1)
+_by_array: dict[int, tuple[weakref.ref, int]] = {}
 
 
 def tensor_id(t: Tensor) -> int:
-    """A small integer naming this tensor object for the session. Kept in the tensor's own
-    ``__dict__`` together with ``id(t)``, so a deep copy (which copies ``__dict__``) gets a new one."""
-    entry = t.__dict__.get("_modscope_tid")
-    if entry is not None and entry[1] == id(t):
-        return entry[0]
+    """A small integer naming the data this tensor holds, for the session.
+
+    Keyed by the NumPy array, not the Tensor object: a module's backward hooks hand the next
+    module a new Tensor on the same array (torch's BackwardHook identity), and data flow must
+    see through that. Entries die with their array, so a reused ``id`` never aliases."""
+    arr = t._data
+    key = id(arr)
+    entry = _by_array.get(key)
+    if entry is not None and entry[0]() is arr:
+        return entry[1]
     tid = next(_tids)
-    t.__dict__["_modscope_tid"] = (tid, id(t))
+    _by_array[key] = (weakref.ref(arr, lambda _ref, key=key: _forget(key, _ref)), tid)
     return tid
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    entry = _by_array.get(key)
+    if entry is not None and entry[0] is ref:
+        del _by_array[key]
 
 
 def summarize(x: Any, stats: bool = False) -> dict[str, Any] | None:

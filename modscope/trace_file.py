@@ -9,13 +9,12 @@ record before it (``Trace.truncated`` says so).
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import os
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from .events import EventError, dumps, validate
 
@@ -38,37 +37,49 @@ def save_events(events: list[dict[str, Any]], path: str | os.PathLike) -> None:
         raise OSError(f"cannot write trace file {path}: {e.strerror or e}") from e
 
 
-def _open_binary(path: Path) -> IO[bytes]:
+def _chunks(path: Path) -> Iterator[bytes]:
+    """The file's bytes, decompressed when it is gzip (by content, not by name). A compressed
+    stream cut short by a crash yields everything that decompresses, then ends quietly."""
     try:
-        raw = open(path, "rb")  # noqa: SIM115 - handed to the caller
+        f = open(path, "rb")  # noqa: SIM115 - closed below
     except FileNotFoundError:
         raise TraceFileError(f"{path}: no such trace file") from None
     except IsADirectoryError:
         raise TraceFileError(f"{path}: is a directory, not a trace file") from None
     except OSError as e:
         raise TraceFileError(f"{path}: cannot read trace file ({e.strerror})") from None
-    if raw.peek(2)[:2] == GZIP_MAGIC:  # by content, not by name
-        return gzip.GzipFile(fileobj=raw, mode="rb")
-    return raw
+    with f:
+        first = f.read(1 << 16)
+        if first[:2] != GZIP_MAGIC:
+            while first:
+                yield first
+                first = f.read(1 << 16)
+            return
+        decoder = zlib.decompressobj(wbits=31)
+        chunk = first
+        while chunk:
+            try:
+                yield decoder.decompress(chunk)
+            except zlib.error:
+                return  # corrupt from here on: keep what came before
+            if decoder.eof and decoder.unused_data:  # concatenated gzip members
+                chunk, decoder = decoder.unused_data, zlib.decompressobj(wbits=31)
+                continue
+            chunk = f.read(1 << 16)
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
-    """(line number, line, complete?) — a gzip stream cut short ends the iteration quietly."""
-    stream = _open_binary(path)
-    try:
-        reader = io.BufferedReader(stream) if isinstance(stream, gzip.GzipFile) else stream
-        lineno = 0
-        while True:
-            try:
-                line = reader.readline()
-            except (EOFError, zlib.error, gzip.BadGzipFile):
-                return  # compressed stream cut by a crash: everything before it was yielded
-            if not line:
-                return
+    """(line number, line, complete?) for every line of the (decompressed) file."""
+    pending = b""
+    lineno = 0
+    for chunk in _chunks(path):
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
             lineno += 1
-            yield lineno, line, line.endswith(b"\n")
-    finally:
-        stream.close()
+            yield lineno, line, True
+    if pending:
+        yield lineno + 1, pending, False
 
 
 def read_events(path: str | os.PathLike) -> tuple[list[dict[str, Any]], bool]:
@@ -82,7 +93,7 @@ def read_events(path: str | os.PathLike) -> tuple[list[dict[str, Any]], bool]:
         try:
             obj = json.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            if not complete:  # the last line, cut by a crash: keep what came before
+            if not complete and events:  # the last line, cut by a crash: keep what came before
                 truncated = True
                 break
             if lineno == 1:

@@ -19,7 +19,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -33,7 +33,7 @@ from . import __version__
 from .events import MODULE_EVENTS, SCHEMA_VERSION, finite_or_none
 from .graph_capture import graph_event_fields, label_call
 from .sinks import MemorySink, Sink
-from .summaries import flatten_values, summarize, summarize_all
+from .summaries import flatten_values, summarize_all
 
 DEFAULT_MEMORY_WITH_SINK = 10_000
 
@@ -92,7 +92,7 @@ class Trace:
         if self._seq == 0:
             self._emit("session", schema=SCHEMA_VERSION, engine_version=engine.__version__,
                        modscope_version=__version__, pid=os.getpid(),
-                       started=datetime.now(timezone.utc).isoformat(), argv=list(sys.argv))
+                       started=datetime.now(UTC).isoformat(), argv=list(sys.argv))
         if self.model is not None:
             self._add_root(self.model, prefix="")
         self._attach()
@@ -236,9 +236,12 @@ class Trace:
             aliases.setdefault(id(mod), []).append(path)
         for path, mod in root.named_modules(prefix=prefix):
             self._paths[id(mod)] = path
+            # Wrap the user's hooks now: a module snapshots its hook dicts before calling them.
+            self._wrap_user_hooks(mod, path)
             modules.append({"path": path, "cls": type(mod).__name__, "extra_repr": mod.extra_repr(),
                             "training": mod.training,
-                            "children": [name for name, _ in mod.named_children()],
+                            # every child name, also a second name for a shared module
+                            "children": [name for name, child in mod._modules.items() if child is not None],
                             "aliases": aliases[id(mod)][1:]})
         params = [{"path": p, "shape": list(t.shape), "dtype": t.dtype.name, "numel": t.numel(),
                    "requires_grad": t.requires_grad} for p, t in root.named_parameters(prefix=prefix)]

@@ -169,10 +169,12 @@ def _run(name: str, node: BackwardCFunction, state: Any, forward: Callable,
     non_diff = getattr(state, "_non_differentiable", set())
     dirty = getattr(state, "_dirty", set())
     results, meta = [], []
+    aliased_ids: set[int] = set()
     for o in outs:
         if isinstance(o, Tensor) and id(o) in arg_ids and id(o) not in dirty:
             aliased = Tensor._wrap(o._data)  # returning an input: a new tensor on its memory
             aliased._version = o._version
+            aliased_ids.add(id(aliased))
             if id(o) in non_diff:
                 non_diff = non_diff | {id(aliased)}
             o = aliased
@@ -195,6 +197,8 @@ def _run(name: str, node: BackwardCFunction, state: Any, forward: Callable,
                     o._set_history(node, nr)
                 else:
                     o._requires_grad, o.grad_fn, o._output_nr = True, node, nr
+                    if id(o) in aliased_ids:  # in-place updates of it are refused (see _check_inplace)
+                        o._custom_function_output = f"Output {nr} of {name}"
             nr += 1
     return tuple(results) if is_tuple else results[0]
 

@@ -4,11 +4,28 @@ from __future__ import annotations
 
 from .._ops import linalg as _linalg
 from .._ops import shape as _shape
-from .._ops.pointwise import relu
-from .._ops.reduction import log_softmax, softmax
 from .._ops.shape import pad
+from ._functional.activation import gelu, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh
+from ._functional.conv import conv1d, conv2d
+from ._functional.dropout import dropout, dropout2d
+from ._functional.loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+)
+from ._functional.normalization import batch_norm, layer_norm
+from ._functional.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
+from ._functional.sparse import embedding, one_hot
 
-__all__ = ["linear", "log_softmax", "pad", "relu", "softmax"]
+__all__ = [
+    "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "conv1d", "conv2d", "cross_entropy", "dropout", "dropout2d",
+    "embedding", "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "max_pool2d",
+    "mse_loss", "nll_loss", "one_hot", "pad", "relu", "sigmoid", "softmax", "tanh",
+]
 
 
 def linear(input, weight, bias=None):  # noqa: A002

@@ -44,6 +44,16 @@ class RemovableHandle:
             if extra is not None and self.id in extra:
                 extra.discard(self.id) if isinstance(extra, set) else extra.pop(self.id)
 
+    def __getstate__(self) -> tuple:
+        return (self.hooks_dict_ref(), self.id, tuple(ref() for ref in self.extra_dict_ref))
+
+    def __setstate__(self, state: tuple) -> None:
+        # A handle whose dict died (or a copied handle) stays valid and removes nothing.
+        self.hooks_dict_ref = weakref.ref(state[0] if state[0] is not None else OrderedDict())
+        self.id = state[1]
+        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in (state[2] if len(state) > 2 else ()) if d is not None)
+
     def __enter__(self) -> RemovableHandle:
         return self
 

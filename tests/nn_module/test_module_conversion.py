@@ -192,3 +192,9 @@ def test_deepcopy_memory_is_independent():
     out = clone(ramp(engine, 1, 2))
     out.sum().backward()
     assert clone[0].weight.grad is not None and net[0].weight.grad is None
+
+
+@pytest.mark.parametrize("kwargs", [{"foo": 1}, {"dtype": None, "copy": True}])
+def test_to_keyword_errors(both, kwargs):
+    e, t = both(lambda lib: outcome(lambda: _net(lib).to(**kwargs)))
+    assert e[0] == t[0] and e[1] in t[1]

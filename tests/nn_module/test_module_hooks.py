@@ -424,3 +424,98 @@ def test_backward_hook_sees_kwargs_only_as_absent(both):
 
     e, t = both(case)
     assert e == t
+
+
+def _inplace_on_hooked_output(lib, kind):
+    m = lib.nn.Linear(2, 2)
+    if kind == "pre":
+        m.register_full_backward_pre_hook(lambda *a: None)
+        x = ramp(lib, 1, 2)
+    else:
+        m.register_full_backward_hook(lambda *a: None)
+        x = ramp(lib, 1, 2, requires_grad=True)
+    y = m(x)
+    with lib.no_grad():
+        y.mul_(1)  # allowed without grad mode
+    return outcome(lambda: y.add_(1)), outcome(lambda: y[0].mul_(2))
+
+
+@pytest.mark.parametrize("kind", ["pre", "post"])
+def test_inplace_on_hooked_output_is_refused(both, kind):
+    """torch treats the identity Function's outputs as views and forbids in-place updates
+    (engine core fix: ``Function`` marks inputs returned as-is, ``_check_inplace`` refuses)."""
+    e, t = both(lambda lib: _inplace_on_hooked_output(lib, kind))
+    assert e[0] == t[0]
+    assert e[0][0] == "RuntimeError" and "Output 0 of BackwardHookFunction is a view" in e[0][1]
+    assert e[1][0] == t[1][0] == "RuntimeError"
+
+
+def test_custom_function_returning_input_refuses_inplace(both):
+    def case(lib):
+        class Ident(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                ctx.mark_non_differentiable(b)
+                return a, b
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                return ga, None
+
+        x = ramp(lib, 2, requires_grad=True) * 1
+        y, z = Ident.apply(x, ramp(lib, 2))
+        return outcome(lambda: y.relu_()), z.relu_(), y.clone().relu_().requires_grad
+
+    e, t = both(case)
+    assert e == t
+    assert e[0][0] == "RuntimeError"
+
+
+def test_hooks_fire_again_with_retain_graph_and_autograd_grad(both):
+    def case(lib):
+        log = []
+        m = fill_params(lib.nn.Linear(2, 2), lib)
+        _instrument(log, [("M", m)], fwd=False, values=True)
+        x = ramp(lib, 1, 2, requires_grad=True)
+        y = m(x).sum()
+        y.backward(retain_graph=True)
+        y.backward()
+        z = m(x).sum()
+        (gx,) = lib.autograd.grad(z, x)
+        return log, x.grad, gx
+
+    e, t = both(case)
+    assert e == t
+    assert len(e[0]) == 6
+
+
+def test_identity_module_with_backward_hooks(both):
+    def case(lib):
+        log = []
+        m = lib.nn.Identity()
+        _instrument(log, [("I", m)], values=True)
+        x = ramp(lib, 3, requires_grad=True)
+        y = m(x)
+        (y * 2).sum().backward()
+        return log, y is x, x.grad
+
+    e, t = both(case)
+    assert e == t
+
+
+def test_deprecated_hook_sees_output_node_gradients(both):
+    """The non-full hook sits on the output's grad_fn (AddmmBackward0 for Linear): its
+    grad_input is that node's (bias, input, weight.T) gradients."""
+    def case(lib):
+        log = []
+        lin = fill_params(lib.nn.Linear(2, 3), lib)
+        lin.register_backward_hook(lambda m, gi, go: log.append((_g(gi), _g(go))))
+        for rg in (True, False):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                lin(ramp(lib, 4, 2, requires_grad=rg)).sum().backward()
+        return log
+
+    e, t = both(case)
+    assert e == t
+    assert e[1][0][1] is None  # no input gradient when the input does not require grad

@@ -1,4 +1,5 @@
-"""Argument normalisation shared by the functional ops: tuples of ints, reductions, dtypes."""
+"""Argument normalisation shared by the functional ops (tuples of ints, reductions, dtypes) and
+the wording of the layers' shape errors."""
 
 from __future__ import annotations
 
@@ -59,3 +60,10 @@ def floating(x: np.ndarray, fname: str) -> np.ndarray:
             f'"{fname}" not implemented for \'{_dtype.from_numpy_dtype(x.dtype).name.capitalize()}\''
         )
     return x
+
+
+def layer_error(err: Exception, layer: object, expected: str, shape: Sequence[int]) -> Exception:
+    """``err`` (torch's message) of the same type, extended to name the layer and both shapes, in
+    the form the nn layers share: ``<torch message>: Conv2d(...) expects input of shape (N, 3, H, W)
+    but got input of shape [2, 4, 8, 8]``."""
+    return type(err)(f"{err}: {layer!r} expects input of shape {expected} but got input of shape {shape_str(shape)}")

@@ -123,7 +123,6 @@ def layer_norm(input, normalized_shape: int | Sequence[int], weight=None, bias=N
         else tuple(int(s) for s in normalized_shape)
     _check_layer_norm(x, shape, weight, bias)
     axes = tuple(range(x.ndim - len(shape), x.ndim))
-    n = int(np.prod(shape))
     mean = x.mean(axis=axes, keepdims=True)
     xc = x - mean
     var = (xc * xc).mean(axis=axes, keepdims=True)

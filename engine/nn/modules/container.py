@@ -8,7 +8,7 @@ from collections import OrderedDict
 from collections import abc as container_abcs
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain, islice
-from typing import Any
+from typing import Any, Self
 
 from ..._tensor import Tensor
 from ..parameter import Parameter
@@ -87,7 +87,7 @@ class Sequential(Module):
             ret.append(layer)
         return ret
 
-    def __iadd__(self, other: Any) -> Sequential:
+    def __iadd__(self, other: Any) -> Self:
         if not isinstance(other, Sequential):
             raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
         offset = len(self)
@@ -108,7 +108,7 @@ class Sequential(Module):
     def __rmul__(self, other: int) -> Sequential:
         return self.__mul__(other)
 
-    def __imul__(self, other: int) -> Sequential:
+    def __imul__(self, other: int) -> Self:
         _check_factor(self, other)
         len_original = offset = len(self)
         for _ in range(other - 1):
@@ -133,12 +133,12 @@ class Sequential(Module):
             input = module(input)  # noqa: A001
         return input
 
-    def append(self, module: Module) -> Sequential:
+    def append(self, module: Module) -> Self:
         """Add ``module`` at the end (named ``str(len(self))``)."""
         self.add_module(str(len(self)), module)
         return self
 
-    def insert(self, index: int, module: Module) -> Sequential:
+    def insert(self, index: int, module: Module) -> Self:
         """Insert ``module`` before position ``index`` (negative counts from the end)."""
         if not isinstance(module, Module):
             raise AssertionError(f"module should be of type: {Module}")
@@ -152,7 +152,7 @@ class Sequential(Module):
         self._modules[str(index)] = module
         return self
 
-    def extend(self, sequential: Iterable[Module]) -> Sequential:
+    def extend(self, sequential: Iterable[Module]) -> Self:
         for layer in sequential:
             self.append(layer)
         return self
@@ -200,7 +200,7 @@ class ModuleList(Module):
     def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
 
-    def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
+    def __iadd__(self, modules: Iterable[Module]) -> Self:
         return self.extend(modules)
 
     def __add__(self, other: Iterable[Module]) -> ModuleList:
@@ -238,7 +238,7 @@ class ModuleList(Module):
             self._modules[str(i)] = self._modules[str(i - 1)]
         self._modules[str(index)] = module
 
-    def append(self, module: Module) -> ModuleList:
+    def append(self, module: Module) -> Self:
         self.add_module(str(len(self)), module)
         return self
 
@@ -247,7 +247,7 @@ class ModuleList(Module):
         del self[key]
         return v
 
-    def extend(self, modules: Iterable[Module]) -> ModuleList:
+    def extend(self, modules: Iterable[Module]) -> Self:
         if not isinstance(modules, container_abcs.Iterable):
             raise TypeError("ModuleList.extend should be called with an iterable, but got "
                             + type(modules).__name__)
@@ -362,19 +362,19 @@ class ParameterList(Module):
     def __iter__(self) -> Iterator[Any]:
         return iter(self[i] for i in range(len(self)))
 
-    def __iadd__(self, parameters: Iterable[Any]) -> ParameterList:
+    def __iadd__(self, parameters: Iterable[Any]) -> Self:
         return self.extend(parameters)
 
     def __dir__(self) -> list[str]:
         return [key for key in super().__dir__() if not key.isdigit()]
 
-    def append(self, value: Any) -> ParameterList:
+    def append(self, value: Any) -> Self:
         new_idx = len(self)
         self._size += 1
         self[new_idx] = value
         return self
 
-    def extend(self, values: Iterable[Any]) -> ParameterList:
+    def extend(self, values: Iterable[Any]) -> Self:
         if not isinstance(values, container_abcs.Iterable) or isinstance(values, Tensor):
             raise TypeError("ParameterList.extend should be called with an iterable, but got "
                             + type(values).__name__)
@@ -503,6 +503,6 @@ class ParameterDict(Module):
         copy.update(self)
         return copy
 
-    def __ior__(self, other: ParameterDict) -> ParameterDict:
+    def __ior__(self, other: ParameterDict) -> Self:
         self.update(other)
         return self

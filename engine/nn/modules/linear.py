@@ -65,13 +65,13 @@ class Linear(Module):
                 self.bias.uniform_(-bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        if input.ndim == 0 or input.shape[-1] != self.in_features:
+        out_features, in_features = self.weight.shape  # may differ from the attributes after surgery
+        if input.ndim == 0 or input.shape[-1] != in_features:
             rows = math.prod(input.shape[:-1]) if input.ndim > 1 else 1
             last = input.shape[-1] if input.ndim else 1
             raise RuntimeError(
-                f"mat1 and mat2 shapes cannot be multiplied ({rows}x{last} and "
-                f"{self.in_features}x{self.out_features}): {self!r} expects input of shape "
-                f"(*, {self.in_features}) but got input of shape {list(input.shape)}"
+                f"mat1 and mat2 shapes cannot be multiplied ({rows}x{last} and {in_features}x{out_features}): "
+                f"{self!r} expects input of shape (*, {in_features}) but got input of shape {list(input.shape)}"
             )
         return F.linear(input, self.weight, self.bias)
 

@@ -21,7 +21,7 @@ import warnings
 import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Self
 
 from ... import _dtype
 from ..._tensor import Tensor, device
@@ -441,7 +441,7 @@ class Module:
 
     # --- conversions --------------------------------------------------------------------------
 
-    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Self:
         """Apply ``fn`` to every parameter, gradient and buffer (children first).
 
         Parameters keep their identity: the converted values are installed with ``.data =``
@@ -466,48 +466,48 @@ class Module:
                 self._buffers[key] = fn(buf)
         return self
 
-    def apply(self, fn: Callable[[Module], None]) -> Module:
+    def apply(self, fn: Callable[[Module], None]) -> Self:
         """Call ``fn`` on every submodule (children first, recursively), then on ``self``."""
         for module in self.children():
             module.apply(fn)
         fn(self)
         return self
 
-    def cuda(self, device: Any = None) -> Module:
+    def cuda(self, device: Any = None) -> Self:
         """Always raises: engine runs on NumPy and has no GPU."""
         raise RuntimeError("engine runs on NumPy and has no CUDA device; modules stay on the CPU "
                            "(use .cpu() or .to('cpu'), both no-ops)")
 
-    def cpu(self) -> Module:
+    def cpu(self) -> Self:
         """A no-op conversion (everything already lives on the CPU); returns ``self``."""
         return self._apply(lambda t: t.cpu())
 
-    def type(self, dst_type: Any) -> Module:
+    def type(self, dst_type: Any) -> Self:
         """Cast every parameter and buffer (integer ones too) to ``dst_type``."""
         return self._apply(lambda t: t.type(dst_type))
 
-    def float(self) -> Module:
+    def float(self) -> Self:
         """Cast floating-point parameters and buffers to float32."""
         return self._apply(lambda t: t.float() if t.is_floating_point() else t)
 
-    def double(self) -> Module:
+    def double(self) -> Self:
         """Cast floating-point parameters and buffers to float64."""
         return self._apply(lambda t: t.double() if t.is_floating_point() else t)
 
-    def half(self) -> Module:
+    def half(self) -> Self:
         """Cast floating-point parameters and buffers to float16."""
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
-    def bfloat16(self) -> Module:
+    def bfloat16(self) -> Self:
         """Always raises: NumPy (and so engine) has no bfloat16."""
         raise TypeError("engine has no bfloat16 dtype (NumPy has none); use half() or float()")
 
-    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Self:
         """Replace parameters and buffers by uninitialised tensors of the same shape."""
         from ..._creation import empty_like
         return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
-    def to(self, *args: Any, **kwargs: Any) -> Module:
+    def to(self, *args: Any, **kwargs: Any) -> Self:
         """``to(device)``, ``to(dtype)``, ``to(tensor)``, ``to(device, dtype)``: cast floating
         parameters and buffers to ``dtype`` (integer ones keep theirs). Only ``'cpu'`` is a valid
         device; a non-floating ``dtype`` raises ``TypeError``."""
@@ -1149,7 +1149,7 @@ class Module:
 
     # --- modes and gradients ------------------------------------------------------------------
 
-    def train(self, mode: bool = True) -> Module:
+    def train(self, mode: bool = True) -> Self:
         """Set training mode on this module and every submodule; ``ValueError`` for a non-bool."""
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
@@ -1158,11 +1158,11 @@ class Module:
             module.train(mode)
         return self
 
-    def eval(self) -> Module:
+    def eval(self) -> Self:
         """``train(False)``."""
         return self.train(False)
 
-    def requires_grad_(self, requires_grad: bool = True) -> Module:
+    def requires_grad_(self, requires_grad: bool = True) -> Self:
         """Set ``requires_grad`` on every parameter (for freezing parts of a model)."""
         for p in self.parameters():
             p.requires_grad_(requires_grad)
@@ -1225,6 +1225,12 @@ def _run_module_registration_hooks(owner: Module, name: str, value: Module | Non
 
 def _parse_to(args: tuple, kwargs: dict) -> _dtype.dtype | None:
     """The dtype asked for by ``Module.to``'s arguments, validating any device on the way."""
+    unknown = [k for k in kwargs if k not in ("device", "dtype", "tensor", "non_blocking", "memory_format", "copy")]
+    if unknown:
+        got = ", ".join(f"{k}={typename(kwargs[k])}" for k in unknown)
+        raise TypeError(f"to() received an invalid combination of arguments - got ({got}, )")
+    if "copy" in kwargs:
+        raise RuntimeError(".to() does not accept copy argument")
     dtype = kwargs.get("dtype")
     if kwargs.get("device") is not None:
         device(kwargs["device"])

@@ -39,7 +39,7 @@ def default_convert(data: Any) -> Any:
     if elem_type.__module__ == "numpy" and elem_type.__name__ not in ("str_", "string_"):
         if elem_type.__name__ == "ndarray" and np_str_obj_array_pattern.search(data.dtype.str) is not None:
             return data
-        return as_tensor(data)
+        return as_tensor(np.asarray(data))  # a NumPy scalar keeps its dtype (np.int32 -> int32)
     if isinstance(data, collections.abc.Mapping):
         try:
             if isinstance(data, collections.abc.MutableMapping):

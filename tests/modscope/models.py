@@ -1,0 +1,48 @@
+"""Small models defined for any library with torch's API (engine or torch itself)."""
+
+from __future__ import annotations
+
+
+def nested_model(lib, seed: int = 0):
+    """A block used twice (module reuse), a residual add, a shared head under two names."""
+    lib.manual_seed(seed)
+
+    class Block(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = lib.nn.Linear(4, 4)
+            self.b = lib.nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.b(self.a(x).relu()) + x
+
+    class Net(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blk = Block()
+            self.head = lib.nn.Linear(4, 2)
+            self.alias = self.head
+
+        def forward(self, x):
+            return self.head(self.blk(self.blk(x)))
+
+    return Net()
+
+
+def sequential_model(lib, seed: int = 0):
+    lib.manual_seed(seed)
+    return lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.ReLU() if hasattr(lib.nn, "ReLU") else lib.nn.Identity(),
+                             lib.nn.Sequential(lib.nn.Linear(8, 8), lib.nn.Linear(8, 3)))
+
+
+def hook_order(lib, model, grad_input: bool, seed: int = 1):
+    """torch's own firing order for ``model``: plain hooks on every module, no modscope."""
+    order = []
+    for name, mod in model.named_modules():
+        mod.register_forward_pre_hook(lambda m, a, name=name: order.append(("forward_pre", name)))
+        mod.register_forward_hook(lambda m, a, o, name=name: order.append(("forward", name)))
+        mod.register_full_backward_pre_hook(lambda m, g, name=name: order.append(("backward_pre", name)))
+        mod.register_full_backward_hook(lambda m, gi, go, name=name: order.append(("backward", name)))
+    lib.manual_seed(seed)
+    model(lib.randn(3, 4, requires_grad=grad_input)).sum().backward()
+    return order

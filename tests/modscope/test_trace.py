@@ -1,0 +1,253 @@
+"""modscope.trace: firing order against torch's, hooks removed on exit, events and their content,
+user hooks, optimizer steps, stats and NaN detection, robustness."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import engine
+import modscope
+from modscope.events import validate
+from modscope.testing import assert_firing_order, assert_no_hooks, hooks_on
+from tests.modscope.models import hook_order, nested_model, sequential_model
+
+warnings.filterwarnings("ignore", message="Full backward hook is firing")
+
+
+def run(model, grad_input=True, seed=1, **trace_kw):
+    with modscope.trace(model, **trace_kw) as tr:
+        engine.manual_seed(seed)
+        model(engine.randn(3, 4, requires_grad=grad_input)).sum().backward()
+    return tr
+
+
+@pytest.mark.parametrize("build", [nested_model, sequential_model], ids=["nested", "sequential"])
+@pytest.mark.parametrize("grad_input", [True, False])
+def test_firing_order_matches_torch(torch, build, grad_input):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = hook_order(torch, build(torch), grad_input)
+    tr = run(build(engine), grad_input)
+    assert_firing_order(tr, expected)
+
+
+def test_global_mode_traces_every_module_that_runs(torch):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = hook_order(torch, nested_model(torch), True)
+    model = nested_model(engine)
+    with modscope.trace() as tr:
+        engine.manual_seed(1)
+        model(engine.randn(3, 4, requires_grad=True)).sum().backward()
+    assert_firing_order(tr, expected)
+    assert [e["model"] for e in tr.events if e["kind"] == "model"] == ["Net"]
+
+
+def test_every_event_is_valid_and_numbered():
+    tr = run(nested_model(engine), stats=True)
+    events = tr.events
+    assert [e["seq"] for e in events] == list(range(len(events)))
+    for e in events:
+        validate(e)
+    assert events[0]["kind"] == "session" and events[1]["kind"] == "model" and events[-1]["kind"] == "end"
+
+
+def test_model_event_describes_the_tree():
+    tr = run(nested_model(engine))
+    model = next(e for e in tr.events if e["kind"] == "model")
+    mods = {m["path"]: m for m in model["modules"]}
+    assert list(mods) == ["", "blk", "blk.a", "blk.b", "head"]
+    assert mods[""]["children"] == ["blk", "head", "alias"] and mods["head"]["aliases"] == ["alias"]
+    assert mods["blk.a"]["extra_repr"] == "in_features=4, out_features=4, bias=True"
+    assert [p["path"] for p in model["params"]][:2] == ["blk.a.weight", "blk.a.bias"]
+    assert sum(p["numel"] for p in model["params"]) == 50  # the shared head counted once
+
+
+def test_call_indices_count_reuse_within_a_step():
+    tr = run(nested_model(engine))
+    calls = [(e["path"], e["call"]) for e in tr.events if e["kind"] == "forward_pre"]
+    assert calls == [("", 0), ("blk", 0), ("blk.a", 0), ("blk.b", 0), ("blk", 1), ("blk.a", 1), ("blk.b", 1),
+                     ("head", 0)]
+
+
+def test_summaries_follow_tensors_between_modules():
+    tr = run(sequential_model(engine))
+    fwd = {(e["path"], e["kind"]): e for e in tr.events if e["kind"] in ("forward_pre", "forward")}
+    assert fwd[("0", "forward")]["outputs"][0]["tid"] == fwd[("1", "forward_pre")]["inputs"][0]["tid"]
+    assert fwd[("0", "forward")]["outputs"][0]["shape"] == [3, 8]
+    assert fwd[("0", "forward")]["dur_ns"] > 0
+
+
+def test_no_hooks_left_after_exit_even_when_code_raises():
+    model = nested_model(engine)
+    user_handle = model.head.register_forward_hook(lambda m, a, o: None)
+    before = hooks_on(model)
+    with pytest.raises(ZeroDivisionError), modscope.trace(model) as tr:
+        model(engine.randn(3, 4)).sum()
+        1 / 0  # noqa: B018
+    assert_no_hooks(model, allowed=before)
+    assert model.head._forward_hooks[user_handle.id] is not None
+    assert not isinstance(model.head._forward_hooks[user_handle.id], type(model.head._forward_hooks))
+    error = next(e for e in tr.events if e["kind"] == "error")
+    assert error["etype"] == "ZeroDivisionError" and "1 / 0" in error["traceback"]
+    assert tr.events[-1] == {**tr.events[-1], "kind": "end", "status": "error"}
+    from engine.nn.modules import module as m
+    assert not m._global_forward_hooks and not m._global_forward_pre_hooks
+
+
+def test_user_hooks_become_hook_events_and_keep_their_effect():
+    model = nested_model(engine)
+
+    def double_output(mod, args, out):
+        return out * 2
+
+    model.head.register_forward_hook(double_output)
+    engine.manual_seed(1)
+    x = engine.randn(3, 4)
+    expected = model(x).detach().numpy()
+    with modscope.trace(model) as tr:
+        got = model(x).detach().numpy()
+    np.testing.assert_allclose(got, expected)
+    hook = next(e for e in tr.events if e["kind"] == "hook")
+    assert hook["qualname"].endswith("double_output") and hook["target"] == "head"
+    assert hook["hook_kind"] == "forward" and hook["replaced"] is True
+    assert model.head._forward_hooks and all(f is double_output for f in model.head._forward_hooks.values())
+
+
+def test_a_user_hook_that_raises_is_reported_and_still_raises():
+    model = nested_model(engine)
+
+    def broken(mod, args):
+        raise KeyError("boom")
+
+    model.blk.a.register_forward_pre_hook(broken)
+    with pytest.raises(KeyError), modscope.trace(model) as tr:
+        model(engine.randn(3, 4))
+    errors = [e for e in tr.events if e["kind"] == "error"]
+    assert errors[0]["where"].startswith("forward_pre hook") and errors[0]["module"] == "blk.a"
+
+
+def test_a_failure_inside_the_tracer_never_breaks_training(monkeypatch):
+    import modscope.tracer as tracer_mod
+
+    def explode(*a, **k):
+        raise RuntimeError("tracer bug")
+
+    monkeypatch.setattr(tracer_mod, "summarize_all", explode)
+    model = nested_model(engine)
+    tr = run(model)  # no exception reaches the training code
+    errors = [e for e in tr.events if e["kind"] == "error"]
+    assert errors and all(e["message"] == "tracer bug" for e in errors)
+
+
+def test_include_exclude_globs():
+    tr = run(nested_model(engine), include=["blk*"], exclude=["*.b"])
+    assert {p for _, p in tr.firing_order()} == {"blk", "blk.a"}
+
+
+def test_max_events_keeps_headers_and_counts_drops():
+    model = nested_model(engine)
+    with modscope.trace(model, max_events=5) as tr:
+        for _ in range(3):
+            model(engine.randn(3, 4)).sum().backward()
+    kinds = [e["kind"] for e in tr.events]
+    assert kinds[:2] == ["session", "model"] and len(kinds) == 8 and tr.dropped > 0
+    assert tr.events[-1]["kind"] == "end" and tr.events[-1]["dropped"] == tr.dropped
+
+
+def test_optimizer_steps_advance_the_step_and_report_params():
+    model = nested_model(engine)
+    opt = engine.optim.SGD(model.parameters(), lr=0.1)
+    with modscope.trace(model) as tr:
+        for _ in range(2):
+            opt.zero_grad()
+            loss = model(engine.randn(3, 4)).pow(2).mean()
+            loss.backward()
+            tr.log(loss=loss.item(), nan=float("nan"))
+            opt.step()
+    steps = [e for e in tr.events if e["kind"] == "step"]
+    assert [(s["step"], s["index"], s["lrs"]) for s in steps] == [(0, 0, [0.1]), (1, 1, [0.1])]
+    params = [e for e in tr.events if e["kind"] == "params"]
+    assert len(params) == 2 and params[0]["items"][0]["path"] == "blk.a.weight"
+    item = params[0]["items"][0]
+    assert item["grad_norm"] > 0 and 0 < item["update_ratio"] < 1 and item["nan"] == 0
+    metric = next(e for e in tr.events if e["kind"] == "metric")
+    assert metric["values"]["nan"] is None and isinstance(metric["values"]["loss"], float)
+    assert {e["step"] for e in tr.events if e["kind"] == "forward"} == {0, 1}
+
+
+def test_manual_step_without_optimizer():
+    model = nested_model(engine)
+    with modscope.trace(model) as tr:
+        model(engine.randn(3, 4)).sum().backward()
+        tr.step()
+        tr.step()  # nothing happened since: not a new step
+        model(engine.randn(3, 4))
+    assert max(e["step"] for e in tr.events) == 1
+    assert next(e for e in tr.events if e["kind"] == "params")["items"][0]["update_ratio"] is None
+
+
+def test_stats_and_first_nan_is_reported_with_its_module():
+    model = nested_model(engine)
+    with engine.no_grad():
+        model.blk.b.weight[0, 0] = float("nan")
+    tr = run(model, stats=True)
+    out = next(e for e in tr.events if e["kind"] == "forward" and e["path"] == "blk.a")["outputs"][0]
+    assert {"mean", "std", "min", "max", "absmax", "zeros", "nan", "inf"} <= out.keys()
+    nan_errors = [e for e in tr.events if e["kind"] == "error" and e["etype"] == "NonFiniteValue"]
+    assert nan_errors[0]["module"] == "blk.b" and nan_errors[0]["where"] == "forward output"
+
+
+def test_graph_event_labels_nodes_with_their_module():
+    tr = run(nested_model(engine))
+    graph = next(e for e in tr.events if e["kind"] == "graph")
+    ops = {(n["op"], n["module"]) for n in graph["nodes"]}
+    assert ("AddmmBackward0", "head") in ops and ("ReluBackward0", "blk") in ops
+    assert ("AddBackward0", "blk") in ops  # the residual add belongs to the block, not a Linear
+    leaves = {leaf["path"] for leaf in graph["leaves"]}
+    assert {"head.weight", "blk.a.weight", "blk.b.bias"} <= leaves
+
+
+def test_deprecated_backward_hook_module_is_skipped_not_broken():
+    model = nested_model(engine)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.head.register_backward_hook(lambda m, gi, go: None)
+    tr = run(model)
+    assert any(e["kind"] == "error" and e["etype"] == "TracingSkipped" and e["module"] == "head" for e in tr.events)
+    assert ("forward", "head") in tr.firing_order()
+
+
+def test_reports_render():
+    from rich.console import Console
+
+    tr = run(nested_model(engine))
+    console = Console(width=160, record=True)
+    console.print(tr.summary())
+    console.print(tr.tree())
+    console.print(tr.timeline())
+    text = console.export_text()
+    assert "Mult-adds" in text and "216" in text  # 2 x (2 x 48) + 24 multiply-adds
+    assert "shared with alias" in text and "▶ forward_pre  blk.a" in text
+
+
+def test_trace_cannot_start_twice():
+    tr = modscope.trace(nested_model(engine)).start()
+    with pytest.raises(RuntimeError, match="already running"):
+        tr.start()
+    tr.stop()
+
+
+def test_testing_helpers_fail_with_a_useful_message():
+    tr = run(nested_model(engine))
+    with pytest.raises(AssertionError, match="differs at position 1"):
+        assert_firing_order(tr, [("forward_pre", ""), ("forward_pre", "head")], kinds=("forward_pre",))
+    with pytest.raises(AssertionError, match="has 8 events, expected 1"):
+        assert_firing_order(tr, [("forward_pre", "")], kinds=("forward_pre",))
+    model = nested_model(engine)
+    model.blk.register_forward_hook(lambda m, a, o: None)
+    with pytest.raises(AssertionError, match=r"hooks left on the model: \{'blk': \{'forward_hooks': 1\}\}"):
+        assert_no_hooks(model)

@@ -1,0 +1,210 @@
+"""Trace files and sinks: JSON Lines (+gzip) round trips, Chrome trace, and every bad file."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import socket
+import threading
+import warnings
+
+import pytest
+
+import engine
+import modscope
+from modscope import JsonlSink, TraceFileError, load_trace
+from modscope.events import EventError, validate
+from tests.modscope.models import nested_model
+
+warnings.filterwarnings("ignore", message="Full backward hook is firing")
+
+
+def traced(**kw):
+    model = nested_model(engine)
+    opt = engine.optim.SGD(model.parameters(), lr=0.1)
+    with modscope.trace(model, **kw) as tr:
+        for _ in range(2):
+            opt.zero_grad()
+            model(engine.randn(3, 4)).sum().backward()
+            opt.step()
+    return tr
+
+
+@pytest.mark.parametrize("name", ["t.jsonl", "t.jsonl.gz"])
+def test_save_and_load_round_trip(tmp_path, name):
+    tr = traced(stats=True)
+    tr.save(tmp_path / name)
+    loaded = load_trace(tmp_path / name)
+    assert loaded.events == tr.events and not loaded.truncated
+    assert loaded.firing_order() == tr.firing_order()
+    if name.endswith(".gz"):
+        assert (tmp_path / name).read_bytes()[:2] == b"\x1f\x8b"
+
+
+def test_streamed_jsonl_sink_is_complete_after_exit(tmp_path):
+    path = tmp_path / "live.jsonl"
+    tr = traced(sink=JsonlSink(path))
+    assert load_trace(path).events == tr.events
+
+
+def test_jsonl_sink_flushes_each_step_so_a_crash_loses_at_most_that_step(tmp_path):
+    path = tmp_path / "crash.jsonl.gz"
+    model = nested_model(engine)
+    opt = engine.optim.SGD(model.parameters(), lr=0.1)
+    tr = modscope.trace(model, sink=JsonlSink(path)).start()
+    model(engine.randn(3, 4)).sum().backward()
+    opt.step()  # step 0 ends: flushed
+    model(engine.randn(3, 4))  # step 1 in progress when we "crash" (never closed)
+    loaded = load_trace(path)
+    assert {e["step"] for e in loaded.events} == {0} and loaded.events[-1]["kind"] == "params"
+    tr.stop()
+
+
+def test_truncated_last_line_keeps_every_complete_record(tmp_path):
+    tr = traced()
+    path = tmp_path / "cut.jsonl"
+    tr.save(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 25])  # cut inside the last line
+    loaded = load_trace(path)
+    assert loaded.truncated and loaded.events == tr.events[:-1]
+
+
+def test_truncated_gzip_stream_keeps_what_decompresses(tmp_path):
+    tr = traced()
+    path = tmp_path / "cut.jsonl.gz"
+    tr.save(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    loaded = load_trace(path)
+    assert 0 < len(loaded.events) < len(tr.events)
+    assert loaded.events == tr.events[: len(loaded.events)]
+
+
+def _write(tmp_path, name, content: bytes):
+    path = tmp_path / name
+    path.write_bytes(content)
+    return path
+
+
+@pytest.mark.parametrize("content,message", [
+    (b"", "empty trace file"),
+    (b"hello world\n", ":1: not a modscope trace (not JSON Lines"),
+    (b'{"name": "x"}\n', ":1: not a modscope trace (event: missing field 'v')"),
+    (b'[1, 2]\n', ":1: not a modscope trace (an event must be a JSON object"),
+    (b"\x80\x81\x82\n", ":1: not a modscope trace (not JSON Lines: not UTF-8 text)"),
+    (b"PK\x03\x04 binary zip", ":1: not a modscope trace"),
+])
+def test_foreign_files_are_refused_with_file_and_line(tmp_path, content, message):
+    path = _write(tmp_path, "bad.jsonl", content)
+    with pytest.raises(TraceFileError) as info:
+        load_trace(path)
+    assert str(path) in str(info.value) and message in str(info.value)
+
+
+def test_malformed_line_in_the_middle_names_its_line(tmp_path):
+    tr = traced()
+    lines = [json.dumps(e) for e in tr.events]
+    lines[3] = '{"v": 1, "kind": "forward", "seq": 3'  # broken JSON, not the last line
+    path = _write(tmp_path, "mid.jsonl", ("\n".join(lines) + "\n").encode())
+    with pytest.raises(TraceFileError, match=r"mid.jsonl:4: not valid JSON"):
+        load_trace(path)
+    lines[3] = json.dumps({**tr.events[3], "kind": "forward", "path": 7})
+    path = _write(tmp_path, "typ.jsonl", ("\n".join(lines) + "\n").encode())
+    with pytest.raises(TraceFileError, match=r"typ.jsonl:4: .*field 'path' must be str, got int"):
+        load_trace(path)
+
+
+def test_future_schema_version_is_refused(tmp_path):
+    event = {"v": 99, "kind": "session", "seq": 0, "t": 0, "step": 0}
+    path = _write(tmp_path, "future.jsonl", (json.dumps(event) + "\n").encode())
+    with pytest.raises(TraceFileError, match="unsupported schema version 99"):
+        load_trace(path)
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(TraceFileError, match="no such trace file"):
+        load_trace(tmp_path / "nope.jsonl")
+    with pytest.raises(TraceFileError, match="is a directory"):
+        load_trace(tmp_path)
+
+
+def test_nothing_in_a_trace_file_is_executed(tmp_path):
+    marker = tmp_path / "pwned"
+    payload = {"v": 1, "kind": "metric", "seq": 0, "t": 0, "step": 0,
+               "values": {"__import__('os').system('touch " + str(marker) + "')": 1.0}}
+    path = _write(tmp_path, "evil.jsonl", (json.dumps(payload) + "\n").encode())
+    loaded = load_trace(path)
+    assert not marker.exists() and loaded.events[0]["kind"] == "metric"
+
+
+def test_unwritable_outputs_raise_clear_errors(tmp_path):
+    tr = traced()
+    with pytest.raises(OSError, match="cannot write trace file"):
+        tr.save(tmp_path / "missing-dir" / "t.jsonl")
+    with pytest.raises(OSError, match="cannot write trace file"):
+        JsonlSink(tmp_path / "missing-dir" / "t.jsonl")
+    with pytest.raises(OSError, match="cannot write Chrome trace"):
+        tr.to_chrome_trace(tmp_path / "missing-dir" / "t.json")
+
+
+def test_chrome_trace_spans_nest_by_module(tmp_path):
+    tr = traced()
+    path = tmp_path / "chrome.json"
+    tr.to_chrome_trace(path)
+    data = json.loads(path.read_text())
+    spans = [e for e in data["traceEvents"] if e["ph"] == "X" and e["cat"] == "forward" and e["args"]["step"] == 0]
+    by_name = {}
+    for s in spans:
+        by_name.setdefault(s["name"], []).append(s)
+    root, inner = by_name["<root>"][0], by_name["blk.a"][0]
+    assert root["ts"] <= inner["ts"] and inner["ts"] + inner["dur"] <= root["ts"] + root["dur"]
+    assert any(e["ph"] == "i" and e["name"] == "SGD.step" for e in data["traceEvents"])
+    assert any(e["ph"] == "X" and e["cat"] == "backward" for e in data["traceEvents"])
+
+
+def test_validate_rejects_bad_events():
+    good = traced().events[2]
+    validate(good)
+    for bad, msg in [({**good, "kind": "nope"}, "unknown event kind"), ({**good, "seq": True}, "got bool"),
+                     ({k: v for k, v in good.items() if k != "path"}, "missing field 'path'"),
+                     ({**good, "inputs": ["x"]}, r"inputs\[0\] must be an object")]:
+        with pytest.raises(EventError, match=msg):
+            validate(bad)
+
+
+def test_socket_sink_streams_to_a_listener_and_drops_when_the_viewer_is_gone(tmp_path):
+    address = str(tmp_path / "viewer.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(address)
+    server.listen(1)
+    received: list[bytes] = []
+
+    def accept():
+        conn, _ = server.accept()
+        with conn:
+            while chunk := conn.recv(65536):
+                received.append(chunk)
+
+    thread = threading.Thread(target=accept)
+    thread.start()
+    sink = modscope.SocketSink(address, token="secret")
+    tr = traced(sink=sink)
+    thread.join(timeout=10)
+    server.close()
+    lines = b"".join(received).decode().splitlines()
+    assert json.loads(lines[0]) == {"hello": "modscope", "token": "secret"}
+    assert [json.loads(x) for x in lines[1:]] == tr.events
+    with pytest.raises(ConnectionError, match="cannot connect to the modscope viewer"):
+        modscope.SocketSink(str(tmp_path / "nobody.sock"), token="x")
+
+
+def test_gzip_written_by_hand_loads(tmp_path):
+    tr = traced()
+    path = tmp_path / "hand.jsonl.gz"
+    with gzip.open(path, "wt") as f:
+        for e in tr.events:
+            f.write(json.dumps(e) + "\n")
+    assert load_trace(path).events == tr.events
+    os.remove(path)
