@@ -819,7 +819,9 @@ class Tensor:
 # --- helpers ----------------------------------------------------------------------------------
 
 def _init_slots(t: Tensor, data: np.ndarray) -> None:
-    t._data = data
+    # NumPy ufuncs return scalars (np.float32), not 0-d arrays, for 0-d inputs; in-place ops
+    # need an array to write into.
+    t._data = data if isinstance(data, np.ndarray) else np.asarray(data)
     t._requires_grad = False
     t.grad_fn = None
     t._output_nr = 0

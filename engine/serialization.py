@@ -97,9 +97,10 @@ class _Encoder:
             return {"t": tag, "items": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(obj)]}
         if type(obj) in (dict, OrderedDict, Counter):
             return self.mapping(obj, where)
+        hint = " (save its state_dict() instead)" if callable(getattr(obj, "state_dict", None)) else ""
         raise TypeError(
             f"engine.save cannot store an object of type {type(obj).__module__}.{type(obj).__qualname__} "
-            f"(at {where}); it stores tensors, NumPy arrays and scalars, None, bools, ints, floats, strings, "
+            f"(at {where}){hint}; it stores tensors, NumPy arrays and scalars, None, bools, ints, floats, strings, "
             "bytes, dtypes and nested dicts, OrderedDicts, Counters, lists and tuples of them"
         )
 
@@ -205,7 +206,7 @@ def _load_stream(fh: IO[bytes], name: str) -> Any:
     except LoadError:
         raise
     except _READ_ERRORS as e:
-        raise _error(name, f"it is corrupt or truncated ({type(e).__name__}: {e})") from None
+        raise _error(name, f"it is corrupt, truncated or malformed ({type(e).__name__}: {e})") from None
 
 
 def _error(name: str, reason: str) -> LoadError:

@@ -4,14 +4,35 @@ The engine never imports modscope; modscope attaches through the engine's public
 
 - ``modscope.trace(model)``       record module calls, hooks, optimizer steps (``tracer.py``)
 - ``modscope.load_trace(path)``   read a recorded JSON Lines trace (``trace_file.py``)
+- ``modscope.watch(model)``       trace one model inside ``modscope run`` (``session.py``)
 - ``modscope.events``             the event protocol every consumer reads
 - ``modscope.sinks``              memory, JSON Lines file and socket sinks
+- ``modscope.tui``                the terminal UI (reads events only: never imports engine)
+
+Names are imported on first use, so ``import modscope.tui`` does not load the engine.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-from .sinks import JsonlSink, MemorySink, SocketSink  # noqa: E402
-from .trace_file import TraceFileError, load_trace  # noqa: E402
-from .tracer import Trace, trace  # noqa: E402
+_LAZY = {
+    "trace": "tracer", "Trace": "tracer", "load_trace": "trace_file", "TraceFileError": "trace_file",
+    "watch": "session", "JsonlSink": "sinks", "MemorySink": "sinks", "SocketSink": "sinks", "TeeSink": "sinks",
+}
+__all__ = sorted(_LAZY)
 
-__all__ = ["JsonlSink", "MemorySink", "SocketSink", "Trace", "TraceFileError", "load_trace", "trace"]
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'modscope' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

@@ -61,6 +61,8 @@ FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
     # An exception in a hook or in user code, or the first NaN/Inf seen.
     "error": {"etype": (str,), "message": (str,), "where": (str,), "module": _OPT_STR,
               "traceback": (str,)},
+    # The traced process paused or resumed (the TUI's control channel, breakpoints).
+    "status": {"state": (str,), "reason": (str,)},
     # The session ended: how, and how many events were dropped on the way.
     "end": {"status": (str,), "dropped": (int,)},
 }

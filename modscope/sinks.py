@@ -188,3 +188,26 @@ class SocketSink:
         except OSError:
             pass
         self._sock.close()
+
+
+class TeeSink:
+    """Hands every event to several sinks (the viewer's socket and the trace file)."""
+
+    def __init__(self, *sinks: Any) -> None:
+        self.sinks = [s for s in sinks if s is not None]
+
+    @property
+    def dropped(self) -> int:
+        return max((s.dropped for s in self.sinks), default=0)
+
+    def write(self, event: dict[str, Any]) -> None:
+        for sink in self.sinks:
+            sink.write(event)
+
+    def flush(self) -> None:
+        for sink in self.sinks:
+            sink.flush()
+
+    def close(self) -> None:
+        for sink in self.sinks:
+            sink.close()

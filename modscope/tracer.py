@@ -18,6 +18,7 @@ import os
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
@@ -36,6 +37,7 @@ from .sinks import MemorySink, Sink
 from .summaries import flatten_values, summarize_all
 
 DEFAULT_MEMORY_WITH_SINK = 10_000
+_OUR_HOOK_WARNING = "Full backward hook is firing when gradients are computed with respect to module outputs"
 
 
 class Trace:
@@ -55,8 +57,10 @@ class Trace:
 
     def __init__(self, model: engine.nn.Module | None = None, *, stats: bool = False,
                  include: Iterable[str] | str | None = None, exclude: Iterable[str] | str | None = None,
-                 sink: Sink | None = None, max_events: int | None = None, graph: bool = True) -> None:
+                 sink: Sink | None = None, max_events: int | None = None, graph: bool = True,
+                 observer: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.model = model
+        self.observer = observer  # called with each event, in the traced thread (may block: pause)
         self.stats = stats
         self.include = _patterns(include)
         self.exclude = _patterns(exclude)
@@ -81,6 +85,8 @@ class Trace:
         self._opt_steps: dict[int, int] = {}
         self._graph_pending = graph
         self._errors = 0
+        self._observing = False
+        self._warning_filter: tuple | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -96,6 +102,10 @@ class Trace:
         if self.model is not None:
             self._add_root(self.model, prefix="")
         self._attach()
+        # The backward hooks are ours, so torch's warning about them (a first layer whose input
+        # needs no grad) would only confuse the user; it is silenced while tracing.
+        warnings.filterwarnings("ignore", message=_OUR_HOOK_WARNING, category=UserWarning)
+        self._warning_filter = warnings.filters[0]
         return self
 
     def stop(self) -> Trace:
@@ -103,6 +113,10 @@ class Trace:
         if not self._running:
             return self
         self._running = False
+        self.observer = None  # nothing may pause or interrupt the shutdown itself
+        if self._warning_filter in warnings.filters:
+            warnings.filters.remove(self._warning_filter)
+            getattr(warnings, "_filters_mutated", lambda: None)()  # drop the module's filter cache
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
@@ -141,6 +155,27 @@ class Trace:
     def dropped(self) -> int:
         """Events the in-memory buffer evicted (see ``max_events``)."""
         return self._memory.dropped
+
+    def watch(self, model: engine.nn.Module) -> Trace:
+        """Narrow a running global trace (``model=None``) to ``model``, or start tracing it.
+        Events keep their sequence: one session, one stream."""
+        if self.model is model:
+            return self
+        was_running = self._running
+        if was_running:
+            for handle in self._handles:
+                handle.remove()
+            self._handles.clear()
+        self.model = model
+        if id(model) not in self._paths or self._paths[id(model)] != "":
+            self._paths.clear()
+            self._roots.clear()
+            self._add_root(model, prefix="")
+        if was_running:
+            self._attach()
+        else:
+            self.start()
+        return self
 
     def log(self, **metrics: float) -> None:
         """Record user metrics for the current step: ``trace.log(loss=loss.item())``."""
@@ -201,6 +236,16 @@ class Trace:
             except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
                 self._sinks.remove(sink)
                 self._emit_error(exc, where=f"sink {type(sink).__name__} (detached)")
+        if self.observer is not None and not self._observing:
+            self._observing = True  # events the observer emits itself are not observed again
+            try:
+                self.observer(event)
+            except (KeyboardInterrupt, SystemExit):
+                raise  # the viewer asked the traced program to stop
+            except Exception as exc:  # noqa: BLE001
+                self._emit_error(exc, where="trace observer")
+            finally:
+                self._observing = False
 
     def _emit_error(self, exc: BaseException, where: str, module: str | None = None) -> None:
         self._errors += 1
@@ -425,9 +470,16 @@ class Trace:
     def _root_prefix(self, root: engine.nn.Module) -> str:
         return self._paths.get(id(root), "")
 
+    def _buffer_paths(self) -> dict[str, engine.Tensor]:
+        return {path: b for root in self._roots
+                for path, b in root.named_buffers(prefix=self._root_prefix(root)) if b is not None}
+
     def _emit_params(self, snapshot: list | None) -> None:
+        """Parameters (with update ratios when ``snapshot`` holds their values before the
+        optimizer step), then buffers (running statistics and the like)."""
         if snapshot is None:
             snapshot = [(path, p, None) for path, p in self._param_paths().items()]
+        snapshot = snapshot + [(path, b, None) for path, b in self._buffer_paths().items()]
         if not snapshot:
             return
         self._emit("params", items=[_param_stats(path, p, old) for path, p, old in snapshot])
@@ -471,7 +523,7 @@ def _owner(root: engine.nn.Module, path: str) -> engine.nn.Module:
 
 
 def _param_stats(path: str, p: engine.Tensor, old: np.ndarray | None) -> dict[str, Any]:
-    data = p._data
+    data = p._data if p._data.dtype.kind == "f" else p._data.astype(np.float64)  # e.g. num_batches_tracked
     norm = float(np.linalg.norm(data.ravel()))
     grad = p._grad._data if p._grad is not None else None
     ratio = None
@@ -496,12 +548,14 @@ def _patterns(value: Iterable[str] | str | None) -> tuple[str, ...]:
 
 def trace(model: engine.nn.Module | None = None, *, stats: bool = False,
           include: Iterable[str] | str | None = None, exclude: Iterable[str] | str | None = None,
-          sink: Sink | None = None, max_events: int | None = None, graph: bool = True) -> Trace:
+          sink: Sink | None = None, max_events: int | None = None, graph: bool = True,
+          observer: Callable[[dict[str, Any]], None] | None = None) -> Trace:
     """Trace ``model`` (or, with ``model=None``, every module that runs) — see ``Trace``.
 
     ``stats`` adds statistics to every tensor summary (and reports the first NaN/Inf);
     ``include``/``exclude`` are glob patterns on module paths; ``sink`` receives every event
     (``JsonlSink``, ``SocketSink``); ``max_events`` bounds what is kept in memory; ``graph``
-    records the autograd graph of the first forward."""
+    records the autograd graph of the first forward; ``observer(event)`` sees every event in the
+    traced thread (the TUI's pause and breakpoints block there)."""
     return Trace(model, stats=stats, include=include, exclude=exclude, sink=sink, max_events=max_events,
-                 graph=graph)
+                 graph=graph, observer=observer)

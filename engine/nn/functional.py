@@ -6,6 +6,7 @@ from .._ops import linalg as _linalg
 from .._ops import shape as _shape
 from .._ops.shape import pad
 from ._functional.activation import gelu, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh
+from ._functional.attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._functional.conv import conv1d, conv2d
 from ._functional.dropout import dropout, dropout2d
 from ._functional.loss import (
@@ -24,7 +25,8 @@ __all__ = [
     "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "conv1d", "conv2d", "cross_entropy", "dropout", "dropout2d",
     "embedding", "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "max_pool2d",
-    "mse_loss", "nll_loss", "one_hot", "pad", "relu", "sigmoid", "softmax", "tanh",
+    "mse_loss", "multi_head_attention_forward", "nll_loss", "one_hot", "pad", "relu",
+    "scaled_dot_product_attention", "sigmoid", "softmax", "tanh",
 ]
 
 

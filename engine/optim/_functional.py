@@ -1,10 +1,11 @@
 """The update rules, on NumPy arrays, in place, in torch's order of operations.
 
 Each function mirrors torch's single-tensor implementation (``_single_tensor_sgd`` ...) step for
-step, with every Python scalar cast to float32 where torch casts it (scalar arguments of
-``add``/``mul``/``lerp``/``addcmul``/``addcdiv`` on a float32 tensor). What remains different is
-rounding inside torch's kernels (fused multiply-adds, a vectorised ``sqrt`` that is not always
-correctly rounded): a few float32 ulps per step.
+step, with every Python scalar cast to the parameter's dtype where torch casts it. torch's CPU
+kernels compute ``add(alpha=)``, ``addcmul`` and ``lerp`` as fused multiply-adds (one rounding);
+for float32 ``fma_`` reproduces that exactly by computing in float64 (the product of two float32
+is exact there) and rounding once. What remains different is torch's vectorised ``sqrt``, which
+is not always correctly rounded: Adam and RMSprop can differ by an ulp where they take a root.
 """
 
 from __future__ import annotations
@@ -17,35 +18,49 @@ def scalar(value: float, like: np.ndarray) -> np.generic:
     return like.dtype.type(value)
 
 
+def fma_(out: np.ndarray, a: np.ndarray | np.generic, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``out = a * b + c`` rounded once, like a fused multiply-add (float32 via float64;
+    other dtypes round twice)."""
+    if out.dtype != np.float32:
+        np.add(np.multiply(a, b), c, out=out)
+        return out
+    wide = np.multiply(a, b, dtype=np.float64)
+    wide += c
+    np.copyto(out, wide, casting="same_kind")
+    return out
+
+
 def lerp_(start: np.ndarray, end: np.ndarray, weight: float) -> None:
-    """``start.lerp_(end, weight)`` with torch's two formulas (chosen by ``|weight| < 0.5``)."""
+    """``start.lerp_(end, weight)``: ``start + w * (end - start)`` for ``|w| < 0.5``, else
+    ``end + (w - 1) * (end - start)`` (torch's vectorised formulas, fused)."""
     w = scalar(weight, start)
     diff = end - start
     if abs(w) < 0.5:
-        diff *= w
-        start += diff
+        fma_(start, w, diff, start)
     else:
-        diff *= w - start.dtype.type(1)
-        np.add(end, diff, out=start)
+        fma_(start, w - start.dtype.type(1), diff, end)
 
 
 def addcmul_(out: np.ndarray, t1: np.ndarray, t2: np.ndarray, value: float) -> None:
-    """``out.addcmul_(t1, t2, value=value)``: ``out + (value * t1) * t2``."""
-    prod = scalar(value, out) * t1
-    prod *= t2
-    out += prod
+    """``out.addcmul_(t1, t2, value=value)``: ``(value * t1) * t2 + out``, the last two fused."""
+    fma_(out, scalar(value, out) * t1, t2, out)
 
 
 def addcdiv_(out: np.ndarray, t1: np.ndarray, t2: np.ndarray, value: float) -> None:
-    """``out.addcdiv_(t1, t2, value=value)``: ``out + (value * t1) / t2``."""
+    """``out.addcdiv_(t1, t2, value=value)``: ``out + (value * t1) / t2`` (no fusion possible)."""
     q = scalar(value, out) * t1
     q /= t2
     out += q
 
 
 def add_scaled(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
-    """``a.add(b, alpha=alpha)`` as a new array."""
-    return a + scalar(alpha, a) * b
+    """``a.add(b, alpha=alpha)`` as a new array (fused)."""
+    return fma_(np.empty_like(a), scalar(alpha, a), b, a)
+
+
+def add_scaled_(a: np.ndarray, b: np.ndarray, alpha: float) -> None:
+    """``a.add_(b, alpha=alpha)`` in place (fused)."""
+    fma_(a, scalar(alpha, a), b, a)
 
 
 def sgd(p: np.ndarray, grad: np.ndarray, buf: np.ndarray | None, *, lr: float, momentum: float, dampening: float,
@@ -59,9 +74,9 @@ def sgd(p: np.ndarray, grad: np.ndarray, buf: np.ndarray | None, *, lr: float, m
             buf = g.copy()
         else:
             buf *= scalar(momentum, buf)
-            buf += scalar(1 - dampening, buf) * g
+            add_scaled_(buf, g, 1 - dampening)
         g = add_scaled(g, buf, momentum) if nesterov else buf
-    p += scalar(-lr, p) * g
+    add_scaled_(p, g, -lr)
     return buf
 
 
@@ -114,6 +129,6 @@ def rmsprop(p: np.ndarray, grad: np.ndarray, square_avg: np.ndarray, grad_avg: n
     if momentum > 0:
         momentum_buffer *= scalar(momentum, momentum_buffer)
         addcdiv_(momentum_buffer, g, avg, 1)
-        p += scalar(-lr, p) * momentum_buffer
+        add_scaled_(p, momentum_buffer, -lr)
     else:
         addcdiv_(p, g, avg, -lr)

@@ -40,6 +40,17 @@ def check_adam_args(lr: Any, betas: Any, eps: float, weight_decay: float) -> tup
     return float(betas[0]), float(betas[1])
 
 
+def tensor_steps(optimizer: Optimizer) -> None:
+    """Turn ``'step'`` counts loaded as numbers (older torch state_dicts) into step tensors."""
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            p_state = optimizer.state.get(p, [])
+            if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+                step = new_step()
+                step._data[...] = float(p_state["step"])
+                p_state["step"] = step
+
+
 def new_step() -> Tensor:
     """The per-parameter step counter: a 0-d float tensor, as torch keeps it (float64 when that
     is the default dtype)."""
@@ -97,12 +108,7 @@ class Adam(Optimizer):
             group.setdefault("differentiable", False)
             group.setdefault("decoupled_weight_decay", False)
             group.setdefault("fused", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    step = new_step()
-                    step._data[...] = float(p_state["step"])
-                    p_state["step"] = step
+        tensor_steps(self)
 
     def _state_for(self, p: Tensor, amsgrad: bool) -> dict[str, Any]:
         state = self.state[p]

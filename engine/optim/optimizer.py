@@ -19,6 +19,7 @@ fire exactly once per outermost ``step`` call.
 from __future__ import annotations
 
 import functools
+import types
 import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
@@ -156,7 +157,8 @@ class Optimizer:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         step = cls.__dict__.get("step")
-        if callable(step) and not getattr(step, "hooked", False):
+        # plain functions only: a staticmethod/classmethod would lose its binding if wrapped
+        if isinstance(step, types.FunctionType) and not getattr(step, "hooked", False):
             cls.step = _hooked_step(step)  # type: ignore[method-assign]
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:

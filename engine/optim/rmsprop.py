@@ -10,7 +10,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from . import _functional as F
-from .adam import new_step
+from .adam import new_step, tensor_steps
 from .optimizer import Optimizer, check_unsupported_flags, use_grad_for_differentiable
 
 __all__ = ["RMSprop"]
@@ -72,6 +72,7 @@ class RMSprop(Optimizer):
             group.setdefault("maximize", False)
             group.setdefault("differentiable", False)
             group.setdefault("capturable", False)
+        tensor_steps(self)
 
     def _state_for(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         state = self.state[p]

@@ -192,14 +192,8 @@ class BackwardHook:
         if not (requires_grad and grad_mode.is_grad_enabled()):
             return args, None
         new_tensors = _backward_hook_function().apply(*tensors)
-        if len(new_tensors) == 0:
-            raise RuntimeError("Cannot set Module backward hook for a Module with no input Tensors.")
-        grad_fns = [t.grad_fn for t in new_tensors
-                    if t.grad_fn is not None and t.grad_fn.name() == "BackwardHookFunctionBackward"]
-        if not grad_fns:
-            raise RuntimeError("Error while setting up backward hooks. Please open an issue with "
-                               "a code sample to reproduce this.")
-        fn(grad_fns[0])
+        # Some tensor requires grad and grad mode is on, so the identity node was recorded.
+        fn(next(t.grad_fn for t in new_tensors if t.grad_fn is not None))
         arg_list = list(args)
         for idx, val in zip(tensors_idx, new_tensors, strict=True):
             arg_list[idx] = val

@@ -15,7 +15,7 @@ from typing import Any
 from engine.autograd.graph import AccumulateGrad
 
 from .attribution import tensors_in
-from .diagram import Cluster, Diagram, Node, check_depth, path_depth, path_prefix, shape_str
+from .diagram import Cluster, Diagram, Node, check_depth, gc_paused, path_depth, path_prefix, shape_str
 
 
 @dataclass(slots=True)
@@ -46,10 +46,11 @@ def build_autograd_graph(output: Any, model: Any = None, *, depth: int | None = 
     outputs = list(tensors_in(output))
     if not outputs:
         raise ValueError(f"expected a tensor (or tensors) to draw the graph of, got {type(output).__name__}")
-    items, roots = _walk(outputs)
-    names = _names(model)
-    _place_leaves(items, names)
-    return _Drawer(items, names, depth, show_saved, model).draw(outputs, roots)
+    with gc_paused():
+        items, roots = _walk(outputs)
+        names = _names(model)
+        _place_leaves(items, names)
+        return _Drawer(items, names, depth, show_saved, model).draw(outputs, roots)
 
 
 def _walk(outputs: list) -> tuple[list[_Item], list[int]]:
@@ -98,19 +99,22 @@ def _leaf_tensor(item: _Item) -> Any:
 
 
 def _place_leaves(items: list[_Item], names: dict[str, dict]) -> None:
-    """Give each leaf a module: the owner of the parameter it is, else the module of its
-    consumers when they all agree."""
+    """Give each leaf a module: the module owning the parameter when that module created ops
+    in this graph (a graph walked without ``attribute_modules`` gets no parameter-only
+    clusters), else the module of its consumers when they all agree."""
     consumers: dict[int, set] = {}
     for item in items:
         for i in item.inputs:
             if items[i].leaf:
                 consumers.setdefault(i, set()).add(item.module)
+    op_modules = {item.module for item in items if not item.leaf}
     for i, item in enumerate(items):
         if not item.leaf:
             continue
         path = names["params"].get(id(_leaf_tensor(item)))
-        if path is not None:
-            item.module = path.rpartition(".")[0]
+        owner = path.rpartition(".")[0] if path is not None else None
+        if owner is not None and owner in op_modules:
+            item.module = owner
         elif len(consumers.get(i, ())) == 1:
             item.module = next(iter(consumers[i]))
 
@@ -185,8 +189,9 @@ class _Drawer:
         node = self.collapsed.get(group)
         if node is None:
             cls = self.names["classes"].get(group)
+            data = {"module": group, "cls": cls, "ops": 0, "leaves": 0, "params": 0}
             node = Node(f"m{len(self.collapsed)}", [group or "(model)"] + ([cls] if cls else []), "collapsed",
-                        self._cluster(group.rpartition(".")[0]), {"module": group, "cls": cls, "ops": 0, "leaves": 0, "params": 0})
+                        self._cluster(group.rpartition(".")[0]), data)
             self.collapsed[group] = self.diagram.add_node(node)
         node.data["leaves" if item.leaf else "ops"] += 1
         if item.leaf and id(_leaf_tensor(item)) in self.names["params"]:

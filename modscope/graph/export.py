@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..target import Target, TargetError, load_target, parse_shape
+from ..target import Target, load_target, parse_shape
 from .attribution import attribute_modules, tensors_in
 from .autograd import build_autograd_graph
 from .dataflow import build_dataflow

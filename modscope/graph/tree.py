@@ -35,11 +35,28 @@ def build_module_tree(model: Any, depth: int | None = None) -> Diagram:
         module = modules[key]
         hidden = 0 if depth is None or levels[key] < depth else _count_descendants(module)
         diagram.add_node(_module_node(ids[key], paths[key], module, levels[key], hidden, aliases.get(key, [])))
-    for key in ids:
-        for name, child in modules[key].named_children():
-            if id(child) in ids:
-                diagram.add_edge(ids[key], ids[id(child)], label=name, kind="child")
+    for parent, child, name in _registrations(model):
+        if parent in ids and child in ids:
+            diagram.add_edge(ids[parent], ids[child], label=name, kind="child")
     return diagram
+
+
+def _registrations(model: Any) -> list[tuple[int, int, str]]:
+    """``(id(parent), id(child), attribute name)`` for every registration of a submodule, a
+    module registered twice (under two parents, or two names) included, each once."""
+    at_path: dict[str, Any] = {}
+    seen: set[tuple[int, int, str]] = set()
+    out = []
+    for path, m in model.named_modules(remove_duplicate=False):
+        at_path[path] = m
+        if not path:
+            continue
+        parent_path, _, name = path.rpartition(".")
+        key = (id(at_path[parent_path]), id(m), name)
+        if key not in seen:
+            seen.add(key)
+            out.append(key)
+    return out
 
 
 def _require_module(model: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import gc
 import warnings
 
@@ -95,7 +96,25 @@ def _two_inputs(lib, which_require):
     return log, x.grad, y.grad
 
 
+def _partial_outputs(lib):
+    """Only one of three outputs is used: the others' grad_output entries are None."""
+    log = []
+
+    class Two(lib.nn.Module):
+        def forward(self, x):
+            return x * 2, x * 3, 5
+
+    m = Two()
+    m.register_full_backward_pre_hook(lambda mod, go: log.append(("pre", _g(go))))
+    m.register_full_backward_hook(lambda mod, gi, go: log.append(("post", _g(gi), _g(go))))
+    x = ramp(lib, 2, requires_grad=True)
+    a, b, c = m(x)
+    a.sum().backward()
+    return log, x.grad, c
+
+
 CASES = {
+    "partial_outputs": _partial_outputs,
     "sequential_input_grad": _seq_case(True),
     "sequential_no_input_grad": _seq_case(False),
     "module_reused_in_forward": _reused_case,
@@ -519,3 +538,92 @@ def test_deprecated_hook_sees_output_node_gradients(both):
     e, t = both(case)
     assert e == t
     assert e[1][0][1] is None  # no input gradient when the input does not require grad
+
+
+def _non_full_warning(lib, kind):
+    class M(lib.nn.Module):
+        def forward(self, x, k=1):
+            if kind == "output":
+                return {"y": x * 2}
+            if kind == "many_nodes":
+                return x * 2, x + 1
+            if kind == "single_node":
+                return x.exp()  # one node, fed directly by the (non-leaf) input: no warning
+            return x * k
+
+    m = M()
+    m.register_backward_hook(lambda *a: None)
+    x = ramp(lib, 2, requires_grad=True)
+    x = x * 1 if kind == "single_node" else x
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        m(x, 3) if kind == "input" else m(x)
+    return [(x.category.__name__, str(x.message)) for x in w]
+
+
+@pytest.mark.parametrize("kind", ["output", "input", "many_nodes", "single_node"])
+def test_non_full_backward_hook_warnings(both, kind):
+    e, t = both(lambda lib: _non_full_warning(lib, kind))
+    assert e == t
+    assert (e == []) == (kind == "single_node")
+
+
+def test_global_non_full_then_full_cannot_mix(both):
+    def case(lib):
+        mm = lib.nn.modules.module
+        h = mm.register_module_backward_hook(lambda *a: None)
+        try:
+            return outcome(lambda: mm.register_module_full_backward_hook(lambda *a: None))
+        finally:
+            h.remove()
+            mm._global_is_full_backward_hook = None
+
+    e, t = both(case)
+    assert e == t
+    assert e[0] == "RuntimeError"
+
+
+def test_global_non_full_backward_hook_fires(both):
+    def case(lib):
+        log = []
+        mm = lib.nn.modules.module
+        lin = fill_params(lib.nn.Linear(2, 2), lib)
+        h = mm.register_module_backward_hook(lambda mod, gi, go: log.append((type(mod).__name__, _g(go))))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                lin(ramp(lib, 1, 2, requires_grad=True)).sum().backward()
+        finally:
+            h.remove()
+            mm._global_is_full_backward_hook = None
+        return log
+
+    e, t = both(case)
+    assert e == t
+    assert e
+
+
+def test_copied_handle_removes_the_same_hook(both):
+    def case(lib):
+        m = lib.nn.Identity()
+        h = m.register_forward_hook(lambda *a: None, always_call=True)
+        c = copy.copy(h)
+        c.remove()
+        return c.id == h.id, len(m._forward_hooks), len(m._forward_hooks_always_called)
+
+    e, t = both(case)
+    assert e == t == (True, 0, 0)
+
+
+def test_wrapped_hook_of_dead_module():
+    m = engine.nn.Linear(1, 1)
+    m.register_load_state_dict_pre_hook(lambda *a: None)
+    (wrapped,) = m._load_state_dict_pre_hooks.values()
+    alive = copy.copy(wrapped)
+    assert alive.module() is m
+    del m
+    gc.collect()
+    with pytest.raises(RuntimeError, match="dead Module"):
+        wrapped({}, "", {}, True, [], [], [])
+    with pytest.raises(RuntimeError, match="revive the hook of a dead Module"):
+        copy.copy(wrapped)

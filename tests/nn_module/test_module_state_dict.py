@@ -276,3 +276,28 @@ def test_load_does_not_record_graph():
     assert m.fc1.weight.grad_fn is None and m.fc1.weight.is_leaf
     out = m.fc1(ramp(engine, 1, 3))
     assert out.requires_grad
+
+
+def test_copy_failure_is_reported(both):
+    def case(lib):
+        m = lib.nn.Linear(1, 2)
+
+        def broken(src):
+            raise ValueError("cannot copy")
+
+        m.weight.copy_ = broken
+        return outcome(lambda: m.load_state_dict(lib.nn.Linear(1, 2).state_dict()))
+
+    e, t = both(case)
+    assert e == t
+    assert e[0] == "RuntimeError" and "an exception occurred : ('cannot copy',)" in e[1]
+
+
+def test_extra_state_defaults_raise(both):
+    def case(lib):
+        return (outcome(lambda: lib.nn.Module().get_extra_state()),
+                outcome(lambda: lib.nn.Module().set_extra_state(1)))
+
+    e, t = both(case)
+    assert [x[0] for x in e] == [x[0] for x in t] == ["RuntimeError", "RuntimeError"]
+    assert all(a[1] in b[1] for a, b in zip(e, t))

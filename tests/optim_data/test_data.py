@@ -11,7 +11,6 @@ import pytest
 
 import engine
 from engine.utils import data as edata
-from engine.utils.data.dataloader import _DataLoaderIter
 
 from .helpers import assert_same_error
 

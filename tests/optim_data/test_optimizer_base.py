@@ -256,3 +256,26 @@ def test_foreach_and_fused_are_accepted_and_change_nothing():
         warnings.simplefilter("error")
         with pytest.raises(RuntimeError, match="cannot be `True` together"):
             eoptim.SGD([leaf(engine)], lr=0.1, foreach=True, fused=True)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "RMSprop"])
+def test_a_step_count_loaded_as_a_number_becomes_a_step_tensor(torch, name):
+    def case(lib):
+        p = lib.tensor([1.0, 2.0], requires_grad=True)
+        p.grad = lib.tensor([0.5, -0.5])
+        opt = getattr(lib.optim, name)([p], lr=0.1)
+        opt.step()
+        sd = opt.state_dict()
+        sd["state"][0]["step"] = 1.0  # as older checkpoints stored it
+        q = lib.tensor([1.0, 2.0], requires_grad=True)
+        q.grad = lib.tensor([0.5, -0.5])
+        opt2 = getattr(lib.optim, name)([q], lr=0.1)
+        opt2.load_state_dict(sd)
+        step = opt2.state[q]["step"]
+        opt2.step()
+        return type(step).__name__, str(step.dtype).split(".")[-1], step.shape == (), opt2.state[q]["step"].item(), \
+            q.tolist()
+
+    got, want = case(engine), case(torch)
+    assert got[:4] == want[:4] == ("Tensor", "float32", True, 2.0)
+    np.testing.assert_allclose(got[4], want[4], rtol=1e-6)

@@ -129,10 +129,10 @@ def test_user_subclasses_that_override_step_fire_the_hooks_exactly_once():
         p = engine.tensor([1.0, -1.0], requires_grad=True)
         p.grad = engine.tensor([0.5, -0.5])
         opt = cls([p], lr=0.2)
-        calls = []
-        opt.register_step_pre_hook(lambda o, a, k: calls.append("pre"))
-        opt.register_step_post_hook(lambda o, a, k: calls.append("post"))
-        handle = register_optimizer_step_pre_hook(lambda o, a, k: calls.append("global"))
+        calls: list[str] = []
+        opt.register_step_pre_hook(lambda o, a, k, calls=calls: calls.append("pre"))
+        opt.register_step_post_hook(lambda o, a, k, calls=calls: calls.append("post"))
+        handle = register_optimizer_step_pre_hook(lambda o, a, k, calls=calls: calls.append("global"))
         try:
             opt.step()
         finally:

@@ -13,15 +13,17 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 
 def ntuple(value: int | Sequence[int], n: int, name: str, fname: str) -> tuple[int, ...]:
-    """``3 -> (3, 3)``; a sequence must already have ``n`` entries (torch's check)."""
+    """``3 -> (3, 3)``; a sequence must have 1 or ``n`` entries (torch's pooling checks and words)."""
     if isinstance(value, int | np.integer):
         return (int(value),) * n
     out = tuple(int(v) for v in value)
     if len(out) == 1:
         return out * n
     if len(out) != n:
+        count = {2: "two", 3: "three"}.get(n, str(n))
+        rule = {"stride": "must either be omitted, a single int,", "dilation": "must be either a single int,"}
         raise RuntimeError(
-            f"{fname}: {name} must either be a single int, or a tuple of {n} ints"
+            f"{fname}: {name} {rule.get(name, 'must either be a single int,')} or a tuple of {count} ints"
         )
     return out
 

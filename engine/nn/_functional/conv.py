@@ -9,11 +9,13 @@ computes ``dcols = Wᵀ @ dY``, folded back into the input with one strided add 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ..._ops import shape as shape_ops
 from ..._ops._core import result
 from ._utils import legacy_type_name, shape_str
 
@@ -106,18 +108,34 @@ def _check_shapes(xs: tuple, w: np.ndarray, b: np.ndarray | None, groups: int) -
         )
 
 
-def _resolve_padding(padding, ksize: tuple[int, int], dilation: tuple[int, int],
-                     stride: tuple[int, int]) -> Pads:
+def _same_padding(input, weight, stride: tuple, dilation: tuple):  # noqa: A002
+    """padding='same' as torch does it: the symmetric part goes to the convolution; the odd extra
+    row/column of an even kernel is a ``constant_pad_nd`` on the end (``ConstantPadNdBackward0``),
+    with torch's warning. Returns (input, symmetric padding)."""
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    totals = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
+    left = tuple(t // 2 for t in totals)
+    extra = [t - 2 * lo for t, lo in zip(totals, left)]
+    if any(extra):
+        warnings.warn(
+            "Using padding='same' with even kernel lengths and odd dilation may require a zero-padded "
+            "copy of the input be created",
+            stacklevel=5,  # the caller of F.conv2d / F.conv1d
+        )
+        pad = []
+        for e in reversed(extra):  # F.pad lists the last dim first
+            pad += [0, e]
+        input = shape_ops.pad(input, pad)
+    return input, left
+
+
+def _resolve_padding(padding) -> Pads:
+    """(top, bottom, left, right) for 2-D padding (ints or 'valid'; 'same' is resolved before)."""
     if isinstance(padding, str):
-        if padding == "valid":
-            return (0, 0, 0, 0)
-        if padding != "same":
+        if padding != "valid":
             raise RuntimeError(f"Invalid padding string: '{padding}'")
-        if any(s != 1 for s in stride):
-            raise RuntimeError("padding='same' is not supported for strided convolutions")
-        # torch puts the odd extra row/column of an even kernel at the end.
-        (th, tw) = (dilation[0] * (ksize[0] - 1), dilation[1] * (ksize[1] - 1))
-        return (th // 2, th - th // 2, tw // 2, tw - tw // 2)
+        return (0, 0, 0, 0)
     if any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
     return (padding[0], padding[0], padding[1], padding[1])
@@ -133,32 +151,38 @@ def _convolution(input, weight, bias, stride, padding, dilation, groups: int, nd
     x, w = input._data, weight._data
     b = bias._data if bias is not None else None
     stride, padding, dilation = _check_args(x, w, b, nd, fname, stride, padding, dilation, groups)
-    unbatched = x.ndim == nd + 1
-    if unbatched:
-        x = x[None]
+    if x.ndim == nd + 1:  # unbatched: torch records Unsqueeze -> Convolution -> Squeeze
+        out = _batched(shape_ops.unsqueeze(input, 0), weight, bias, stride, padding, dilation, groups, nd)
+        return shape_ops.squeeze(out, 0)
+    return _batched(input, weight, bias, stride, padding, dilation, groups, nd)
+
+
+def _batched(input, weight, bias, stride, padding, dilation, groups: int, nd: int):  # noqa: A002
+    x, w = input._data, weight._data
+    b = bias._data if bias is not None else None
     _check_shapes(x.shape, w, b, groups)
+    if padding == "same":
+        input, padding = _same_padding(input, weight, stride, dilation)
+        x = input._data
     if nd == 1:  # conv1d = conv2d over a height of 1
         x, w = x[:, :, None, :], w[:, :, None, :]
         stride, dilation = (1, *stride), (1, *dilation)
         padding = padding if isinstance(padding, str) else (0, *padding)
-    pads = _resolve_padding(padding, w.shape[2:], dilation, stride)
+    pads = _resolve_padding(padding)
     _check_size(x.shape, w.shape, pads, dilation, nd)
 
     need_x = input._requires_grad
     need_w = weight._requires_grad
+    need_b = bias is not None and bias._requires_grad
     out, cols, batch_last = _forward(x, w, b, stride, pads, dilation, groups, need_x)
     if nd == 1:
         out = out[:, :, 0, :]
-    if unbatched:
-        out = out[0]
     in_shape, w_shape = input.shape, weight.shape
 
     def backward(g):
-        g4 = g[None] if unbatched else g
-        if nd == 1:
-            g4 = g4[:, :, None, :]
+        g4 = g[:, :, None, :] if nd == 1 else g
         gx, gw, gb = _backward(g4, x.shape, w, cols if need_w else None, batch_last, stride, pads,
-                               dilation, groups, need_x, bias is not None and bias._requires_grad)
+                               dilation, groups, need_x, need_b)
         return (gx.reshape(in_shape) if gx is not None else None,
                 gw.reshape(w_shape) if gw is not None else None,
                 gb)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ... import _random
 from ..._ops import pointwise
-from ..._ops._core import _Tensor
+from ..._tensor import Tensor
 
 
 def _check_p(p: float) -> None:
@@ -29,7 +29,7 @@ def _mask(shape: tuple, p: float, dtype: np.dtype) -> np.ndarray:
 
 
 def _apply(input, mask: np.ndarray, inplace: bool):  # noqa: A002
-    m = _Tensor._wrap(mask)
+    m = Tensor._wrap(mask)
     return input.mul_(m) if inplace else pointwise.mul(input, m)
 
 

@@ -4,7 +4,8 @@ Fused nodes where torch has one (``MseLossBackward0``, ``NllLossBackward0``,
 ``NllLoss2DBackward0``, ``BinaryCrossEntropyBackward0``, ``BinaryCrossEntropyWithLogitsBackward0``);
 where torch composes (``l1_loss``, label smoothing, probability targets, weighted MSE/L1) the same
 small ops are recorded, so the graph matches torch's node for node. ``MulBackward1`` and
-``DivBackward1`` are torch's names for a tensor scaled by a number inside C++.
+``DivBackward1`` (and ``AddBackward1``) are torch's names for a tensor scaled by (or added to) a
+number inside C++.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import numpy as np
 from ..._ops import pointwise
 from ..._ops import reduction as red
 from ..._ops import shape as shape_ops
-from ..._ops._core import _Tensor, broadcast_error, result
+from ..._ops._core import broadcast_error, result
+from ..._tensor import Tensor
 from ._utils import check_reduction, legacy_type_name, shape_str
 from .activation import log_softmax
 
@@ -44,6 +46,11 @@ def _scaled(t, factor: float, name: str = "MulBackward1"):
     """``t * factor`` (or ``t / factor`` for ``DivBackward1``) recorded as one scalar op."""
     f = 1.0 / factor if name == "DivBackward1" else factor
     return result(t._data * np.asarray(f, t._data.dtype), name, (t,), lambda g: (g * np.asarray(f, g.dtype),))
+
+
+def _add_scalar(t, value: float):
+    """``t + value`` as C++ records it (``AddBackward1``)."""
+    return result(t._data + np.asarray(value, t._data.dtype), "AddBackward1", (t,), lambda g: (g,))
 
 
 def _reduce(loss: np.ndarray, how: str) -> np.ndarray:
@@ -183,7 +190,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
         return _nll(input, target, weight, ignore_index, how, "NllLoss2DBackward0")
     # torch views other ranks as (N, C, 1, L) and the per-element loss back (ViewBackward0 both ways).
     flat = shape_ops.view(shape_ops.contiguous(input), n, c, 1, -1)
-    out = _nll(flat, _Tensor._wrap(target._data.reshape(n, 1, -1)), weight, ignore_index, how,
+    out = _nll(flat, Tensor._wrap(target._data.reshape(n, 1, -1)), weight, ignore_index, how,
                "NllLoss2DBackward0")
     return shape_ops.view(out, (n,) + tuple(x.shape[2:])) if how == "none" else out
 
@@ -270,13 +277,14 @@ def _cross_entropy_smoothed(logp, target, weight, how: str, ignore_index: int, l
     ignore = target._data == ignore_index
     scaled = pointwise.mul(logp, _class_view(weight, logp.ndim, class_dim)) if weight is not None else logp
     smooth = pointwise.neg(red.sum(scaled, class_dim))
-    smooth.masked_fill_(_Tensor._wrap(ignore), 0.0)
+    smooth.masked_fill_(Tensor._wrap(ignore), 0.0)
     if how == "mean":
         if weight is not None:
             denom = weight._data[target._data[~ignore].reshape(-1)].sum()
         else:
             denom = (~ignore).sum()
-        ret = pointwise.div(red.sum(smooth), _Tensor._wrap(np.asarray(denom, logp._data.dtype)))
+        with np.errstate(invalid="ignore", divide="ignore"):  # all targets ignored: NaN, as in torch
+            ret = pointwise.div(red.sum(smooth), Tensor._wrap(np.asarray(denom, logp._data.dtype)))
     elif how == "sum":
         ret = red.sum(smooth)
     else:
@@ -293,7 +301,7 @@ def _cross_entropy_probs(logp, target, weight, how: str, ls: float, class_dim: i
             f"classes but got weight tensor of shape: {shape_str(weight.shape)}"
         )
     if ls > 0.0:
-        target = pointwise.add(_scaled(target, 1.0 - ls), ls / n_classes)
+        target = _add_scalar(_scaled(target, 1.0 - ls), ls / n_classes)
     prod = pointwise.mul(logp, target)
     if weight is not None:
         prod = pointwise.mul(prod, _class_view(weight, logp.ndim, class_dim))

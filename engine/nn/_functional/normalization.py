@@ -39,9 +39,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     x = input._data
     if training:
         _verify_batch_size(input.shape)
-    if x.ndim < 2:
+    if x.ndim < 2 and training:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
-    c = x.shape[1]
+    c = x.shape[1] if x.ndim > 1 else 0  # torch counts no channels in a 1-D input
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
         _check_param(name, t, c)

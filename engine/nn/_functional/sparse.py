@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._ops._core import _Tensor, result
+from ..._ops._core import result
+from ..._tensor import Tensor
 
 
 def _check_indices(idx: np.ndarray, what: str) -> None:
@@ -97,5 +98,5 @@ def one_hot(tensor, num_classes: int = -1):
         if x.max() >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
     out = (x[..., None] == np.arange(num_classes)).astype(np.int64)
-    return _Tensor._wrap(out)
+    return Tensor._wrap(out)
 

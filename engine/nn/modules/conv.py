@@ -25,6 +25,18 @@ def _ntuple(value: Any, n: int) -> tuple:
     return tuple(value)
 
 
+def _reversed_padding(padding: Any, kernel_size: tuple, dilation: tuple) -> list[int]:
+    """F.pad's argument for this padding (last dim first, each side), as torch stores it."""
+    if not isinstance(padding, str):
+        return [p for p in reversed(padding) for _ in range(2)]
+    out = [0, 0] * len(kernel_size)
+    if padding == "same":
+        for i, (d, k) in enumerate(zip(reversed(dilation), reversed(kernel_size))):
+            total = d * (k - 1)
+            out[2 * i], out[2 * i + 1] = total // 2, total - total // 2
+    return out
+
+
 class _ConvNd(Module):
     """Shared by Conv1d/Conv2d. ``weight`` is (out_channels, in_channels/groups, *kernel_size),
     ``bias`` (out_channels); both start as torch's defaults (``kaiming_uniform_(a=√5)`` and
@@ -64,6 +76,7 @@ class _ConvNd(Module):
         self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
         self.transposed, self.output_padding = False, (0,) * nd
         self.groups, self.padding_mode = groups, padding_mode
+        self._reversed_padding_repeated_twice = _reversed_padding(padding, kernel_size, dilation)
         self.weight = Parameter(empty((out_channels, in_channels // groups, *kernel_size), device=device,
                                       dtype=dtype))
         if bias:
@@ -77,9 +90,8 @@ class _ConvNd(Module):
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
             fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
 
     def extra_repr(self) -> str:
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"

@@ -66,4 +66,5 @@ class LayerNorm(Module):
             raise layer_error(err, self, expected, input.shape) from None
 
     def extra_repr(self) -> str:
-        return "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}".format(**self.__dict__)
+        return ("{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}, bias={use_bias}"
+                .format(**self.__dict__, use_bias=self.bias is not None))

@@ -68,7 +68,7 @@ class AvgPool2d(Module):
         engine.Size([1, 1, 2, 2])
     """
 
-    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
+    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: int | None = None) -> None:

@@ -38,10 +38,11 @@ class Embedding(Module):
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         if padding_idx is not None:
-            if padding_idx > 0:
-                assert padding_idx < num_embeddings, "Padding_idx must be within num_embeddings"
-            elif padding_idx < 0:
-                assert padding_idx >= -num_embeddings, "Padding_idx must be within num_embeddings"
+            if padding_idx > 0 and padding_idx >= num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            if padding_idx < 0:
+                if padding_idx < -num_embeddings:
+                    raise AssertionError("Padding_idx must be within num_embeddings")
                 padding_idx = num_embeddings + padding_idx
         self.padding_idx = padding_idx
         self.max_norm = max_norm
@@ -52,8 +53,8 @@ class Embedding(Module):
                                     requires_grad=not _freeze)
             self.reset_parameters()
         else:
-            assert list(_weight.shape) == [num_embeddings, embedding_dim], \
-                "Shape of weight does not match num_embeddings and embedding_dim"
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
             self.weight = Parameter(_weight, requires_grad=not _freeze)
         self.sparse = sparse
 
@@ -68,8 +69,14 @@ class Embedding(Module):
                 self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-                           self.scale_grad_by_freq, self.sparse)
+        try:
+            return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq, self.sparse)
+        except IndexError as err:
+            raise IndexError(
+                f"{err}: {self!r} expects indices in [0, {self.num_embeddings}) but got indices in "
+                f"[{input.min().item()}, {input.max().item()}]"
+            ) from None
 
     def extra_repr(self) -> str:
         s = "{num_embeddings}, {embedding_dim}"
@@ -90,7 +97,8 @@ class Embedding(Module):
                         max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
                         sparse: bool = False) -> Embedding:
         """An Embedding whose weight is ``embeddings`` (2-D), frozen unless ``freeze=False``."""
-        assert embeddings.dim() == 2, "Embeddings parameter is expected to be 2-dimensional"
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape
         return cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
                    padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,

@@ -1,0 +1,649 @@
+"""Recurrent layers: ``RNN``, ``LSTM``, ``GRU`` and their single-step cells, laid out as torch's.
+
+Parameters carry torch's names (``weight_ih_l0``, ``bias_hh_l1_reverse``, ``weight_hr_l0``), shapes
+and registration order, so ``state_dict()`` round-trips with torch. The computation is the
+composite one torch runs on CPU: each layer and direction projects the whole input sequence in
+one matrix product (``F.linear`` over every time step), then walks the time steps; each step is a
+batched ``addmm`` with the recurrent weights followed by the gate arithmetic, all four LSTM gates
+(three GRU gates) coming out of that one product. The time loop is the only Python loop.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..._creation import empty, zeros
+from ..._ops import shape as _shape
+from ..._tensor import Tensor
+from .. import functional as F
+from .. import init
+from .._functional._utils import legacy_type_name, shape_str
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+# A step maps (input projection of x_t, state, w_hh, b_hh, w_hr) to the new state; state[0] is
+# the step's output h_t. The state is (h,) for RNN/GRU and (h, c) for LSTM.
+State = tuple[Tensor, ...]
+Step = Callable[[Tensor, State, Tensor, Tensor | None, Tensor | None], State]
+
+
+# --- one time step, vectorised over the batch ---------------------------------------------------
+
+def _rnn_tanh_step(igates: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None, w_hr: Tensor | None) -> State:
+    return ((F.linear(state[0], w_hh, b_hh) + igates).tanh(),)
+
+
+def _rnn_relu_step(igates: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None, w_hr: Tensor | None) -> State:
+    return (F.relu(F.linear(state[0], w_hh, b_hh) + igates),)
+
+
+def _lstm_step(igates: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None, w_hr: Tensor | None) -> State:
+    """torch's LSTMCell: gates (i, f, g, o) from one product; c' = f·c + i·g, h' = o·tanh(c'),
+    projected by ``w_hr`` when the LSTM has ``proj_size``."""
+    h, c = state
+    i, f, g, o = (F.linear(h, w_hh, b_hh) + igates).chunk(4, 1)
+    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    h = o.sigmoid() * c.tanh()
+    if w_hr is not None:
+        h = F.linear(h, w_hr)
+    return h, c
+
+
+def _gru_step(igates: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None, w_hr: Tensor | None) -> State:
+    """torch's GRUCell: r, z from the summed products, n = tanh(x_n + r·h_n), h' = (h - n)·z + n."""
+    h = state[0]
+    i_r, i_z, i_n = igates.chunk(3, 1)
+    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, 1)
+    reset = (h_r + i_r).sigmoid()
+    update = (h_z + i_z).sigmoid()
+    new = (i_n + h_n * reset).tanh()
+    return ((h - new) * update + new,)
+
+
+_STEPS: dict[str, Step] = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _lstm_step,
+                           "GRU": _gru_step}
+
+
+def _run_direction(x: Tensor, state: State, weights: Sequence[Tensor | None], step: Step,
+                   reverse: bool) -> tuple[Tensor, State]:
+    """One layer, one direction over a (T, N, H_in) sequence: the input projection of every
+    step in one product, then the recurrence. Returns the (T, N, H_out) outputs (in time order
+    for both directions) and the final state."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    igates = F.linear(x, w_ih, b_ih).unbind(0)
+    outputs: list[Tensor] = [None] * len(igates)  # type: ignore[list-item]
+    for t in reversed(range(len(igates))) if reverse else range(len(igates)):
+        state = step(igates[t], state, w_hh, b_hh, w_hr)
+        outputs[t] = state[0]
+    return _shape.stack(outputs, 0), state
+
+
+def _shape_error(cls: type[Exception], message: str, layer: Module, what: str, expected: str,
+                 got: Sequence[int]) -> Exception:
+    """torch's ``message``, extended as the nn layers extend theirs: naming the layer and both
+    shapes."""
+    return cls(f"{message}: {layer!r} expects {what} of shape {expected} but got {what} of shape {shape_str(got)}")
+
+
+def _check_matmul_dtype(t: Tensor, weight: Tensor) -> None:
+    """The error torch's ``addmm`` raises when an input or hidden state is not the weights' dtype."""
+    if t.dtype != weight.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {legacy_type_name(t._data.dtype)} "
+                           f"and {legacy_type_name(weight._data.dtype)}")
+
+
+# --- multi-layer modules ------------------------------------------------------------------------
+
+class RNNBase(Module):
+    """What ``RNN``, ``LSTM`` and ``GRU`` share: parameters per layer and direction, shape checks,
+    and the layer/direction loop.
+
+    For layer ``k`` and direction suffix ``''`` or ``'_reverse'`` it registers
+    ``weight_ih_l{k}`` (gates·hidden, input), ``weight_hh_l{k}`` (gates·hidden, hidden),
+    ``bias_ih_l{k}``, ``bias_hh_l{k}`` (when ``bias``) and ``weight_hr_l{k}`` (LSTM with
+    ``proj_size``), in that order, all drawn from ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``.
+    ``_flat_weights`` always lists the current parameters in that order.
+    """
+
+    __constants__ = ["mode", "input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout",
+                     "bidirectional", "proj_size"]
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        _validate_rnn_args(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout, proj_size)
+        self._flat_weights_names: list[str] = []
+        self._all_weights: list[list[str]] = []
+        for layer in range(num_layers):
+            for direction in range(2 if bidirectional else 1):
+                self._add_layer_params(layer, direction, device, dtype)
+        self._init_flat_weights()
+        self.reset_parameters()
+
+    def _add_layer_params(self, layer: int, direction: int, device: Any, dtype: Any) -> None:
+        gate_size = _GATES[self.mode] * self.hidden_size
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        num_directions = 2 if self.bidirectional else 1
+        layer_input = self.input_size if layer == 0 else real_hidden * num_directions
+        shapes = {"weight_ih": (gate_size, layer_input), "weight_hh": (gate_size, real_hidden)}
+        if self.bias:
+            shapes.update(bias_ih=(gate_size,), bias_hh=(gate_size,))
+        if self.proj_size > 0:
+            shapes["weight_hr"] = (self.proj_size, self.hidden_size)
+        suffix = "_reverse" if direction == 1 else ""
+        names = []
+        for kind, shape in shapes.items():
+            name = f"{kind}_l{layer}{suffix}"
+            setattr(self, name, Parameter(empty(shape, device=device, dtype=dtype)))
+            names.append(name)
+        self._flat_weights_names.extend(names)
+        self._all_weights.append(names)
+
+    def _init_flat_weights(self) -> None:
+        self._flat_weights = [getattr(self, n) if hasattr(self, n) else None for n in self._flat_weights_names]
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        # Keep _flat_weights in step when a weight is reassigned (``rnn.weight_hh_l0 = ...``).
+        if "_flat_weights" in self.__dict__ and attr in self._flat_weights_names:
+            self._flat_weights[self._flat_weights_names.index(attr)] = value
+        super().__setattr__(attr, value)
+
+    def flatten_parameters(self) -> None:
+        """A no-op kept for torch compatibility (torch packs the weights for cuDNN here)."""
+
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> RNNBase:
+        ret = super()._apply(fn, recurse)
+        self._init_flat_weights()
+        return ret
+
+    def reset_parameters(self) -> None:
+        """Draw every parameter from ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``."""
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    @property
+    def all_weights(self) -> list[list[Parameter]]:
+        """The parameters grouped per layer and direction, as torch lists them."""
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
+
+    # --- checks (torch's order and messages) ---------------------------------------------------
+
+    def _expected_input(self) -> str:
+        return f"({'N, L' if self.batch_first else 'L, N'}, {self.input_size})"
+
+    def check_input(self, input: Tensor, batch_sizes: Tensor | None = None) -> None:  # noqa: A002
+        """Raise ``ValueError`` for a dtype other than the weights', ``RuntimeError`` for a
+        batched input that is not 3-D or whose last dim is not ``input_size``."""
+        weight_dtype = self._flat_weights[0].dtype
+        if input.dtype != weight_dtype:
+            raise ValueError(
+                f"RNN input dtype ({input.dtype}) does not match weight dtype ({weight_dtype}). "
+                f"Convert input: input.to({weight_dtype}), or convert model: model.to({input.dtype})"
+            )
+        expected_dim = 2 if batch_sizes is not None else 3
+        if input.dim() != expected_dim:
+            raise RuntimeError(f"input must have {expected_dim} dimensions, got {input.dim()}")
+        if self.input_size != input.size(-1):
+            raise _shape_error(RuntimeError, f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.size(-1)}", self, "input", self._expected_input(),
+                               input.shape)
+
+    def get_expected_hidden_size(self, input: Tensor, batch_sizes: Tensor | None = None) -> tuple[int, int, int]:  # noqa: A002
+        """``(num_layers * num_directions, batch, proj_size or hidden_size)``."""
+        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return (self.num_layers * num_directions, mini_batch, real_hidden)
+
+    def check_hidden_size(self, hx: Tensor, expected_hidden_size: tuple[int, int, int],
+                          msg: str = "Expected hidden size {}, got {}", what: str = "hx") -> None:
+        """``RuntimeError`` (torch's ``msg``, then the layer and both shapes) when ``hx`` has
+        another shape."""
+        if tuple(hx.shape) != tuple(expected_hidden_size):
+            raise _shape_error(RuntimeError, msg.format(expected_hidden_size, list(hx.shape)), self, what,
+                               str(tuple(expected_hidden_size)), hx.shape)
+
+    def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes: Tensor | None = None) -> None:  # noqa: A002
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx: Any, permutation: Tensor | None) -> Any:
+        """``hx`` itself: without packed sequences there is no permutation to undo."""
+        return hx
+
+    def extra_repr(self) -> str:
+        s = "{input_size}, {hidden_size}"
+        if self.proj_size != 0:
+            s += ", proj_size={proj_size}"
+        if self.num_layers != 1:
+            s += ", num_layers={num_layers}"
+        if self.bias is not True:
+            s += ", bias={bias}"
+        if self.batch_first is not False:
+            s += ", batch_first={batch_first}"
+        if self.dropout != 0:
+            s += ", dropout={dropout}"
+        if self.bidirectional is not False:
+            s += ", bidirectional={bidirectional}"
+        return s.format(**self.__dict__)
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        if "proj_size" not in state:
+            self.proj_size = 0
+        self._init_flat_weights()
+
+    # --- the computation ----------------------------------------------------------------------
+
+    def _batched(self, input: Tensor, hx: Any, hx_dims: Callable[[Any], tuple[int, ...]],  # noqa: A002
+                 unsqueeze_hx: Callable[[Any], Any], hx_message: Callable[[Any, bool], str]
+                 ) -> tuple[Tensor, Any, bool]:
+        """Validate ranks and give unbatched input (and its state) a batch dim of 1."""
+        self._init_flat_weights()  # the current parameters, however they were replaced
+        if input.dim() not in (2, 3):
+            raise ValueError(self._rank_message(input.dim()))
+        is_batched = input.dim() == 3
+        if not is_batched:
+            input = input.unsqueeze(0 if self.batch_first else 1)
+        if hx is not None:
+            want = 3 if is_batched else 2
+            if any(d != want for d in hx_dims(hx)):
+                raise RuntimeError(hx_message(hx, is_batched))
+            if not is_batched:
+                hx = unsqueeze_hx(hx)
+        return input, hx, is_batched
+
+    def _rank_message(self, ndim: int) -> str:
+        return f"{type(self).__name__}: Expected input to be 2D or 3D, got {ndim}D instead"
+
+    def _zeros_state(self, input: Tensor, size: int) -> Tensor:
+        num_directions = 2 if self.bidirectional else 1
+        batch = input.size(0) if self.batch_first else input.size(1)
+        return zeros(self.num_layers * num_directions, batch, size, dtype=input.dtype)
+
+    def _run(self, input: Tensor, hx: State) -> tuple[Tensor, State]:  # noqa: A002
+        """Every layer and direction over a batched input; ``hx`` holds the initial states
+        stacked over (layer, direction). Returns the last layer's outputs and the final
+        states stacked the same way."""
+        x = input.transpose(0, 1) if self.batch_first else input
+        if x.size(0) == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+        _check_matmul_dtype(hx[0], self._flat_weights[0])
+        step = _STEPS[self.mode]
+        num_directions = 2 if self.bidirectional else 1
+        initial = [s.unbind(0) for s in hx]
+        finals: list[State] = []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(num_directions):
+                idx = layer * num_directions + direction
+                state = tuple(s[idx] for s in initial)
+                out, state = _run_direction(x, state, self._layer_weights(idx), step, reverse=direction == 1)
+                outputs.append(out)
+                finals.append(state)
+            x = _shape.cat(outputs, -1) if num_directions == 2 else outputs[0]
+            if self.dropout != 0 and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        output = x.transpose(0, 1) if self.batch_first else x
+        return output, tuple(_shape.stack([f[k] for f in finals], 0) for k in range(len(hx)))
+
+    def _layer_weights(self, idx: int) -> tuple[Tensor | None, ...]:
+        """(w_ih, w_hh, b_ih, b_hh, w_hr) of one layer and direction, None where absent."""
+        by_kind = {name.rsplit("_l", 1)[0]: getattr(self, name) for name in self._all_weights[idx]}
+        return tuple(by_kind.get(k) for k in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
+
+
+def _validate_rnn_args(mode: str, input_size: Any, hidden_size: Any, num_layers: int, bias: Any, batch_first: Any,
+                       dropout: Any, proj_size: int) -> None:
+    """torch's constructor checks, in torch's order."""
+    if not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 or isinstance(dropout, bool):
+        raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
+                         "being zeroed")
+    if dropout > 0 and num_layers == 1:
+        warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects "
+                      f"num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
+                      stacklevel=4)
+    for name, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
+                              ("input_size", input_size, int)):
+        if not isinstance(value, kind):
+            raise TypeError(f"{name} should be of type {kind.__name__}, got: {type(value).__name__}")
+        if name == "input_size" and value <= 0:
+            raise ValueError("input_size must be greater than zero")
+    if not isinstance(hidden_size, int):
+        raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
+    if hidden_size <= 0:
+        raise ValueError("hidden_size must be greater than zero")
+    if num_layers <= 0:
+        raise ValueError("num_layers must be greater than zero")
+    if proj_size < 0:
+        raise ValueError("proj_size should be a positive integer or zero to disable projections")
+    if proj_size >= hidden_size:
+        raise ValueError("proj_size has to be smaller than hidden_size")
+    if mode not in _GATES:
+        raise ValueError("Unrecognized RNN mode: " + mode)
+
+
+def _single_hx_message(hx: Tensor, is_batched: bool) -> str:
+    if is_batched:
+        return f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor"
+    return f"For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D tensor"
+
+
+class RNN(RNNBase):
+    """Elman RNN: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (or ReLU), stacked
+    ``num_layers`` deep, optionally bidirectional.
+
+    ``RNN(input_size, hidden_size, num_layers=1, nonlinearity='tanh', bias=True, batch_first=False,
+    dropout=0.0, bidirectional=False)``. ``forward(input, hx=None)`` takes ``(L, N, H_in)``
+    (``(N, L, H_in)`` with ``batch_first``) or unbatched ``(L, H_in)`` input and returns
+    ``(output, h_n)``: the last layer's ``h_t`` for every ``t`` (directions concatenated) and
+    the final state of every layer and direction, ``(num_layers * num_directions, N, H_out)``.
+
+    Example::
+
+        >>> rnn = engine.nn.RNN(10, 20, 2)
+        >>> output, hn = rnn(engine.randn(5, 3, 10), engine.randn(2, 3, 20))
+        >>> output.shape, hn.shape
+        (engine.Size([5, 3, 20]), engine.Size([2, 3, 20]))
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if len(args) > 3:
+            self.nonlinearity = args[3]
+            args = args[:3] + args[4:]
+        else:
+            self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if self.nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif self.nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' or 'relu'.")
+        super().__init__(mode, *args, **kwargs)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:  # noqa: A002
+        input, hx, is_batched = self._batched(input, hx, lambda h: (h.dim(),), lambda h: h.unsqueeze(1),
+                                              _single_hx_message)
+        if hx is None:
+            hx = self._zeros_state(input, self.hidden_size)
+        self.check_forward_args(input, hx)
+        output, (hidden,) = self._run(input, (hx,))
+        if not is_batched:
+            output = output.squeeze(0 if self.batch_first else 1)
+            hidden = hidden.squeeze(1)
+        return output, hidden
+
+    def _rank_message(self, ndim: int) -> str:
+        return f"RNN: Expected input to be 2D or 3D, got {ndim}D tensor instead"
+
+
+class LSTM(RNNBase):
+    """Long short-term memory: per step, gates ``i, f, g, o`` from one product,
+    ``c_t = f ⊙ c_{t-1} + i ⊙ g`` and ``h_t = o ⊙ tanh(c_t)`` (times ``W_hr^T`` with ``proj_size``).
+
+    ``LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+    bidirectional=False, proj_size=0)``. ``forward(input, (h_0, c_0)=None)`` returns
+    ``(output, (h_n, c_n))`` with torch's shapes; ``h`` has ``proj_size`` features when set.
+
+    Example::
+
+        >>> lstm = engine.nn.LSTM(10, 20, 2)
+        >>> output, (hn, cn) = lstm(engine.randn(5, 3, 10))
+        >>> output.shape, cn.shape
+        (engine.Size([5, 3, 20]), engine.Size([2, 3, 20]))
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__("LSTM", *args, **kwargs)
+
+    def get_expected_cell_size(self, input: Tensor, batch_sizes: Tensor | None = None) -> tuple[int, int, int]:  # noqa: A002
+        """``(num_layers * num_directions, batch, hidden_size)``."""
+        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        return (self.num_layers * (2 if self.bidirectional else 1), mini_batch, self.hidden_size)
+
+    def check_forward_args(self, input: Tensor, hidden: tuple[Tensor, Tensor],  # type: ignore[override]  # noqa: A002
+                           batch_sizes: Tensor | None = None) -> None:
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}", "hx[0]")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}", "hx[1]")
+
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None  # noqa: A002
+                ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        input, hx, is_batched = self._batched(input, hx, lambda h: (h[0].dim(), h[1].dim()),
+                                              lambda h: (h[0].unsqueeze(1), h[1].unsqueeze(1)), _pair_hx_message)
+        if hx is None:
+            real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+            hx = (self._zeros_state(input, real_hidden), self._zeros_state(input, self.hidden_size))
+        self.check_forward_args(input, hx)
+        output, (h, c) = self._run(input, tuple(hx))
+        if not is_batched:
+            output = output.squeeze(0 if self.batch_first else 1)
+            h, c = h.squeeze(1), c.squeeze(1)
+        return output, (h, c)
+
+
+def _pair_hx_message(hx: tuple[Tensor, Tensor], is_batched: bool) -> str:
+    dims = f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors"
+    if is_batched:
+        return f"For batched 3-D input, hx and cx should also be 3-D but got {dims}"
+    return f"For unbatched 2-D input, hx and cx should also be 2-D but got {dims}"
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit: ``r, z = σ(...)``, ``n = tanh(x W_in^T + b_in + r ⊙ (h W_hn^T + b_hn))``,
+    ``h_t = (1 - z) ⊙ n + z ⊙ h_{t-1}``; arguments and outputs as ``RNN``'s.
+
+    Example::
+
+        >>> gru = engine.nn.GRU(10, 20, 2)
+        >>> output, hn = gru(engine.randn(5, 3, 10))
+        >>> hn.shape
+        engine.Size([2, 3, 20])
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        super().__init__("GRU", *args, **kwargs)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:  # noqa: A002
+        input, hx, is_batched = self._batched(input, hx, lambda h: (h.dim(),), lambda h: h.unsqueeze(1),
+                                              _single_hx_message)
+        if hx is None:
+            hx = self._zeros_state(input, self.hidden_size)
+        self.check_forward_args(input, hx)
+        output, (hidden,) = self._run(input, (hx,))
+        if not is_batched:
+            output = output.squeeze(0 if self.batch_first else 1)
+            hidden = hidden.squeeze(1)
+        return output, hidden
+
+
+# --- cells --------------------------------------------------------------------------------------
+
+class RNNCellBase(Module):
+    """What the cells share: ``weight_ih`` (chunks·hidden, input), ``weight_hh`` (chunks·hidden,
+    hidden) and, with ``bias``, ``bias_ih`` and ``bias_hh``, all from
+    ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``; input and state checks in torch's order."""
+
+    __constants__ = ["input_size", "hidden_size", "bias"]
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), device=device, dtype=dtype))
+        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), device=device, dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, device=device, dtype=dtype))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def extra_repr(self) -> str:
+        s = "{input_size}, {hidden_size}"
+        if "bias" in self.__dict__ and self.bias is not True:
+            s += ", bias={bias}"
+        if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
+            s += ", nonlinearity={nonlinearity}"
+        return s.format(**self.__dict__)
+
+    def reset_parameters(self) -> None:
+        """Draw every parameter from ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``."""
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _check_rank(self, input: Tensor, states: Sequence[tuple[str, Tensor]]) -> None:  # noqa: A002
+        name = type(self).__name__
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        for label, value in states:
+            if value.dim() not in (1, 2):
+                raise ValueError(f"{name}: Expected {label} to be 1D or 2D, got {value.dim()}D instead")
+
+    def _step(self, step: Step, input: Tensor, state: State) -> State:  # noqa: A002
+        """Check sizes and dtypes as torch's cell kernels do, then run one step."""
+        if input.size(1) != self.input_size:
+            raise _shape_error(RuntimeError, f"input has inconsistent input_size: got {input.size(1)} expected "
+                               f"{self.input_size}", self, "input", f"(N, {self.input_size})", input.shape)
+        for k, h in enumerate(state):
+            if input.size(0) != h.size(0):
+                raise _shape_error(RuntimeError, f"Input batch size {input.size(0)} doesn't match hidden{k} batch "
+                                   f"size {h.size(0)}", self, self._state_name(k), f"({input.size(0)}, "
+                                   f"{self.hidden_size})", h.shape)
+            if h.size(1) != self.hidden_size:
+                raise _shape_error(RuntimeError, f"hidden{k} has inconsistent hidden_size: got {h.size(1)}, expected "
+                                   f"{self.hidden_size}", self, self._state_name(k), f"({input.size(0)}, "
+                                   f"{self.hidden_size})", h.shape)
+        _check_matmul_dtype(input, self.weight_ih)
+        _check_matmul_dtype(state[0], self.weight_hh)
+        return step(F.linear(input, self.weight_ih, self.bias_ih), state, self.weight_hh, self.bias_hh, None)
+
+    def _state_name(self, k: int) -> str:
+        return "hx"
+
+
+class RNNCell(RNNCellBase):
+    """One Elman step: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or ReLU).
+
+    ``forward(input, hx=None)`` takes ``(N, H_in)`` or unbatched ``(H_in)`` input and a state of
+    the matching rank (zeros when omitted) and returns ``h'``.
+
+    Example::
+
+        >>> cell = engine.nn.RNNCell(10, 20)
+        >>> cell(engine.randn(3, 10)).shape
+        engine.Size([3, 20])
+    """
+
+    __constants__ = ["input_size", "hidden_size", "bias", "nonlinearity"]
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:  # noqa: A002
+        self._check_rank(input, [("hidden", hx)] if hx is not None else [])
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            hx = zeros(input.size(0), self.hidden_size, dtype=input.dtype)
+        elif not is_batched:
+            hx = hx.unsqueeze(0)
+        steps = {"tanh": _rnn_tanh_step, "relu": _rnn_relu_step}
+        if self.nonlinearity not in steps:
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+        (ret,) = self._step(steps[self.nonlinearity], input, (hx,))
+        return ret if is_batched else ret.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step with the four gates from one product: returns ``(h', c')``.
+
+    ``forward(input, (h, c)=None)`` takes ``(N, H_in)`` or unbatched ``(H_in)`` input.
+
+    Example::
+
+        >>> cell = engine.nn.LSTMCell(10, 20)
+        >>> h, c = cell(engine.randn(3, 10))
+        >>> h.shape
+        engine.Size([3, 20])
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None  # noqa: A002
+                ) -> tuple[Tensor, Tensor]:
+        self._check_rank(input, [(f"hx[{k}]", v) for k, v in enumerate(hx)] if hx is not None else [])
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            z = zeros(input.size(0), self.hidden_size, dtype=input.dtype)
+            hx = (z, z)
+        elif not is_batched:
+            hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
+        h, c = self._step(_lstm_step, input, tuple(hx))
+        return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
+
+    def _state_name(self, k: int) -> str:
+        return f"hx[{k}]"
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step: returns ``h'``; arguments as ``RNNCell``'s.
+
+    Example::
+
+        >>> cell = engine.nn.GRUCell(10, 20)
+        >>> cell(engine.randn(3, 10)).shape
+        engine.Size([3, 20])
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:  # noqa: A002
+        self._check_rank(input, [("hidden", hx)] if hx is not None else [])
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            hx = zeros(input.size(0), self.hidden_size, dtype=input.dtype)
+        elif not is_batched:
+            hx = hx.unsqueeze(0)
+        (ret,) = self._step(_gru_step, input, (hx,))
+        return ret if is_batched else ret.squeeze(0)

@@ -1,0 +1,119 @@
+"""The traced process's side of the control channel: pause, resume, single step, breakpoints.
+
+The viewer sends JSON lines (``{"cmd": "pause"}``, ``"resume"``, ``"step"``, ``"stop"``,
+``{"cmd": "break", "nan": true, "grad_norm": 10.0, "modules": ["fc1"]}``). ``handle`` runs on the
+socket's receiver thread; ``observe`` runs in the training thread on every event and blocks
+there while paused, which is what pausing training means.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+COMMANDS = ("pause", "resume", "step", "stop", "break")
+
+
+class ControlError(ValueError):
+    """A control message that is not one of ``COMMANDS`` with the right fields."""
+
+
+def parse_command(line: bytes | str) -> dict[str, Any]:
+    try:
+        msg = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ControlError(f"control message is not JSON: {e}") from None
+    if not isinstance(msg, dict) or msg.get("cmd") not in COMMANDS:
+        raise ControlError(f"unknown control message {str(msg)[:80]!r} (commands: {', '.join(COMMANDS)})")
+    if msg["cmd"] == "break":
+        if not isinstance(msg.get("nan", False), bool):
+            raise ControlError("break: 'nan' must be true or false")
+        if msg.get("grad_norm") is not None and not isinstance(msg["grad_norm"], int | float):
+            raise ControlError("break: 'grad_norm' must be a number or null")
+        if not isinstance(msg.get("modules", []), list) or not all(isinstance(m, str) for m in msg.get("modules", [])):
+            raise ControlError("break: 'modules' must be a list of module paths")
+    return msg
+
+
+class Controller:
+    """Pauses the traced program where the viewer asks. ``trace`` must be set before use."""
+
+    def __init__(self) -> None:
+        self.trace: Any = None
+        self._go = threading.Event()
+        self._go.set()
+        self.pause_requested = False
+        self.step_mode = False
+        self.stop_requested = False
+        self._interrupted = False
+        self.break_nan = False
+        self.break_grad_norm: float | None = None
+        self.break_modules: frozenset[str] = frozenset()
+        self.rejected: list[str] = []
+
+    def handle(self, line: bytes) -> None:
+        """Apply one control message (receiver thread). Bad messages are recorded, not raised."""
+        try:
+            msg = parse_command(line)
+        except ControlError as e:
+            self.rejected.append(str(e))
+            return
+        cmd = msg["cmd"]
+        if cmd == "pause":
+            self.pause_requested = True
+        elif cmd == "resume":
+            self.pause_requested = self.step_mode = False
+            self._go.set()
+        elif cmd == "step":
+            self.pause_requested, self.step_mode = False, True
+            self._go.set()
+        elif cmd == "stop":
+            self.stop_requested = True
+            self._go.set()
+        else:
+            self.break_nan = msg.get("nan", False)
+            self.break_grad_norm = msg.get("grad_norm")
+            self.break_modules = frozenset(msg.get("modules", []))
+
+    def observe(self, event: dict[str, Any]) -> None:
+        """Called on every event in the training thread; blocks while paused."""
+        if self.stop_requested:
+            self._interrupt()
+        reason = self._reason(event)
+        if reason:
+            self._pause(reason)
+
+    def _reason(self, event: dict[str, Any]) -> str:
+        kind = event["kind"]
+        if self.pause_requested:
+            return "paused from the viewer"
+        if kind == "forward_pre" and event["path"] in self.break_modules:
+            return f"breakpoint: forward of module {event['path'] or '(root)'}"
+        if kind == "error" and event["etype"] == "NonFiniteValue" and self.break_nan:
+            return f"breakpoint: {event['message']}"
+        if kind == "params":
+            if self.break_grad_norm is not None:
+                limit = self.break_grad_norm
+                over = [i for i in event["items"] if i["grad_norm"] is not None and i["grad_norm"] > limit]
+                if over:
+                    return f"breakpoint: grad norm {over[0]['grad_norm']:.3g} of {over[0]['path']} > {limit:g}"
+            if self.step_mode:
+                return f"stepped: step {event['step']} done"
+        return ""
+
+    def _pause(self, reason: str) -> None:
+        self.pause_requested = self.step_mode = False
+        self._go.clear()
+        self.trace._emit("status", state="paused", reason=reason)
+        self._go.wait()
+        if self.stop_requested:
+            self._interrupt()
+        self.trace._emit("status", state="running", reason="")
+
+    def _interrupt(self) -> None:
+        """Stop the training thread once: the interrupt unwinds the script to the runner,
+        which closes the trace (later events must not raise again)."""
+        if not self._interrupted:
+            self._interrupted = True
+            raise KeyboardInterrupt("stopped from the modscope viewer")

@@ -1,0 +1,357 @@
+"""The modscope TUI: one screen of linked views over an event source.
+
+Data flows one way: a ``Source`` folds events into ``SessionState`` on its own thread; a timer
+here (``refresh_views``) reads the revision counters and redraws only the views whose data
+changed, inside one ``batch_update``. Selections flow back as messages (``ModuleTree.Selected``,
+``HookTimeline.Selected``) and are pushed down to every view (``_select``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from .screens import BreakpointsScreen, FindScreen, HelpScreen, StepScreen, TextScreen
+from .sources import ChildProcess, Source
+from .state import SessionState
+from .widgets.module_tree import ModuleTree
+from .widgets.params_table import ParamsTable
+from .widgets.timeline import HookTimeline
+from .widgets.training import TrainingPanel
+
+MIN_WIDTH, MIN_HEIGHT = 80, 24
+
+
+class ModscopeApp(App[int]):
+    """Watch a model train. ``source`` feeds events; ``child`` is the training process, if any."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "modscope"
+    BINDINGS = [
+        # priority: the tree would take space (expand) otherwise; check_action gives it back to dialogs
+        Binding("space", "toggle_pause", "pause/resume", priority=True),
+        Binding("n", "step", "step"),
+        Binding("b", "breakpoints", "breakpoints"),
+        Binding("slash", "find", "find"),
+        Binding("e", "export", "export"),
+        Binding("left_square_bracket", "prev_step", "prev step", show=False),
+        Binding("right_square_bracket", "next_step", "next step", show=False),
+        Binding("g", "goto_step", "go to step", show=False),
+        Binding("f", "follow", "follow", show=False),
+        Binding("m", "filter_module", "filter to module", show=False),
+        Binding("1", "toggle_kind('forward')", "forward", show=False),
+        Binding("2", "toggle_kind('backward')", "backward", show=False),
+        Binding("3", "toggle_kind('hooks')", "hooks", show=False),
+        Binding("4", "toggle_kind('errors')", "errors", show=False),
+        Binding("x", "errors", "errors", show=False),
+        Binding("l", "log", "log", show=False),
+        Binding("question_mark", "help", "help"),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(self, source: Source, *, child: ChildProcess | None = None, refresh_interval: float = 0.1,
+                 state: SessionState | None = None) -> None:
+        super().__init__()
+        self.source = source
+        self.child = child
+        self.state = state or SessionState()
+        self.refresh_interval = refresh_interval
+        self.selected = ""
+        self.breakpoints: dict[str, Any] = {}
+        self._seen: dict[str, int] = {}
+        self._errors_shown = 0
+        self._stopping = False
+        self.started_at = time.perf_counter()
+        self.first_model_at: float | None = None
+        self.sub_title = source.description
+
+    # --- layout -------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield ModuleTree(id="tree")
+                yield TrainingPanel(id="training")
+            with Vertical(id="right"):
+                yield ParamsTable(id="params")
+                yield HookTimeline(id="timeline")
+        yield Static(id="too-small")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.source.start(self.state)
+        self.set_interval(self.refresh_interval, self.refresh_views)
+        self._check_size()
+
+    def on_resize(self) -> None:
+        self._check_size()
+
+    def _check_size(self) -> None:
+        w, h = self.size
+        small = w < MIN_WIDTH or h < MIN_HEIGHT
+        self.screen.set_class(small, "too-small")
+        if small:
+            self.query_one("#too-small", Static).update(
+                f"The terminal is too small for modscope: {w}×{h}.\nMake it at least {MIN_WIDTH}×{MIN_HEIGHT}.")
+
+    # --- refreshing ---------------------------------------------------------------------------
+
+    def refresh_views(self) -> None:
+        """Redraw what changed since the last tick (timer callback on the UI thread)."""
+        state = self.state
+        with state.lock:
+            revs = state.rev.as_dict()
+            changed = {k for k, v in revs.items() if self._seen.get(k) != v}
+            snap = self._snapshot(changed)
+        self._seen = revs
+        if not changed:
+            return
+        with self.batch_update():
+            if "tree" in changed:
+                self._refresh_tree(snap)
+            if "params" in changed or "tree" in changed:
+                self.query_one(ParamsTable).show(self.selected, snap["params"])
+            if "timeline" in changed:
+                self._refresh_timeline(snap)
+            if changed & {"training", "status", "errors"}:
+                self.query_one(TrainingPanel).show(snap["training"])
+                self._refresh_title(snap["training"])
+            if "errors" in changed:
+                self._announce_errors(snap["errors"])
+
+    def _snapshot(self, changed: set[str]) -> dict[str, Any]:
+        """Copy what the changed views need (caller holds the state lock; keep it short)."""
+        s = self.state
+        snap: dict[str, Any] = {"params": s.params_of(self.selected)}
+        if "tree" in changed:
+            snap["tree"] = (s.modules, list(s.order), s.model_name, len(s.modules))
+        if "timeline" in changed:
+            timeline = self.query_one(HookTimeline)
+            step = None if timeline.follow else timeline.step
+            snap["timeline"] = (*s.step_events(step), s.steps_available())
+        steps_s, events_s = s.rates()
+        snap["training"] = {
+            "status": s.status, "reason": s.status_reason, "step": s.step, "optimizer": s.optimizer,
+            "lrs": list(s.lrs), "metrics": {k: list(v) for k, v in s.metrics.items()}, "steps_s": steps_s,
+            "events_s": events_s, "events": s.events_total, "dropped": s.dropped, "skipped": s.skipped,
+            "errors": len(s.errors), "model": s.model_name}
+        snap["errors"] = list(s.errors)
+        return snap
+
+    def _refresh_tree(self, snap: dict[str, Any]) -> None:
+        tree = self.query_one(ModuleTree)
+        modules, order, name, count = snap["tree"]
+        if count != len(tree.modules) or tree.root_name != name:
+            tree.set_model(modules, order, name)
+            if self.first_model_at is None and count:
+                self.first_model_at = time.perf_counter()
+        else:
+            tree.refresh_labels()
+
+    def _refresh_timeline(self, snap: dict[str, Any]) -> None:
+        timeline = self.query_one(HookTimeline)
+        step, events, overflow, steps = snap["timeline"]
+        timeline.step = step
+        timeline.render_step(step, events, overflow, steps)
+
+    def _refresh_title(self, t: dict[str, Any]) -> None:
+        self.title = f"modscope · {t['model'] or 'waiting'} · {t['status']}"
+
+    def _announce_errors(self, errors: list[dict[str, Any]]) -> None:
+        new = errors[self._errors_shown:]
+        self._errors_shown = len(errors)
+        fatal = [e for e in new if e["where"] == "user script"]
+        for e in new:
+            if e["etype"] not in ("NonFiniteValue",) and e["where"] != "user script":
+                self.notify(f"{e['etype']}: {e['message'][:120]}", severity="warning", timeout=6)
+            elif e["etype"] == "NonFiniteValue":
+                self.notify(e["message"][:160], severity="error", timeout=8)
+        if fatal:
+            self.notify("the training script raised: showing its traceback", severity="error")
+            self.action_errors()
+
+    # --- selection ----------------------------------------------------------------------------
+
+    def on_module_tree_selected(self, message: ModuleTree.Selected) -> None:
+        self._select(message.path, from_tree=True)
+
+    def on_hook_timeline_selected(self, message: HookTimeline.Selected) -> None:
+        self._select(message.path)
+
+    def _select(self, path: str, from_tree: bool = False) -> None:
+        if path == self.selected and from_tree:
+            return
+        self.selected = path
+        if not from_tree:
+            self.query_one(ModuleTree).select_path(path)
+        with self.state.lock:
+            params = self.state.params_of(path)
+        self.query_one(ParamsTable).show(path, params)
+        timeline = self.query_one(HookTimeline)
+        if timeline.module_filter and timeline.module_filter != path:
+            timeline.module_filter = path
+            self._force("timeline")
+
+    def _force(self, part: str) -> None:
+        self._seen[part] = -1
+
+    # --- actions ------------------------------------------------------------------------------
+
+    def _control(self, message: dict[str, Any], what: str) -> bool:
+        if not self.source.live:
+            self.notify(f"{what}: this is a replay, there is no running program", severity="warning")
+            return False
+        if not self.source.control(message):
+            self.notify(f"{what}: the training process is not connected", severity="warning")
+            return False
+        return True
+
+    def action_toggle_pause(self) -> None:
+        if self.state.status == "paused":
+            self._control({"cmd": "resume"}, "resume")
+        elif self._control({"cmd": "pause"}, "pause"):
+            self.notify("pausing at the next hook…", timeout=2)
+
+    def action_step(self) -> None:
+        self._control({"cmd": "step"}, "single step")
+
+    def action_breakpoints(self) -> None:
+        def apply(result: dict[str, Any] | None) -> None:
+            if result is not None and self._control(result, "breakpoints"):
+                self.breakpoints = result
+                active = [k for k in ("nan", "grad_norm") if result.get(k)] + result.get("modules", [])
+                self.notify("breakpoints: " + (", ".join(map(str, active)) or "none"), timeout=3)
+
+        self.push_screen(BreakpointsScreen(self.breakpoints, self.selected), apply)
+
+    def action_find(self) -> None:
+        with self.state.lock:
+            modules = [(p, self.state.modules[p].cls) for p in self.state.order]
+
+        def found(path: str | None) -> None:
+            if path is not None:
+                self._select(path)
+                self.query_one(ModuleTree).focus()
+
+        self.push_screen(FindScreen(modules), found)
+
+    def action_export(self) -> None:
+        from .export import export_current
+
+        try:
+            with self.state.lock:
+                paths = export_current(self.state, self.focused)
+        except Exception as e:  # noqa: BLE001 - shown to the user, never a crash
+            self.notify(f"export failed: {e}", severity="error", timeout=8)
+            return
+        self.notify("exported " + ", ".join(paths), timeout=6)
+
+    def _timeline_step(self, delta: int | None = None, step: int | None = None) -> None:
+        timeline = self.query_one(HookTimeline)
+        steps = self.state.steps_available()
+        if not steps:
+            return
+        current = timeline.step if timeline.step in steps else steps[-1]
+        if step is None:
+            idx = max(0, min(len(steps) - 1, steps.index(current) + (delta or 0)))
+            step = steps[idx]
+        timeline.follow = False
+        timeline.step = step
+        self._force("timeline")
+
+    def action_prev_step(self) -> None:
+        self._timeline_step(-1)
+
+    def action_next_step(self) -> None:
+        self._timeline_step(+1)
+
+    def action_goto_step(self) -> None:
+        self.push_screen(StepScreen(self.state.steps_available()),
+                         lambda step: step is not None and self._timeline_step(step=step))
+
+    def action_follow(self) -> None:
+        timeline = self.query_one(HookTimeline)
+        timeline.follow = not timeline.follow
+        self._force("timeline")
+
+    def action_filter_module(self) -> None:
+        timeline = self.query_one(HookTimeline)
+        timeline.module_filter = "" if timeline.module_filter else (self.selected or "")
+        self._force("timeline")
+
+    def action_toggle_kind(self, group: str) -> None:
+        self.query_one(HookTimeline).toggle_kind(group)
+        self._force("timeline")
+
+    def action_errors(self) -> None:
+        with self.state.lock:
+            errors = list(self.state.errors)
+        body = Text()
+        for e in errors or []:
+            body.append(f"step {e['step']}  {e['etype']}", style="bold red")
+            body.append(f"  in {e['where']}" + (f" (module {e['module']})" if e["module"] else "") + "\n")
+            body.append(e["message"] + "\n")
+            if e["traceback"]:
+                body.append(e["traceback"] + "\n", style="dim")
+        if not errors:
+            body.append("No errors.")
+        self.push_screen(TextScreen(f"Errors ({len(errors)})", body))
+
+    def action_log(self) -> None:
+        lines = list(self.child.log) if self.child is not None else []
+        body = Text("\n".join(lines) if lines else "(no output from the training program)")
+        self.push_screen(TextScreen("Program output", body))
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    async def action_quit(self) -> None:
+        if self.child is None or self._stopping:
+            self.source.stop()
+            self.exit(0)
+            return
+        self._stopping = True
+        self.notify("stopping the training program…", timeout=10)
+        self._stop_child()
+
+    @work(thread=True, exclusive=True)
+    def _stop_child(self) -> None:
+        code = self.child.stop(self.source) if self.child is not None else 0
+        self.call_from_thread(self._finish_quit, code)
+
+    def _finish_quit(self, code: int) -> None:
+        self.source.stop()
+        self.exit(code)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """App keys act on the main screen only: in a dialog, keys type into its fields."""
+        if action != "command_palette" and self.screen is not self.screen_stack[0] and \
+                any(b.action.split("(")[0] == action for b in self.BINDINGS):
+            return False
+        return True
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for binding in self.BINDINGS:
+            action = binding.action
+            yield SystemCommand(binding.description.capitalize(), f"key: {binding.key}",
+                                lambda action=action: self.run_action(action))
+
+
+def run_app(app: ModscopeApp) -> int:
+    """Run the app; a thread-safe wrapper so the CLI gets an exit code."""
+    result = app.run()
+    return 0 if result is None else int(result)
+
+
+__all__ = ["ModscopeApp", "run_app"]

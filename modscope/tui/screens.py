@@ -1,0 +1,200 @@
+"""Modal screens: help, find a module, breakpoints, jump to a step, errors and the program's log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+HELP = """\
+[b]modscope[/b] — what you see
+  Modules            named_modules: class, parameters, eval flag, fwd/bwd time, grad-norm sparkline,
+                     NaN/Inf and dead (all-zero output) badges. Enter expands; selection links every view.
+  Parameters         the selected module's parameters and buffers, live.
+  Hook firing order  one step's events, indented by nesting, with your own hooks and errors.
+  Training           status, step, metrics, speed, events and what was dropped.
+
+[b]keys[/b]
+  space  pause / resume training        n  run one step, then pause
+  b      breakpoints (NaN/Inf, grad norm, a module's hook)
+  /      find a module                   e  export the module tree or autograd graph
+  [ ]    previous / next step            g  jump to a step
+  f      follow the latest step / stay   m  filter the timeline to the selected module
+  1 2 3 4  show/hide forward, backward, hooks, errors in the timeline
+  x      errors and tracebacks           l  the program's output
+  tab    next view                       ctrl+p  command palette (every action)
+  ?      this help                       q  quit (stops the program cleanly; the trace file is complete)
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: 104; max-width: 95%; height: auto; max-height: 90%;
+        border: thick $accent; background: $surface; padding: 1 2; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(HELP)
+
+
+class FindScreen(ModalScreen[str | None]):
+    """Type part of a module path or class; Enter picks the highlighted match."""
+
+    BINDINGS = [Binding("escape", "dismiss_none", "cancel")]
+    DEFAULT_CSS = """
+    FindScreen { align: center top; }
+    FindScreen > Vertical { width: 80; max-width: 95%; height: auto; max-height: 80%; margin-top: 3;
+        border: thick $accent; background: $surface; padding: 0 1; }
+    FindScreen OptionList { height: auto; max-height: 20; }
+    """
+
+    def __init__(self, modules: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.modules = modules  # (path, class)
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Find a module (path or class)")
+            yield Input(placeholder="e.g. conv2 or Linear", id="query")
+            yield OptionList(id="matches")
+
+    def on_mount(self) -> None:
+        self._update("")
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._update(event.value)
+
+    def _update(self, query: str) -> None:
+        q = query.lower()
+        matches = [(p, c) for p, c in self.modules if q in p.lower() or q in c.lower()][:200]
+        options = self.query_one("#matches", OptionList)
+        options.clear_options()
+        options.add_options([Option(Text.assemble((p or "(root)", "bold"), f"  {c}"), id=f"m:{p}")
+                             for p, c in matches])
+        if matches:
+            options.highlighted = 0
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        options = self.query_one("#matches", OptionList)
+        option = options.highlighted_option
+        self.dismiss(option.id[2:] if option is not None and option.id else None)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id[2:] if event.option.id else None)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class BreakpointsScreen(ModalScreen[dict[str, Any] | None]):
+    """Pause on NaN/Inf, on a gradient norm above a threshold, on a module's forward."""
+
+    BINDINGS = [Binding("escape", "dismiss_none", "cancel")]
+    DEFAULT_CSS = """
+    BreakpointsScreen { align: center middle; }
+    BreakpointsScreen > Vertical { width: 76; max-width: 95%; height: auto; border: thick $accent;
+        background: $surface; padding: 1 2; }
+    BreakpointsScreen Input { margin-bottom: 1; }
+    BreakpointsScreen #error { color: $error; height: auto; }
+    """
+
+    def __init__(self, current: dict[str, Any], selected: str) -> None:
+        super().__init__()
+        self.current, self.selected = current, selected
+
+    def compose(self) -> ComposeResult:
+        grad = self.current.get("grad_norm")
+        with Vertical():
+            yield Label("[b]Breakpoints[/b] — training pauses when one is hit")
+            yield Checkbox("pause on the first NaN/Inf (needs --stats)", self.current.get("nan", False), id="nan")
+            yield Label("pause when a parameter's grad norm exceeds (empty: off)")
+            yield Input(value="" if grad is None else f"{grad:g}", id="grad", placeholder="e.g. 10")
+            yield Label("pause on the forward of these modules (comma-separated paths)")
+            modules = ", ".join(self.current.get("modules", [])) or (self.selected if self.selected else "")
+            yield Input(value=modules, id="modules", placeholder="e.g. conv2, fc1")
+            yield Static("", id="error")
+            with Horizontal():
+                yield Button("Apply", variant="primary", id="apply")
+                yield Button("Clear all", id="clear")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "clear":
+            self.dismiss({"cmd": "break", "nan": False, "grad_norm": None, "modules": []})
+            return
+        raw = self.query_one("#grad", Input).value.strip()
+        try:
+            grad = float(raw) if raw else None
+        except ValueError:
+            self.query_one("#error", Static).update(f"grad norm must be a number, got {raw!r}")
+            return
+        modules = [m.strip() for m in self.query_one("#modules", Input).value.split(",") if m.strip()]
+        self.dismiss({"cmd": "break", "nan": self.query_one("#nan", Checkbox).value, "grad_norm": grad,
+                      "modules": modules})
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class StepScreen(ModalScreen[int | None]):
+    BINDINGS = [Binding("escape", "dismiss_none", "cancel")]
+    DEFAULT_CSS = """
+    StepScreen { align: center middle; }
+    StepScreen > Vertical { width: 50; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
+    StepScreen #error { color: $error; }
+    """
+
+    def __init__(self, steps: list[int]) -> None:
+        super().__init__()
+        self.steps = steps
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            span = f"{self.steps[0]}–{self.steps[-1]}" if self.steps else "none yet"
+            yield Label(f"Jump to step (kept: {span})")
+            yield Input(id="step", placeholder="step number")
+            yield Static("", id="error")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        try:
+            step = int(event.value)
+        except ValueError:
+            self.query_one("#error", Static).update(f"not a step number: {event.value!r}")
+            return
+        if step not in self.steps:
+            self.query_one("#error", Static).update(f"step {step} is not kept (kept: {self.steps[0]}–{self.steps[-1]})"
+                                                    if self.steps else "no steps yet")
+            return
+        self.dismiss(step)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class TextScreen(ModalScreen[None]):
+    """A scrollable text: errors with tracebacks, or the program's output."""
+
+    BINDINGS = [Binding("escape,q", "dismiss", "close")]
+    DEFAULT_CSS = """
+    TextScreen { align: center middle; }
+    TextScreen > VerticalScroll { width: 95%; height: 90%; border: thick $error; background: $surface;
+        padding: 0 1; }
+    """
+
+    def __init__(self, title: str, body: Text) -> None:
+        super().__init__()
+        self.title_text, self.body = title, body
+
+    def compose(self) -> ComposeResult:
+        scroll = VerticalScroll()
+        scroll.border_title = self.title_text
+        with scroll:
+            yield Static(self.body)

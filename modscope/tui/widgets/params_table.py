@@ -1,0 +1,70 @@
+"""Parameters and buffers of the selected module, updated in place (keyed rows and cells):
+name, shape, dtype, numel, requires_grad, persistent, norm, grad norm, update ratio, mean/std."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from ..state import ParamInfo
+
+COLUMNS = ("name", "shape", "dtype", "numel", "grad", "persist", "norm", "grad norm", "update", "mean", "std")
+
+
+def _num(value: float | None, fmt: str = ".3g") -> str | Text:
+    if value is None:
+        return Text("–", style="dim")
+    return f"{value:{fmt}}"
+
+
+def row_cells(p: ParamInfo) -> tuple:
+    name = Text(p.path.rsplit(".", 1)[-1], style="bold" if not p.is_buffer else "italic")
+    if p.nan or p.inf:
+        name.append(f" {p.nan} NaN {p.inf} Inf", style="bold white on red")
+    return (name, "×".join(map(str, p.shape)) or "scalar", p.dtype, f"{p.numel:,}",
+            "buffer" if p.is_buffer else ("yes" if p.requires_grad else "no"),
+            ("yes" if p.persistent else "no") if p.is_buffer else "–",
+            _num(p.norm), _num(p.grad_norm), _num(p.update_ratio, ".2e"), _num(p.mean), _num(p.std))
+
+
+class ParamsTable(DataTable):
+    """Rows keyed by parameter path; ``show`` rebuilds only when the module changes and
+    otherwise updates the cells whose text changed."""
+
+    DEFAULT_CSS = """
+    ParamsTable { border: round $primary 60%; height: 1fr; }
+    ParamsTable:focus { border: round $accent; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(zebra_stripes=True, cursor_type="row", **kwargs)
+        self.border_title = "Parameters & buffers"
+        self.module_path: str | None = None
+        self._cells: dict[str, tuple] = {}
+
+    def on_mount(self) -> None:
+        self.add_columns(*COLUMNS)
+
+    def show(self, module_path: str, params: list[ParamInfo]) -> None:
+        if module_path != self.module_path or set(self._cells) != {p.path for p in params}:
+            self.module_path = module_path
+            self.clear()
+            self._cells = {}
+            for p in params:
+                cells = row_cells(p)
+                self.add_row(*cells, key=p.path)
+                self._cells[p.path] = cells
+            self.border_title = f"Parameters & buffers · {module_path or '(root)'}"
+            if not params:
+                self.border_subtitle = "this module owns no parameters or buffers"
+            else:
+                self.border_subtitle = ""
+            return
+        columns = list(self.columns)
+        for p in params:
+            cells = row_cells(p)
+            old = self._cells[p.path]
+            for i, (new_cell, old_cell) in enumerate(zip(cells, old)):
+                if str(new_cell) != str(old_cell):
+                    self.update_cell(p.path, columns[i], new_cell)
+            self._cells[p.path] = cells

@@ -1,0 +1,49 @@
+"""Training at a glance: status, step, loss and metrics with sparklines, learning rates,
+steps/s, events/s, events dropped, errors."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from .module_tree import sparkline
+
+STATUS_STYLE = {"running": "bold green", "paused": "bold yellow", "ended": "bold cyan",
+                "disconnected": "bold red", "waiting": "dim"}
+
+
+class TrainingPanel(Static):
+    DEFAULT_CSS = """
+    TrainingPanel { border: round $primary 60%; height: auto; min-height: 8; padding: 0 1; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.border_title = "Training"
+
+    def show(self, snap: dict) -> None:
+        table = Table.grid(padding=(0, 1))
+        table.add_column(style="dim", no_wrap=True)
+        table.add_column(no_wrap=True)
+        status = Text(snap["status"], style=STATUS_STYLE.get(snap["status"], ""))
+        if snap["reason"]:
+            status.append(f"  {snap['reason']}", style="yellow")
+        table.add_row("status", status)
+        table.add_row("step", f"{snap['step']}   {snap['optimizer']} lr "
+                      + ", ".join(f"{lr:.3g}" for lr in snap["lrs"] if lr is not None) if snap["lrs"] else str(snap["step"]))
+        for name, values in list(snap["metrics"].items())[:4]:
+            last = next((v for v in reversed(values) if v is not None), None)
+            row = Text(f"{last:.4g}  " if last is not None else "–  ")
+            row.append(sparkline(values, 28), style="magenta")
+            table.add_row(name, row)
+        table.add_row("speed", f"{snap['steps_s']:.1f} steps/s   {snap['events_s']:,.0f} events/s")
+        dropped = Text(f"{snap['events']:,} events")
+        if snap["dropped"]:
+            dropped.append(f"   {snap['dropped']:,} dropped", style="bold yellow")
+            if snap["skipped"]:
+                dropped.append(f" (viewer sampled {snap['skipped']:,})", style="yellow")
+        table.add_row("events", dropped)
+        if snap["errors"]:
+            table.add_row("errors", Text(f"{snap['errors']} (press x)", style="bold red"))
+        self.update(table)

@@ -1,0 +1,135 @@
+"""``attribute_modules`` / ``label_call``: each autograd node is labelled with the innermost
+module whose call created it; reused modules, raising forwards and hook removal."""
+
+from __future__ import annotations
+
+import pytest
+
+import engine
+import engine.nn as nn
+from modscope.graph import attribute_modules, label_call
+from modscope.graph.attribution import tensors_in
+
+from .helpers import models
+
+
+def _modules_by_op(root):
+    """[(op name, module label)] for every op node behind ``root``, creation order."""
+    seen, stack, out = set(), [root.grad_fn], []
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen or type(node).__name__ == "AccumulateGrad":
+            continue
+        seen.add(id(node))
+        out.append((node._sequence_nr(), node.name(), node.metadata.get("module")))
+        stack.extend(n for n, _ in node.next_functions)
+    return [(name, module) for _, name, module in sorted(out)]
+
+
+def test_innermost_module_wins(net):
+    with attribute_modules(net):
+        out = net(engine.randn(2, 8))
+    loss = out.sum()
+    assert _modules_by_op(loss) == [
+        ("TBackward0", "inp"), ("AddmmBackward0", "inp"),
+        ("TBackward0", "blocks.0.fc1"), ("AddmmBackward0", "blocks.0.fc1"), ("ReluBackward0", "blocks.0"),
+        ("TBackward0", "blocks.0.fc2"), ("AddmmBackward0", "blocks.0.fc2"),
+        ("AddBackward0", "blocks.0"), ("ReluBackward0", "blocks.0"),
+        ("TBackward0", "blocks.1.fc1"), ("AddmmBackward0", "blocks.1.fc1"), ("ReluBackward0", "blocks.1"),
+        ("TBackward0", "blocks.1.fc2"), ("AddmmBackward0", "blocks.1.fc2"),
+        ("AddBackward0", "blocks.1"), ("ReluBackward0", "blocks.1"),
+        ("TBackward0", "head"), ("AddmmBackward0", "head"),
+        ("SumBackward0", None),  # made after the model returned
+    ]
+
+
+def test_reused_module_labels_every_call(res):
+    with attribute_modules(res):
+        out = res(engine.randn(3, 4))
+    labels = _modules_by_op(out)
+    assert [m for name, m in labels if name == "ReluBackward0"] == ["act", "act"]
+    assert ("AddBackward0", "merge") in labels
+
+
+def test_nodes_made_by_the_root_forward_belong_to_the_root():
+    class Root(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.fc(x).exp() * 2
+
+    model = Root()
+    with attribute_modules(model):
+        out = model(engine.randn(2, 3))
+    assert _modules_by_op(out)[-2:] == [("ExpBackward0", ""), ("MulBackward0", "")]
+
+
+def test_nodes_older_than_the_call_are_never_visited(net):
+    x = engine.randn(2, 8, requires_grad=True)
+    pre = (x * 3).tanh()  # two nodes made before the model runs
+    with attribute_modules(net):
+        out = net(pre)
+    older = [pre.grad_fn, pre.grad_fn.next_functions[0][0]]
+    assert all(node._metadata is None for node in older)  # metadata is created on first visit
+    assert _modules_by_op(out)[0] == ("MulBackward0", None)
+
+
+def test_hooks_are_removed_on_exit_and_when_the_block_raises(net):
+    before = [(len(m._forward_pre_hooks), len(m._forward_hooks)) for m in net.modules()]
+    with attribute_modules(net):
+        assert all(len(m._forward_pre_hooks) == 1 for m in net.modules())
+    assert [(len(m._forward_pre_hooks), len(m._forward_hooks)) for m in net.modules()] == before
+    with pytest.raises(KeyError), attribute_modules(net):
+        raise KeyError("user code failed")
+    assert [(len(m._forward_pre_hooks), len(m._forward_hooks)) for m in net.modules()] == before
+    net(engine.randn(2, 8))  # and the model runs without them
+
+
+def test_a_forward_that_raises_leaves_no_stale_call_behind():
+    class Flaky(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+            self.fail = True
+
+        def forward(self, x):
+            y = self.fc(x)
+            if self.fail:
+                raise RuntimeError("first call fails")
+            return y.exp()
+
+    model = Flaky()
+    with attribute_modules(model):
+        with pytest.raises(RuntimeError, match="first call fails"):
+            model(engine.randn(1, 2))
+        model.fail = False
+        out = model(engine.randn(1, 2))
+    assert _modules_by_op(out) == [("TBackward0", "fc"), ("AddmmBackward0", "fc"), ("ExpBackward0", "")]
+
+
+def test_label_call_labels_nested_outputs_and_counts(net):
+    x = engine.randn(2, 3, requires_grad=True)
+    a = x.exp()
+    start = engine.autograd.graph.current_sequence_nr()
+    b, c = a * 2, a.sin()
+    d = b + c
+    assert label_call("mine", start, {"k": [d, (c,)], "other": 3}) == 3
+    assert [b.grad_fn.metadata["module"], c.grad_fn.metadata["module"], d.grad_fn.metadata["module"]] == ["mine"] * 3
+    assert a.grad_fn._metadata is None
+    # Already-labelled nodes keep their label (an outer call comes later).
+    assert label_call("outer", start, d) == 0 and d.grad_fn.metadata["module"] == "mine"
+
+
+def test_identity_module_labels_nothing():
+    model = nn.Sequential(nn.Linear(2, 2), nn.Identity())
+    with attribute_modules(model):
+        out = model(engine.randn(1, 2))
+    assert out.grad_fn.metadata["module"] == "0"
+
+
+def test_tensors_in_keeps_order_through_nesting():
+    a, b, c = engine.ones(1), engine.zeros(1), engine.ones(2)
+    assert [id(t) for t in tensors_in((a, [b, {"x": c, "y": None}], 5))] == [id(a), id(b), id(c)]
+    assert list(tensors_in(models)) == []
