@@ -27,9 +27,10 @@ def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
 def _infer(data: Any) -> np.ndarray:
     """Python data -> array with torch's inference (floats -> default dtype, ints -> int64)."""
     arr = np.array(_plain(data))
-    if arr.dtype.kind == "f" and not isinstance(data, np.ndarray):
+    typed = isinstance(data, np.ndarray | np.generic)  # NumPy data keeps its dtype, as in torch
+    if arr.dtype.kind == "f" and not typed:
         return arr.astype(_dtype._default_float.np)
-    if arr.dtype.kind in "iu" and not isinstance(data, np.ndarray):
+    if arr.dtype.kind in "iu" and not typed:
         return arr.astype(np.int64)
     if arr.dtype.kind not in "fiub":
         raise TypeError(f"can't convert data of type {arr.dtype} to a tensor: {data!r:.60}")
@@ -62,7 +63,8 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """Like ``tensor`` but shares memory with a NumPy array (or tensor) when no cast is needed."""
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype.np == _np_dtype(dtype) else data.to(dtype)
-    if isinstance(data, np.ndarray):
+    if isinstance(data, np.ndarray | np.generic):
+        data = np.asarray(data)
         arr = data if dtype is None else data.astype(_np_dtype(dtype), copy=False)
         _dtype.from_numpy_dtype(arr.dtype)
         return Tensor._wrap(arr)

@@ -107,15 +107,15 @@ def train_epoch(model: Any, loader: Any, optimizer: Any, loss_fn: Callable[[Any,
     return losses
 
 
-def evaluate(torch: Any, model: Any, loader: Any, loss_fn: Callable[..., Any]) -> tuple[float, float]:
+def evaluate(torch: Any, model: Any, loader: Any, loss_fn: Callable[[Any, Any], Any]) -> tuple[float, float]:
     """``(mean loss, accuracy)`` over ``loader`` in evaluation mode without recording a graph.
-    ``loss_fn`` must accept ``reduction="sum"``, as torch's losses do."""
+    ``loss_fn`` returns the mean loss of a batch (torch's default reduction)."""
     model.eval()
     total_loss, correct, count = 0.0, 0, 0
     with torch.no_grad():
         for data, target in loader:
             output = model(data)
-            total_loss += loss_fn(output, target, reduction="sum").item()
+            total_loss += loss_fn(output, target).item() * len(target)
             correct += (output.argmax(dim=1) == target).sum().item()
             count += len(target)
     return total_loss / count, correct / count
@@ -134,7 +134,7 @@ class EpochStats:
 
 
 def fit(torch: Any, model: Any, optimizer: Any, loaders: tuple[Any, Any], epochs: int,
-        loss_fn: Callable[..., Any], scheduler: Any = None) -> list[EpochStats]:
+        loss_fn: Callable[[Any, Any], Any], scheduler: Any = None) -> list[EpochStats]:
     """Train for ``epochs``, evaluating after each one and printing a line
     ``[backend] epoch k/n: ...``; steps ``scheduler`` (if any) once per epoch. Returns the stats
     of every epoch."""

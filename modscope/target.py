@@ -36,7 +36,7 @@ EXAMPLES: dict[str, Example] = {
     "net": Example("mnist_net.py", "Net", (1, 1, 28, 28)),
     "simple": Example("simple_net.py", "SimpleNet", (1, 1, 28, 28)),
     "rnn": Example("rnn.py", "RNNClassifier", (1, 28, 28)),
-    "resnet": Example("resnet_tiny.py", "ResNetTiny", (1, 3, 32, 32)),
+    "resnet": Example("resnet_tiny.py", "ResNetTiny", (1, 1, 28, 28)),
     "transformer": Example("transformer_tiny.py", "TransformerTiny", (1, 16), "int64", 64),
 }
 

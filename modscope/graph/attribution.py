@@ -17,9 +17,11 @@ from engine._tensor import Tensor
 from engine.autograd.graph import AccumulateGrad, current_sequence_nr
 
 
-def label_call(path: str, start_seq: int, outputs: Any) -> int:
+def label_call(path: str, start_seq: int, outputs: Any, call: int | None = None) -> int:
     """Label with ``path`` every unlabeled node created since ``start_seq`` (the value of
-    ``current_sequence_nr()`` when the call began) that the call's ``outputs`` reach.
+    ``current_sequence_nr()`` when the call began) that the call's ``outputs`` reach; with
+    ``call`` (which call of that module this was, from 0) also ``metadata["module_call"]``,
+    so diagrams can tell the calls of a reused module apart.
 
     Walks back from the outputs' ``grad_fn`` through ``next_functions`` visiting only nodes
     numbered ``>= start_seq``, so the work is bounded by the nodes the call created; labelled
@@ -38,6 +40,8 @@ def label_call(path: str, start_seq: int, outputs: Any) -> int:
         meta = node.metadata
         if "module" not in meta:
             meta["module"] = path
+            if call is not None:
+                meta["module_call"] = call
             labelled += 1
         for nxt, _ in node.next_functions:
             if nxt is not None and id(nxt) not in seen and _created_since(nxt, start_seq):
@@ -71,29 +75,35 @@ def attribute_modules(model: Any) -> Iterator[None]:
 
     Uses the modules' public forward pre-hooks and forward hooks (``always_call=True`` so a
     forward that raises leaves no state behind); all hooks are removed on exit, also when the
-    block raises. A module called several times (or recursively) labels each call's nodes."""
+    block raises. A module called several times (or recursively) labels each call's nodes,
+    numbering the calls from 0 in ``metadata["module_call"]``."""
     handles = []
     try:
         for path, module in model.named_modules():
-            starts: list[int] = []  # one entry per call in progress: reentrant calls nest
-            handles.append(module.register_forward_pre_hook(_pre_hook(starts)))
-            handles.append(module.register_forward_hook(_post_hook(path, starts), always_call=True))
+            calls = _Calls()
+            handles.append(module.register_forward_pre_hook(calls.pre_hook))
+            handles.append(module.register_forward_hook(calls.post_hook(path), always_call=True))
         yield
     finally:
         for handle in handles:
             handle.remove()
 
 
-def _pre_hook(starts: list[int]) -> Any:
-    def hook(module: Any, args: tuple) -> None:
-        starts.append(current_sequence_nr())
+class _Calls:
+    """One module's calls in progress (reentrant calls nest) and how many have begun."""
 
-    return hook
+    def __init__(self) -> None:
+        self.started = 0
+        self.open: list[tuple[int, int]] = []  # (start sequence number, call index)
 
+    def pre_hook(self, module: Any, args: tuple) -> None:
+        self.open.append((current_sequence_nr(), self.started))
+        self.started += 1
 
-def _post_hook(path: str, starts: list[int]) -> Any:
-    def hook(module: Any, args: tuple, output: Any) -> None:
-        if starts:  # empty only if hooks were attached during a call already under way
-            label_call(path, starts.pop(), output)
+    def post_hook(self, path: str) -> Any:
+        def hook(module: Any, args: tuple, output: Any) -> None:
+            if self.open:  # empty only if hooks were attached during a call already under way
+                start, call = self.open.pop()
+                label_call(path, start, output, call)
 
-    return hook
+        return hook

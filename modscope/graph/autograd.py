@@ -26,6 +26,7 @@ class _Item:
     obj: Any
     leaf: bool
     module: str | None
+    call: int | None  # which call of ``module`` made it (``metadata["module_call"]``), if known
     inputs: list[int]  # indices of the items this one's next_functions point to
 
 
@@ -65,8 +66,8 @@ def _walk(outputs: list) -> tuple[list[_Item], list[int]]:
         key = id(obj)
         if key not in index:
             index[key] = len(items)
-            module = None if leaf else obj.metadata.get("module")
-            items.append(_Item(obj, leaf, module, []))
+            meta = {} if leaf else obj.metadata
+            items.append(_Item(obj, leaf, meta.get("module"), meta.get("module_call"), []))
             if not leaf:
                 pending.append(index[key])
         return index[key]
@@ -130,6 +131,7 @@ class _Drawer:
         self.diagram = Diagram("autograd", type(model).__name__ if model is not None else "autograd")
         self.rep: list[str] = []  # item index -> id of the node that shows it
         self.collapsed: dict[str, Node] = {}  # module path -> its collapsed node
+        self.split = self._reused_leaf_modules()
 
     def draw(self, outputs: list, roots: list[int]) -> Diagram:
         self.rep = [""] * len(self.items)
@@ -157,6 +159,20 @@ class _Drawer:
                         key[u] = min(key[u], seq - 0.5)
         return sorted(range(len(self.items)), key=key.__getitem__)
 
+    def _reused_leaf_modules(self) -> set[str]:
+        """Modules called more than once that hold no other module's nodes: each call gets its
+        own cluster (a reused activation would otherwise pull both calls' nodes into one box
+        and draw the data flow back up through it)."""
+        calls: dict[str, set] = {}
+        parents: set[str] = set()
+        for item in self.items:
+            if item.leaf or item.module is None:
+                continue
+            calls.setdefault(item.module, set()).add(item.call)
+            parts = item.module.split(".")
+            parents.update(".".join(parts[:k]) for k in range(1, len(parts)))
+        return {m for m, c in calls.items() if len(c) > 1 and None not in c and m not in parents}
+
     def _group(self, module: str | None) -> str | None:
         """The module whose collapsed node absorbs nodes of ``module`` (``None``: not collapsed)."""
         if module is None or self.depth is None or path_depth(module) < self.depth:
@@ -168,7 +184,13 @@ class _Drawer:
         if group is not None:
             return self._collapsed_node(group, item)
         node_id = f"n{i}"
-        cluster = self._cluster(item.module)
+        if item.module in self.split:
+            # A reused module's op goes to its call's cluster; its parameters, shared by every
+            # call, sit just outside them.
+            cluster = self._cluster(item.module.rpartition(".")[0]) if item.leaf else \
+                self._call_cluster(item.module, item.call)
+        else:
+            cluster = self._cluster(item.module)
         if item.leaf:
             tensor = _leaf_tensor(item)
             path = self.names["params"].get(id(tensor))
@@ -219,6 +241,15 @@ class _Drawer:
             label = f"{module} ({cls})" if cls else module
             self.diagram.add_cluster(Cluster(module, label, parent, {"module": module, "cls": cls}))
         return module
+
+    def _call_cluster(self, module: str, call: int) -> str:
+        cid = f"{module}#{call}"
+        if cid not in self.diagram.clusters:
+            parent = self._cluster(module.rpartition(".")[0])
+            cls = self.names["classes"].get(module)
+            label = (f"{module} ({cls})" if cls else module) + f" [call {call + 1}]"
+            self.diagram.add_cluster(Cluster(cid, label, parent, {"module": module, "cls": cls, "call": call}))
+        return cid
 
     def _edges(self) -> None:
         seen: set[tuple[str, str]] = set()  # collapsed nodes have ids "m<k>"

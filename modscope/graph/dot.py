@@ -22,7 +22,7 @@ STYLES: dict[str, dict[str, str]] = {
     "leaf": {"fillcolor": "lightblue"},
     "output": {"fillcolor": "darkolivegreen1"},
     "saved": {"fillcolor": "orange"},
-    "collapsed": {"fillcolor": "#cfd8f0", "shape": "box3d"},
+    "collapsed": {"fillcolor": "#cfd8f0", "shape": "box3d", "margin": "0.15,0.08"},
     "call": {"fillcolor": "#e8eefc"},
     "input": {"fillcolor": "lightblue", "shape": "oval"},
     "tensor": {"fillcolor": "white", "shape": "oval", "style": "dashed,filled"},

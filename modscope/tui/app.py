@@ -70,6 +70,7 @@ class ModscopeApp(App[int]):
         self._seen: dict[str, int] = {}
         self._errors_shown = 0
         self._stopping = False
+        self._checked_size: Any = None
         self.started_at = time.perf_counter()
         self.first_model_at: float | None = None
         self.sub_title = source.description
@@ -93,10 +94,15 @@ class ModscopeApp(App[int]):
         self.set_interval(self.refresh_interval, self.refresh_views)
         self._check_size()
 
-    def on_resize(self) -> None:
-        self._check_size()
+    def on_unmount(self) -> None:
+        self.source.stop()
 
     def _check_size(self) -> None:
+        """Show a message instead of a broken layout when the terminal is too small (checked on
+        every tick: resizes arrive as screen events that the app does not always see)."""
+        if self.size == self._checked_size:
+            return
+        self._checked_size = self.size
         w, h = self.size
         small = w < MIN_WIDTH or h < MIN_HEIGHT
         self.screen.set_class(small, "too-small")
@@ -108,6 +114,7 @@ class ModscopeApp(App[int]):
 
     def refresh_views(self) -> None:
         """Redraw what changed since the last tick (timer callback on the UI thread)."""
+        self._check_size()
         state = self.state
         with state.lock:
             revs = state.rev.as_dict()

@@ -229,6 +229,7 @@ class SocketSource(Source):
         return True
 
     def stop(self) -> None:
+        """Close the listener and remove the private directory (idempotent)."""
         try:
             self._server.close()
         finally:

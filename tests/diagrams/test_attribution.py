@@ -49,6 +49,19 @@ def test_reused_module_labels_every_call(res):
     labels = _modules_by_op(out)
     assert [m for name, m in labels if name == "ReluBackward0"] == ["act", "act"]
     assert ("AddBackward0", "merge") in labels
+    relus = [n for n in _nodes(out) if n.name() == "ReluBackward0"]
+    assert sorted(n.metadata["module_call"] for n in relus) == [0, 1]
+
+
+def _nodes(root):
+    seen, stack = set(), [root.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        stack.extend(n for n, _ in node.next_functions)
 
 
 def test_nodes_made_by_the_root_forward_belong_to_the_root():
@@ -116,6 +129,7 @@ def test_label_call_labels_nested_outputs_and_counts(net):
     b, c = a * 2, a.sin()
     d = b + c
     assert label_call("mine", start, {"k": [d, (c,)], "other": 3}) == 3
+    assert "module_call" not in d.grad_fn.metadata  # only when the caller says which call
     assert [b.grad_fn.metadata["module"], c.grad_fn.metadata["module"], d.grad_fn.metadata["module"]] == ["mine"] * 3
     assert a.grad_fn._metadata is None
     # Already-labelled nodes keep their label (an outer call comes later).

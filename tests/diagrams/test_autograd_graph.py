@@ -215,3 +215,36 @@ def test_a_graph_deeper_than_the_recursion_limit_builds():
         y = (y * 1.0001).tanh()
     src = graph.autograd_graph(y.sum()).source
     assert src.count("TanhBackward0") == 1_000
+
+
+def test_each_call_of_a_reused_module_gets_its_own_cluster(res):
+    layout = laid_out(graph.build_autograd_graph(_traced_loss(res, 3, 4), res))
+    calls = {label: c for label, c in layout.clusters.items() if label.startswith("act")}
+    assert set(calls) == {"act (Act) [call 1]", "act (Act) [call 2]"}
+    assert all([layout.labels[n].split("\n")[0] for n in c["nodes"]] == ["ReluBackward0"] for c in calls.values())
+    (relu1,) = calls["act (Act) [call 1]"]["nodes"]
+    (l2_addmm,) = [n for n in layout.clusters["l2 (Linear)"]["nodes"] if layout.labels[n].startswith("Addmm")]
+    assert (relu1, l2_addmm) in layout.edges
+
+
+def test_a_reused_module_with_parameters_keeps_them_outside_its_call_clusters():
+    class Twice(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = engine.nn.Sequential(engine.nn.Linear(3, 3))
+
+        def forward(self, x):
+            return self.body[0](self.body[0](x))
+
+    model = Twice()
+    layout = laid_out(graph.build_autograd_graph(_traced_loss(model, 2, 3), model))
+    assert set(layout.clusters) == {"body (Sequential)", "body.0 (Linear) [call 1]", "body.0 (Linear) [call 2]"}
+    assert layout.clusters["body (Sequential)"]["clusters"] == {"body.0 (Linear) [call 1]", "body.0 (Linear) [call 2]"}
+    params = sorted(layout.labels[n] for n in layout.clusters["body (Sequential)"]["nodes"])
+    assert params == ["body.0.bias\n(3,)", "body.0.weight\n(3, 3)"]
+    for call in ("body.0 (Linear) [call 1]", "body.0 (Linear) [call 2]"):
+        assert sorted(layout.labels[n].split("\n")[0] for n in layout.clusters[call]["nodes"]) == \
+            ["AddmmBackward0", "TBackward0"]
+    # Collapsing to depth 1 merges both calls into the one "body" node again.
+    collapsed = graph.build_autograd_graph(_traced_loss(model, 2, 3), model, depth=1)
+    assert [n.lines for n in collapsed.nodes.values() if n.kind == "collapsed"] == [["body", "Sequential", "4 ops, 2 params"]]

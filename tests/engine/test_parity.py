@@ -166,6 +166,8 @@ CREATION = {
     "eye": lambda t: t.eye(3, 2), "full_int": lambda t: t.full((2,), 3), "full_float": lambda t: t.full((2,), 3.0),
     "zeros_like": lambda t: t.zeros_like(t.tensor([1, 2])), "ones": lambda t: t.ones(2, 3, dtype=t.float64),
     "empty_shape": lambda t: t.empty((2, 0)),
+    "np_int32_scalar": lambda t: t.as_tensor(np.int32(1)), "np_float64_scalar": lambda t: t.tensor(np.float64(1.5)),
+    "as_tensor_np_float64": lambda t: t.as_tensor(np.float64(1.5)),
 }
 
 

@@ -11,6 +11,9 @@ import engine.nn.functional as EF
 
 from .conftest import close, edge_names, graph_names
 
+# padding='same' with an even kernel warns (as torch does); test_errors.py asserts the warning.
+pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel lengths")
+
 
 def _run(torch, name: str, arrays: list, kwargs: dict, grad: list[bool], atol=1e-5, rtol=1e-4):
     """Call F.<name> on engine and torch with the same data, backprop the same random gradient,

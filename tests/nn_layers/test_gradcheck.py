@@ -9,6 +9,9 @@ import engine
 import engine.nn.functional as F
 from tests.gradcheck import gradcheck, rand
 
+# padding='same' with an even kernel warns (as torch does); test_errors.py asserts the warning.
+pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel lengths")
+
 CONV2D = [
     dict(),
     dict(stride=2),
@@ -20,6 +23,7 @@ CONV2D = [
     dict(padding="same", dilation=2),
     dict(padding="valid"),
 ]
+
 
 
 @pytest.mark.parametrize("kw", CONV2D, ids=str)

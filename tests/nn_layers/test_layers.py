@@ -151,7 +151,7 @@ def test_forward_backward_match_torch(torch, ctor, args, kwargs, shape):
     ey.backward(engine.tensor(g))
     ty.backward(torch.tensor(g))
     close(ex.grad, tx.grad)
-    for (name, p), tp in zip(e.named_parameters(), t.parameters()):
+    for (_name, p), tp in zip(e.named_parameters(), t.parameters()):
         close(p.grad, tp.grad)
 
 
@@ -335,5 +335,5 @@ def test_mnist_net_step_matches_torch(torch):
     close(el, tl)
     el.backward()
     tl.backward()
-    for (name, p), tp in zip(e.named_parameters(), t.parameters()):
+    for (_name, p), tp in zip(e.named_parameters(), t.parameters()):
         close(p.grad, tp.grad, atol=1e-4)

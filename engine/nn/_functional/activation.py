@@ -7,10 +7,10 @@ import warnings
 
 import numpy as np
 
-from ... import _dtype
 from ..._ops import pointwise, reduction
 from ..._ops._core import result
 from ._erf import TWO_OVER_SQRT_PI, erf
+from ._utils import legacy_type_name
 
 tanh = pointwise.tanh
 sigmoid = pointwise.sigmoid
@@ -18,8 +18,7 @@ sigmoid = pointwise.sigmoid
 
 def _float_only(x: np.ndarray, kernel: str) -> None:
     if x.dtype.kind != "f":
-        name = _dtype.from_numpy_dtype(x.dtype).name
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{name[0].upper() + name[1:]}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{legacy_type_name(x.dtype)}\'')
 
 
 def relu(input, inplace: bool = False):  # noqa: A002 - torch's name

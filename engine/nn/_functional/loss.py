@@ -196,9 +196,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
 
 
 def _nll(input, target, weight, ignore_index: int, how: str, name: str):  # noqa: A002
-    """The fused op: classes on dim 1 (dim 0 for a 1-D input)."""
+    """The fused op: classes on dim 1 (dim 0 for a 1-D input). Checks in torch's order: target
+    rank, weight size, then the target's dtype and values."""
     x, t = input._data, target._data
-    _check_target_dtype(target)
     if x.ndim == 1:
         if t.ndim > 1 or (t.ndim == 1 and t.shape[0] != 1):
             raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {t.shape[0]}")
@@ -206,6 +206,7 @@ def _nll(input, target, weight, ignore_index: int, how: str, name: str):  # noqa
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     c = x.shape[0] if x.ndim == 1 else x.shape[1]
     _check_weight(weight, c)
+    _check_target_dtype(target)
     xc = x.reshape(1, c) if x.ndim == 1 else np.moveaxis(x, 1, -1).reshape(-1, c)
     tf = t.reshape(-1).astype(np.int64, copy=False)
     keep = tf != ignore_index
@@ -360,10 +361,7 @@ def _broadcast_weight(weight, shape: tuple) -> np.ndarray | None:
     try:
         return np.broadcast_to(weight._data, shape)
     except ValueError:
-        raise RuntimeError(
-            f"The size of tensor a ({weight.shape[-1]}) must match the size of tensor b ({shape[-1]}) at "
-            f"non-singleton dimension {len(shape) - 1}"
-        ) from None
+        raise broadcast_error(shape, tuple(weight.shape)) from None
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,  # noqa: A002

@@ -22,12 +22,11 @@ def _check_param(name: str, t, c: int) -> None:
 
 
 def _check_dtypes(x: np.ndarray, params: Sequence) -> None:
-    present = [t._data.dtype for t in params if t is not None]
-    if any(dt != x.dtype for dt in present):
-        if any(dt != present[0] for dt in present):
-            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
-        kind = {"float32": "Float", "float64": "Double"}.get(x.dtype.name, x.dtype.name)
-        raise RuntimeError(f"mixed dtype (CPU): expect parameter to have scalar type of {kind}")
+    """torch's CPU rule: parameters share the input's dtype (its two wordings)."""
+    if any(t is not None and t._data.dtype != x.dtype for t in params):
+        if x.dtype == np.float32:
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,  # noqa: A002

@@ -104,22 +104,30 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _padded(x, p, k, s, d, out, fill)
     taps = list(_taps(k, s, d, out))
-    y = np.array(xp[..., taps[0][2], taps[0][3]])
-    for _, _, rows, cols in taps[1:]:
+    y = np.maximum(xp[..., taps[0][2], taps[0][3]], xp[..., taps[1][2], taps[1][3]]) if len(taps) > 1 \
+        else np.array(xp[..., taps[0][2], taps[0][3]])
+    for _, _, rows, cols in taps[2:]:
         np.maximum(y, xp[..., rows, cols], out=y)
     x_shape, xp_shape = x.shape, xp.shape
+    # Windows that neither overlap nor skip input (the usual k == stride pool) let each tap write
+    # its share straight into the gradient: no zero fill, no read-modify-write.
+    disjoint = all(dd == 1 and ss >= kk for kk, ss, dd in zip(k, s, d))
+    tiled = disjoint and all(ss == kk and o * ss == n for kk, ss, o, n in zip(k, s, out, xp.shape[-2:]))
 
     def backward(g, _g_idx=None):
-        gp = np.zeros(xp_shape, g.dtype)
+        gp = np.empty(xp_shape, g.dtype) if tiled else np.zeros(xp_shape, g.dtype)
         taken = None
         for _, _, rows, cols in taps:
-            hit = xp[..., rows, cols] == y
+            hit = np.equal(xp[..., rows, cols], y)
             if taken is None:
                 taken = hit
-            else:
+            else:  # ties: only the first tap holding the maximum gets the gradient
                 hit &= ~taken
                 taken |= hit
-            gp[..., rows, cols] += g * hit
+            if disjoint:
+                np.multiply(g, hit, out=gp[..., rows, cols])
+            else:
+                gp[..., rows, cols] += g * hit
         return (_unpad(gp, x_shape, p),)
 
     if not return_indices:

@@ -105,11 +105,6 @@ class MultiheadAttention(Module):
         if self.bias_v is not None:
             init.xavier_normal_(self.bias_v)
 
-    def __setstate__(self, state: dict) -> None:
-        # Checkpoints from before kdim/vdim existed.
-        state.setdefault("_qkv_same_embed_dim", True)
-        super().__setstate__(state)
-
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
                 need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:

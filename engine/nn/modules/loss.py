@@ -12,7 +12,7 @@ from typing import Any
 
 from ..._tensor import Tensor
 from .. import functional as F
-from .._functional._utils import shape_str
+from .._functional._utils import check_reduction, shape_str
 from .._functional.loss import legacy_get_string
 from .module import Module
 
@@ -31,6 +31,7 @@ class _Loss(Module):
             self.reduction = reduction
 
     def _call(self, fn: Callable[..., Tensor], input: Tensor, target: Tensor, **kwargs: Any) -> Tensor:  # noqa: A002
+        check_reduction(self.reduction)  # a bad setting is not a shape problem: torch's message as is
         try:
             return fn(input, target, reduction=self.reduction, **kwargs)
         except (RuntimeError, ValueError, IndexError) as err:

@@ -187,12 +187,9 @@ class RNNBase(Module):
 
     # --- checks (torch's order and messages) ---------------------------------------------------
 
-    def _expected_input(self) -> str:
-        return f"({'N, L' if self.batch_first else 'L, N'}, {self.input_size})"
-
     def check_input(self, input: Tensor, batch_sizes: Tensor | None = None) -> None:  # noqa: A002
         """Raise ``ValueError`` for a dtype other than the weights', ``RuntimeError`` for a
-        batched input that is not 3-D or whose last dim is not ``input_size``."""
+        batched input that is not 3-D or whose last dim is not ``input_size`` (torch's messages)."""
         weight_dtype = self._flat_weights[0].dtype
         if input.dtype != weight_dtype:
             raise ValueError(
@@ -203,9 +200,8 @@ class RNNBase(Module):
         if input.dim() != expected_dim:
             raise RuntimeError(f"input must have {expected_dim} dimensions, got {input.dim()}")
         if self.input_size != input.size(-1):
-            raise _shape_error(RuntimeError, f"input.size(-1) must be equal to input_size. Expected "
-                               f"{self.input_size}, got {input.size(-1)}", self, "input", self._expected_input(),
-                               input.shape)
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
+                               f"{input.size(-1)}")
 
     def get_expected_hidden_size(self, input: Tensor, batch_sizes: Tensor | None = None) -> tuple[int, int, int]:  # noqa: A002
         """``(num_layers * num_directions, batch, proj_size or hidden_size)``."""
@@ -215,12 +211,10 @@ class RNNBase(Module):
         return (self.num_layers * num_directions, mini_batch, real_hidden)
 
     def check_hidden_size(self, hx: Tensor, expected_hidden_size: tuple[int, int, int],
-                          msg: str = "Expected hidden size {}, got {}", what: str = "hx") -> None:
-        """``RuntimeError`` (torch's ``msg``, then the layer and both shapes) when ``hx`` has
-        another shape."""
+                          msg: str = "Expected hidden size {}, got {}") -> None:
+        """``RuntimeError`` with torch's ``msg`` when ``hx`` has another shape."""
         if tuple(hx.shape) != tuple(expected_hidden_size):
-            raise _shape_error(RuntimeError, msg.format(expected_hidden_size, list(hx.shape)), self, what,
-                               str(tuple(expected_hidden_size)), hx.shape)
+            raise RuntimeError(msg.format(tuple(expected_hidden_size), list(hx.shape)))
 
     def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes: Tensor | None = None) -> None:  # noqa: A002
         self.check_input(input, batch_sizes)
@@ -246,39 +240,65 @@ class RNNBase(Module):
             s += ", bidirectional={bidirectional}"
         return s.format(**self.__dict__)
 
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        if "proj_size" not in state:
-            self.proj_size = 0
-        self._init_flat_weights()
-
     # --- the computation ----------------------------------------------------------------------
 
-    def _batched(self, input: Tensor, hx: Any, hx_dims: Callable[[Any], tuple[int, ...]],  # noqa: A002
-                 unsqueeze_hx: Callable[[Any], Any], hx_message: Callable[[Any, bool], str]
-                 ) -> tuple[Tensor, Any, bool]:
-        """Validate ranks and give unbatched input (and its state) a batch dim of 1."""
+    def _forward(self, input: Tensor, hx: Any) -> tuple[Tensor, Any]:  # noqa: A002
+        """torch's forward for a plain (not packed) input: rank checks, a batch dim of 1 for
+        unbatched input, zero initial states, the size checks, the layers. ``hx`` is a Tensor
+        (RNN, GRU) or an (h, c) pair (LSTM), and so is the returned final state."""
         self._init_flat_weights()  # the current parameters, however they were replaced
+        pair = self.mode == "LSTM"
         if input.dim() not in (2, 3):
             raise ValueError(self._rank_message(input.dim()))
         is_batched = input.dim() == 3
+        batch_dim = 0 if self.batch_first else 1
+        given = (input.shape, None if hx is None else [h.shape for h in (hx if pair else (hx,))])
         if not is_batched:
-            input = input.unsqueeze(0 if self.batch_first else 1)
-        if hx is not None:
-            want = 3 if is_batched else 2
-            if any(d != want for d in hx_dims(hx)):
-                raise RuntimeError(hx_message(hx, is_batched))
+            input = input.unsqueeze(batch_dim)
+        if hx is None:
+            states = self._zero_states(input)
+        else:
+            states = tuple(hx) if pair else (hx,)
+            if any(h.dim() != (3 if is_batched else 2) for h in states):
+                raise RuntimeError(_hx_rank_message(states, is_batched, pair))
             if not is_batched:
-                hx = unsqueeze_hx(hx)
-        return input, hx, is_batched
+                states = tuple(h.unsqueeze(1) for h in states)
+        try:
+            self.check_forward_args(input, states if pair else states[0])
+        except RuntimeError as err:
+            raise self._extended(err, input, is_batched, given) from None
+        output, states = self._run(input, states)
+        if not is_batched:
+            output = output.squeeze(batch_dim)
+            states = tuple(h.squeeze(1) for h in states)
+        return output, (states if pair else states[0])
 
     def _rank_message(self, ndim: int) -> str:
         return f"{type(self).__name__}: Expected input to be 2D or 3D, got {ndim}D instead"
 
-    def _zeros_state(self, input: Tensor, size: int) -> Tensor:
-        num_directions = 2 if self.bidirectional else 1
-        batch = input.size(0) if self.batch_first else input.size(1)
-        return zeros(self.num_layers * num_directions, batch, size, dtype=input.dtype)
+    def _zero_states(self, input: Tensor) -> State:  # noqa: A002
+        h_shape = self.get_expected_hidden_size(input)
+        if self.mode != "LSTM":
+            return (zeros(*h_shape, dtype=input.dtype),)
+        c_shape = h_shape[:2] + (self.hidden_size,)
+        return zeros(*h_shape, dtype=input.dtype), zeros(*c_shape, dtype=input.dtype)
+
+    def _extended(self, err: RuntimeError, input: Tensor, is_batched: bool,  # noqa: A002
+                  given: tuple) -> RuntimeError:
+        """torch's size error extended with the layer and both shapes as the caller gave them
+        (unbatched shapes stay unbatched)."""
+        message = str(err)
+        if message.startswith("input.size(-1)"):
+            layout = ("N, L, " if self.batch_first else "L, N, ") if is_batched else "L, "
+            return _shape_error(RuntimeError, message, self, "input", f"({layout}{self.input_size})", given[0])
+        expected = self.get_expected_hidden_size(input)
+        k = 1 if message.startswith("Expected hidden[1]") else 0
+        if k == 1:
+            expected = expected[:2] + (self.hidden_size,)
+        what = "hx" if self.mode != "LSTM" else f"hx[{k}]"
+        if not is_batched:
+            expected = (expected[0], expected[2])
+        return _shape_error(RuntimeError, message, self, what, str(expected), given[1][k])
 
     def _run(self, input: Tensor, hx: State) -> tuple[Tensor, State]:  # noqa: A002
         """Every layer and direction over a batched input; ``hx`` holds the initial states
@@ -312,6 +332,15 @@ class RNNBase(Module):
         return tuple(by_kind.get(k) for k in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
 
 
+def _hx_rank_message(states: State, is_batched: bool, pair: bool) -> str:
+    kind = "batched 3-D" if is_batched else "unbatched 2-D"
+    want = "3-D" if is_batched else "2-D"
+    if pair:
+        return (f"For {kind} input, hx and cx should also be {want} but got ({states[0].dim()}-D, "
+                f"{states[1].dim()}-D) tensors")
+    return f"For {kind} input, hx should also be {want} but got {states[0].dim()}-D tensor"
+
+
 def _validate_rnn_args(mode: str, input_size: Any, hidden_size: Any, num_layers: int, bias: Any, batch_first: Any,
                        dropout: Any, proj_size: int) -> None:
     """torch's constructor checks, in torch's order."""
@@ -342,12 +371,6 @@ def _validate_rnn_args(mode: str, input_size: Any, hidden_size: Any, num_layers:
         raise ValueError("Unrecognized RNN mode: " + mode)
 
 
-def _single_hx_message(hx: Tensor, is_batched: bool) -> str:
-    if is_batched:
-        return f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor"
-    return f"For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D tensor"
-
-
 class RNN(RNNBase):
     """Elman RNN: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (or ReLU), stacked
     ``num_layers`` deep, optionally bidirectional.
@@ -357,6 +380,8 @@ class RNN(RNNBase):
     (``(N, L, H_in)`` with ``batch_first``) or unbatched ``(L, H_in)`` input and returns
     ``(output, h_n)``: the last layer's ``h_t`` for every ``t`` (directions concatenated) and
     the final state of every layer and direction, ``(num_layers * num_directions, N, H_out)``.
+    An input or state of the wrong size raises torch's ``RuntimeError`` extended with the layer
+    and both shapes.
 
     Example::
 
@@ -383,16 +408,7 @@ class RNN(RNNBase):
         super().__init__(mode, *args, **kwargs)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:  # noqa: A002
-        input, hx, is_batched = self._batched(input, hx, lambda h: (h.dim(),), lambda h: h.unsqueeze(1),
-                                              _single_hx_message)
-        if hx is None:
-            hx = self._zeros_state(input, self.hidden_size)
-        self.check_forward_args(input, hx)
-        output, (hidden,) = self._run(input, (hx,))
-        if not is_batched:
-            output = output.squeeze(0 if self.batch_first else 1)
-            hidden = hidden.squeeze(1)
-        return output, hidden
+        return self._forward(input, hx)
 
     def _rank_message(self, ndim: int) -> str:
         return f"RNN: Expected input to be 2D or 3D, got {ndim}D tensor instead"
@@ -426,30 +442,13 @@ class LSTM(RNNBase):
                            batch_sizes: Tensor | None = None) -> None:
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
-                               "Expected hidden[0] size {}, got {}", "hx[0]")
+                               "Expected hidden[0] size {}, got {}")
         self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
-                               "Expected hidden[1] size {}, got {}", "hx[1]")
+                               "Expected hidden[1] size {}, got {}")
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None  # noqa: A002
                 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        input, hx, is_batched = self._batched(input, hx, lambda h: (h[0].dim(), h[1].dim()),
-                                              lambda h: (h[0].unsqueeze(1), h[1].unsqueeze(1)), _pair_hx_message)
-        if hx is None:
-            real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
-            hx = (self._zeros_state(input, real_hidden), self._zeros_state(input, self.hidden_size))
-        self.check_forward_args(input, hx)
-        output, (h, c) = self._run(input, tuple(hx))
-        if not is_batched:
-            output = output.squeeze(0 if self.batch_first else 1)
-            h, c = h.squeeze(1), c.squeeze(1)
-        return output, (h, c)
-
-
-def _pair_hx_message(hx: tuple[Tensor, Tensor], is_batched: bool) -> str:
-    dims = f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors"
-    if is_batched:
-        return f"For batched 3-D input, hx and cx should also be 3-D but got {dims}"
-    return f"For unbatched 2-D input, hx and cx should also be 2-D but got {dims}"
+        return self._forward(input, hx)
 
 
 class GRU(RNNBase):
@@ -470,16 +469,7 @@ class GRU(RNNBase):
         super().__init__("GRU", *args, **kwargs)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:  # noqa: A002
-        input, hx, is_batched = self._batched(input, hx, lambda h: (h.dim(),), lambda h: h.unsqueeze(1),
-                                              _single_hx_message)
-        if hx is None:
-            hx = self._zeros_state(input, self.hidden_size)
-        self.check_forward_args(input, hx)
-        output, (hidden,) = self._run(input, (hx,))
-        if not is_batched:
-            output = output.squeeze(0 if self.batch_first else 1)
-            hidden = hidden.squeeze(1)
-        return output, hidden
+        return self._forward(input, hx)
 
 
 # --- cells --------------------------------------------------------------------------------------
@@ -487,7 +477,8 @@ class GRU(RNNBase):
 class RNNCellBase(Module):
     """What the cells share: ``weight_ih`` (chunks·hidden, input), ``weight_hh`` (chunks·hidden,
     hidden) and, with ``bias``, ``bias_ih`` and ``bias_hh``, all from
-    ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``; input and state checks in torch's order."""
+    ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``; rank, size and dtype checks in torch's
+    order, size errors extended with the layer and both shapes."""
 
     __constants__ = ["input_size", "hidden_size", "bias"]
 
@@ -521,34 +512,52 @@ class RNNCellBase(Module):
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
 
-    def _check_rank(self, input: Tensor, states: Sequence[tuple[str, Tensor]]) -> None:  # noqa: A002
+    def _cell_forward(self, step: Step | None, input: Tensor, hx: Any, pair: bool) -> Any:  # noqa: A002
+        """Rank checks, a batch dim of 1 for unbatched input, zero states, size and dtype checks
+        (torch's order), one step. ``hx`` and the result are a Tensor, or an (h, c) pair; a None
+        ``step`` is an unknown nonlinearity, reported where torch reports it."""
         name = type(self).__name__
+        states = None if hx is None else (tuple(hx) if pair else (hx,))
         if input.dim() not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
-        for label, value in states:
-            if value.dim() not in (1, 2):
-                raise ValueError(f"{name}: Expected {label} to be 1D or 2D, got {value.dim()}D instead")
+        for k, h in enumerate(states or ()):
+            if h.dim() not in (1, 2):
+                label = f"hx[{k}]" if pair else "hidden"
+                raise ValueError(f"{name}: Expected {label} to be 1D or 2D, got {h.dim()}D instead")
+        is_batched = input.dim() == 2
+        given = (input.shape, [h.shape for h in states or ()])
+        if not is_batched:
+            input = input.unsqueeze(0)
+        if states is None:
+            z = zeros(input.size(0), self.hidden_size, dtype=input.dtype)
+            states = (z, z) if pair else (z,)
+        elif not is_batched:
+            states = tuple(h.unsqueeze(0) for h in states)
+        if step is None:
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+        self._check_sizes(input, states, is_batched, given, pair)
+        _check_matmul_dtype(input, self.weight_ih)
+        _check_matmul_dtype(states[0], self.weight_hh)
+        out = step(F.linear(input, self.weight_ih, self.bias_ih), states, self.weight_hh, self.bias_hh, None)
+        if not is_batched:
+            out = tuple(h.squeeze(0) for h in out)
+        return out if pair else out[0]
 
-    def _step(self, step: Step, input: Tensor, state: State) -> State:  # noqa: A002
-        """Check sizes and dtypes as torch's cell kernels do, then run one step."""
+    def _check_sizes(self, input: Tensor, states: State, is_batched: bool, given: tuple, pair: bool) -> None:  # noqa: A002
+        """torch's cell checks on the batched forms; the extension shows the shapes as given."""
         if input.size(1) != self.input_size:
             raise _shape_error(RuntimeError, f"input has inconsistent input_size: got {input.size(1)} expected "
-                               f"{self.input_size}", self, "input", f"(N, {self.input_size})", input.shape)
-        for k, h in enumerate(state):
+                               f"{self.input_size}", self, "input",
+                               f"(N, {self.input_size})" if is_batched else f"({self.input_size})", given[0])
+        expected = f"({input.size(0)}, {self.hidden_size})" if is_batched else f"({self.hidden_size})"
+        for k, h in enumerate(states):
+            what = f"hx[{k}]" if pair else "hx"
             if input.size(0) != h.size(0):
                 raise _shape_error(RuntimeError, f"Input batch size {input.size(0)} doesn't match hidden{k} batch "
-                                   f"size {h.size(0)}", self, self._state_name(k), f"({input.size(0)}, "
-                                   f"{self.hidden_size})", h.shape)
+                                   f"size {h.size(0)}", self, what, expected, given[1][k])
             if h.size(1) != self.hidden_size:
                 raise _shape_error(RuntimeError, f"hidden{k} has inconsistent hidden_size: got {h.size(1)}, expected "
-                                   f"{self.hidden_size}", self, self._state_name(k), f"({input.size(0)}, "
-                                   f"{self.hidden_size})", h.shape)
-        _check_matmul_dtype(input, self.weight_ih)
-        _check_matmul_dtype(state[0], self.weight_hh)
-        return step(F.linear(input, self.weight_ih, self.bias_ih), state, self.weight_hh, self.bias_hh, None)
-
-    def _state_name(self, k: int) -> str:
-        return "hx"
+                                   f"{self.hidden_size}", self, what, expected, given[1][k])
 
 
 class RNNCell(RNNCellBase):
@@ -572,19 +581,8 @@ class RNNCell(RNNCellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:  # noqa: A002
-        self._check_rank(input, [("hidden", hx)] if hx is not None else [])
-        is_batched = input.dim() == 2
-        if not is_batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            hx = zeros(input.size(0), self.hidden_size, dtype=input.dtype)
-        elif not is_batched:
-            hx = hx.unsqueeze(0)
         steps = {"tanh": _rnn_tanh_step, "relu": _rnn_relu_step}
-        if self.nonlinearity not in steps:
-            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        (ret,) = self._step(steps[self.nonlinearity], input, (hx,))
-        return ret if is_batched else ret.squeeze(0)
+        return self._cell_forward(steps.get(self.nonlinearity), input, hx, pair=False)
 
 
 class LSTMCell(RNNCellBase):
@@ -606,20 +604,7 @@ class LSTMCell(RNNCellBase):
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None  # noqa: A002
                 ) -> tuple[Tensor, Tensor]:
-        self._check_rank(input, [(f"hx[{k}]", v) for k, v in enumerate(hx)] if hx is not None else [])
-        is_batched = input.dim() == 2
-        if not is_batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            z = zeros(input.size(0), self.hidden_size, dtype=input.dtype)
-            hx = (z, z)
-        elif not is_batched:
-            hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
-        h, c = self._step(_lstm_step, input, tuple(hx))
-        return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
-
-    def _state_name(self, k: int) -> str:
-        return f"hx[{k}]"
+        return self._cell_forward(_lstm_step, input, hx, pair=True)
 
 
 class GRUCell(RNNCellBase):
@@ -637,13 +622,4 @@ class GRUCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:  # noqa: A002
-        self._check_rank(input, [("hidden", hx)] if hx is not None else [])
-        is_batched = input.dim() == 2
-        if not is_batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            hx = zeros(input.size(0), self.hidden_size, dtype=input.dtype)
-        elif not is_batched:
-            hx = hx.unsqueeze(0)
-        (ret,) = self._step(_gru_step, input, (hx,))
-        return ret if is_batched else ret.squeeze(0)
+        return self._cell_forward(_gru_step, input, hx, pair=False)

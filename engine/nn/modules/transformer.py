@@ -105,11 +105,6 @@ class TransformerEncoderLayer(Module):
             self.activation_relu_or_gelu = 0
         self.activation = activation
 
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        if not hasattr(self, "activation"):
-            self.activation = F.relu
-
     def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool = False) -> Tensor:
         """``src`` (S, N, E) — (N, S, E) with ``batch_first``, (S, E) unbatched — through the

@@ -14,6 +14,7 @@ from textual.widgets.tree import TreeNode
 from ..state import ModuleInfo
 
 BARS = "▁▂▃▄▅▆▇█"
+AUTO_EXPAND_LIMIT = 300  # models with more modules open with only the root expanded
 
 
 def sparkline(values: Sequence[float | None], width: int = 12) -> str:
@@ -95,6 +96,8 @@ class ModuleTree(Tree[str]):
         self._node_by_path[root_path] = self.root
         self._populate(self.root)
         self.root.expand()
+        if not expanded and len(modules) <= AUTO_EXPAND_LIMIT:  # a small model opens two levels deep
+            expanded = {p for p in order if p and p.count(".") == 0 and modules[p].children}
         for path in sorted(expanded, key=len):
             node = self._node_by_path.get(path)
             if node is not None:

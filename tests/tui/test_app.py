@@ -1,0 +1,199 @@
+"""The app's behaviour with an injected event source (Textual's run_test / Pilot)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+
+import pytest
+
+from modscope.tui.app import ModscopeApp
+from modscope.tui.sources import EventListSource, ReplaySource, SocketSource
+from modscope.tui.widgets.module_tree import ModuleTree
+from modscope.tui.widgets.params_table import ParamsTable
+from modscope.tui.widgets.timeline import HookTimeline
+from tests.tui.conftest import TRACE
+
+
+async def settle(pilot, app, condition=lambda app: True, timeout=5.0):
+    for _ in range(int(timeout / 0.05)):
+        await pilot.pause(0.05)
+        if condition(app):
+            return
+    raise AssertionError("condition not reached in time")
+
+
+def loaded(app) -> bool:
+    return app.state.status == "ended" and app.query_one(ModuleTree).modules != {}
+
+
+@pytest.mark.asyncio
+async def test_tree_selection_drives_the_params_table(events):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        tree = app.query_one(ModuleTree)
+        assert tree.root.label.plain.startswith("Net Net 50p")
+        await pilot.press("down", "down")
+        await settle(pilot, app, lambda a: a.selected == "blk.a")
+        table = app.query_one(ParamsTable)
+        assert table.row_count == 2 and table.module_path == "blk.a"
+        assert "blk.a" in table.border_title
+
+
+@pytest.mark.asyncio
+async def test_timeline_selection_selects_the_module_in_the_tree(events):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        timeline = app.query_one(HookTimeline)
+        timeline.focus()
+        await pilot.press("home", "down", "down")  # ▶ root, ▶ blk, ▶ blk.a
+        await settle(pilot, app, lambda a: a.selected == "blk.a")
+        assert app.query_one(ModuleTree).cursor_node.data == "blk.a"
+
+
+@pytest.mark.asyncio
+async def test_find_dialog_selects_a_module_and_keys_type_into_it(events):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        await pilot.press("slash")
+        await pilot.press(*"head q")  # 'q' and space type into the field instead of quitting/pausing
+        assert app.screen.query_one("#query").value == "head q"
+        await pilot.press(*["backspace"] * 2, "enter")
+        await settle(pilot, app, lambda a: a.selected == "head")
+        assert app.is_running
+
+
+@pytest.mark.asyncio
+async def test_step_navigation_in_the_timeline(events):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        timeline = app.query_one(HookTimeline)
+        last = timeline.step
+        await pilot.press("left_square_bracket")
+        await settle(pilot, app, lambda a: timeline.step == last - 1)
+        assert not timeline.follow and "paused" in timeline.border_title
+        await pilot.press("g")
+        await pilot.press("2", "enter")
+        await settle(pilot, app, lambda a: timeline.step == 2)
+        await pilot.press("g")
+        await pilot.press(*"999", "enter")
+        assert "not kept" in str(app.screen.query_one("#error").render())
+        await pilot.press("escape", "f")
+        await settle(pilot, app, lambda a: timeline.follow and timeline.step == last)
+
+
+@pytest.mark.asyncio
+async def test_timeline_filters_by_kind_and_module(events):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        timeline = app.query_one(HookTimeline)
+        full = timeline.option_count
+        await pilot.press("2")  # hide backward
+        await settle(pilot, app, lambda a: timeline.option_count < full)
+        assert "hiding backward" in timeline.border_subtitle
+        await pilot.press("down", "down", "m")  # select blk.a, filter to it
+        await settle(pilot, app, lambda a: timeline.module_filter == "blk.a")
+        await settle(pilot, app, lambda a: 0 < timeline.option_count <= 4)
+
+
+@pytest.mark.asyncio
+async def test_controls_on_a_replay_explain_instead_of_failing(events):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        await pilot.press("space", "n")
+        await pilot.pause(0.1)
+        messages = [n.message for n in app._notifications]
+        assert any("replay" in m for m in messages)
+
+
+@pytest.mark.asyncio
+async def test_too_small_terminal_gets_a_message(events):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause(0.2)
+        assert app.screen.has_class("too-small")
+        assert "too small" in str(app.query_one("#too-small").render())
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause(0.2)
+        assert not app.screen.has_class("too-small")
+
+
+@pytest.mark.asyncio
+async def test_user_script_error_shows_its_traceback(events):
+    error = {"v": 1, "kind": "error", "seq": len(events), "t": 0, "step": 6, "etype": "ValueError",
+             "message": "bad batch", "where": "user script", "module": None,
+             "traceback": "Traceback (most recent call last):\n  File \"train.py\", line 3\nValueError: bad batch"}
+    app = ModscopeApp(EventListSource([e for e in events if e["kind"] != "end"] + [error]))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, lambda a: a.screen is not a.screen_stack[0])
+        text = str(app.screen.query_one("Static").render())
+        assert "ValueError" in text and "train.py" in text
+        assert app.state.modules  # every event before the error is kept
+
+
+@pytest.mark.asyncio
+async def test_help_and_command_palette_entries(events):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause(0.1)
+        assert "pause / resume" in str(app.screen.query_one("Static").render())
+        await pilot.press("escape")
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for wanted in ("Pause/resume", "Step", "Breakpoints", "Find", "Export", "Quit"):
+            assert wanted in titles
+
+
+@pytest.mark.asyncio
+async def test_replay_source_and_bad_trace_file(tmp_path):
+    app = ModscopeApp(ReplaySource(TRACE))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, lambda a: a.state.status == "ended" and a.query_one(ModuleTree).modules)
+        assert app.sub_title.startswith("replay")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    from modscope.trace_file import TraceFileError
+    with pytest.raises(TraceFileError, match="bad.jsonl:1"):
+        ReplaySource(bad)
+
+
+@pytest.mark.asyncio
+async def test_nothing_the_program_sends_crashes_the_viewer(events):
+    source = SocketSource()
+    app = ModscopeApp(source)
+    async with app.run_test(size=(160, 45)) as pilot:
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        await asyncio.get_running_loop().run_in_executor(None, client.connect, source.address)
+        hello = json.dumps({"hello": "modscope", "token": source.token}).encode() + b"\n"
+        garbage = [b"not json", b"[1,2,3]", json.dumps({**events[5], "kind": "forward", "path": 3}).encode(),
+                   json.dumps({**events[5], "v": 42}).encode(), b"\xff\xfe"]
+        good = [json.dumps(e).encode() for e in events[:40]]
+        client.sendall(hello + b"\n".join(garbage + good) + b"\n")
+        await settle(pilot, app, lambda a: a.state.modules and a.state.events_total >= 40)
+        client.close()
+        await settle(pilot, app, lambda a: a.state.status == "disconnected")
+        assert source.rejected == len(garbage)
+        assert sum(e["etype"] == "ProtocolError" for e in app.state.errors) == len(garbage)
+        assert app.is_running
+
+
+@pytest.mark.asyncio
+async def test_a_connection_without_the_token_is_refused():
+    source = SocketSource()
+    app = ModscopeApp(source)
+    async with app.run_test(size=(160, 45)) as pilot:
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        await asyncio.get_running_loop().run_in_executor(None, client.connect, source.address)
+        client.sendall(json.dumps({"hello": "modscope", "token": "guess"}).encode() + b"\n")
+        await settle(pilot, app, lambda a: a.state.status == "disconnected")
+        assert "token" in app.state.status_reason
+        client.close()
+    import os
+    assert not os.path.exists(source.address)  # the private directory is removed on stop

@@ -1,0 +1,76 @@
+"""End to end: the app over a real child process and a real socket, as ``modscope run`` does."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from modscope import load_trace
+from modscope.tui.app import ModscopeApp
+from modscope.tui.sources import ChildProcess, SocketSource
+from modscope.tui.widgets.module_tree import ModuleTree
+
+SCRIPT = str(Path(__file__).parent / "train_script.py")
+
+
+async def wait_for(pilot, condition, timeout=30.0):
+    for _ in range(int(timeout / 0.1)):
+        await pilot.pause(0.1)
+        if condition():
+            return
+    raise AssertionError("condition not reached in time")
+
+
+@pytest.mark.asyncio
+async def test_live_training_pause_step_and_quit(tmp_path):
+    trace_file = tmp_path / "run.jsonl.gz"
+    source = SocketSource()
+    child = ChildProcess(source, SCRIPT, ["100000"], str(trace_file))
+    app = ModscopeApp(source, child=child)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(pilot, lambda: app.state.step > 5 and app.query_one(ModuleTree).modules)
+        assert app.state.model_name == "Sequential" and app.state.status == "running"
+        await pilot.press("space")
+        await wait_for(pilot, lambda: app.state.status == "paused")
+        paused_at = app.state.step
+        await asyncio.sleep(0.5)
+        assert app.state.step == paused_at  # training really waits
+        await pilot.press("n")
+        await wait_for(pilot, lambda: "stepped" in app.state.status_reason)
+        assert app.state.step in (paused_at, paused_at + 1)
+        await pilot.press("q")
+        await wait_for(pilot, lambda: child.returncode is not None)
+    assert child.returncode == 0
+    trace = load_trace(trace_file)
+    assert trace.events[-1]["kind"] == "end" and not trace.truncated
+    assert [e["state"] for e in trace.events if e["kind"] == "status"][:2] == ["paused", "running"]
+    assert any("step 0 loss" in line for line in child.log)
+
+
+@pytest.mark.asyncio
+async def test_script_error_is_shown_and_events_kept(tmp_path):
+    source = SocketSource()
+    child = ChildProcess(source, SCRIPT, ["20", "raise"], str(tmp_path / "err.jsonl"))
+    app = ModscopeApp(source, child=child)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(pilot, lambda: app.state.status == "ended")
+        await wait_for(pilot, lambda: app.screen is not app.screen_stack[0])
+        shown = str(app.screen.query_one("Static").render())
+        assert "the script failed on purpose" in shown and "train_script.py" in shown
+        assert app.state.step >= 19 and app.state.modules
+    assert child.proc.wait(timeout=10) == 1
+
+
+@pytest.mark.asyncio
+async def test_killed_child_leaves_the_viewer_usable(tmp_path):
+    source = SocketSource()
+    child = ChildProcess(source, SCRIPT, ["100000"], None)
+    app = ModscopeApp(source, child=child)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(pilot, lambda: app.state.step > 2)
+        child.proc.kill()
+        await wait_for(pilot, lambda: app.state.status == "disconnected")
+        await pilot.press("slash", "escape", "question_mark", "escape")
+        assert app.is_running and "disconnected" in app.title

@@ -1,0 +1,42 @@
+"""Layout snapshots (pytest-textual-snapshot) of the whole screen at two terminal sizes, from the
+recorded fixture session. Update after an intended change: ``pytest tests/tui --snapshot-update``."""
+
+from __future__ import annotations
+
+import pytest
+
+from modscope.tui.app import ModscopeApp
+from modscope.tui.sources import EventListSource
+from modscope.tui.widgets.module_tree import ModuleTree
+
+
+def app_for(events) -> ModscopeApp:
+    return ModscopeApp(EventListSource(events))
+
+
+async def loaded(pilot) -> None:
+    app = pilot.app
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if app.state.status == "ended" and app.query_one(ModuleTree).modules and app._seen:
+            break
+    await pilot.press("down", "down")  # select blk.a: the params table fills
+    await pilot.pause(0.3)
+
+
+@pytest.mark.parametrize("size", [(120, 36), (200, 55)], ids=["120x36", "200x55"])
+def test_main_screen(snap_compare, events, size):
+    assert snap_compare(app_for(events), terminal_size=size, run_before=loaded)
+
+
+def test_too_small_message(snap_compare, events):
+    assert snap_compare(app_for(events), terminal_size=(70, 20))
+
+
+def test_help_screen(snap_compare, events):
+    async def open_help(pilot):
+        await loaded(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause(0.2)
+
+    assert snap_compare(app_for(events), terminal_size=(120, 36), run_before=open_help)

@@ -1,0 +1,73 @@
+"""SessionState: folding events into bounded per-view data."""
+
+from __future__ import annotations
+
+from modscope.tui.sources import fold
+from modscope.tui.state import EVENTS_PER_STEP, STEPS_KEPT, SessionState
+
+
+def folded(events, budget=None):
+    state = SessionState()
+    fold(state, events, budget=budget)
+    return state
+
+
+def test_model_params_and_figures(events):
+    s = folded(events)
+    assert s.model_name == "Net" and s.order == ["", "blk", "blk.a", "blk.b", "head"]
+    assert s.modules[""].total_params == 50 and s.modules["blk"].total_params == 40
+    assert s.modules["head"].own_params == 10 and s.modules["blk"].own_params == 0
+    assert [p.path for p in s.params_of("blk.a")] == ["blk.a.weight", "blk.a.bias"]
+    w = s.params["blk.a.weight"]
+    assert w.grad_norm > 0 and 0 < w.update_ratio < 1
+    assert len(s.modules["blk.a"].grad_norms) == 6 and s.modules["blk.a"].fwd_ns > 0
+    assert s.metrics["loss"][-1] is not None and s.optimizer == "SGD" and s.lrs == [0.1]
+    assert s.status == "ended" and s.dropped == 0 and s.graph is not None
+
+
+def test_timeline_keeps_steps_and_follows_the_last_complete_one(events):
+    s = folded(events)
+    assert s.steps_available() == [0, 1, 2, 3, 4, 5, 6] or s.steps_available()[-1] >= 5
+    step, evs, overflow = s.step_events(2)
+    assert step == 2 and overflow == 0 and evs[0]["kind"] == "forward_pre"
+    partial = folded([e for e in events if not (e["step"] == 5 and e["kind"] in ("backward", "backward_pre"))
+                      and e["kind"] != "end"])
+    assert partial.status == "running"
+    assert partial.step_events(None)[0] == 4  # step 5 is still in progress: show 4
+
+
+def test_seq_gaps_count_as_dropped(events):
+    s = folded([e for i, e in enumerate(events) if i not in (10, 11, 12)])
+    assert s.gaps == 3 and s.dropped == 3
+
+
+def test_viewer_samples_when_behind_and_says_so(events):
+    s = folded(events, budget=20)
+    assert s.skipped > 0 and s.dropped >= s.skipped
+    assert s.params["blk.a.weight"].norm is not None  # structural events are never skipped
+
+
+def test_memory_is_bounded_over_many_steps(events):
+    body = [e for e in events if e["kind"] in ("forward_pre", "forward", "hook")]
+    s = SessionState()
+    seq = 0
+    with s.lock:
+        for step in range(STEPS_KEPT * 3):
+            for e in body[:30]:
+                s.apply({**e, "step": step, "seq": seq})
+                seq += 1
+    assert len(s.steps) == STEPS_KEPT
+    huge = SessionState()
+    with huge.lock:
+        for i in range(EVENTS_PER_STEP + 50):
+            huge.apply({**body[0], "seq": i, "step": 0})
+    assert huge.step_events(0)[2] == 50
+
+
+def test_disconnect_is_remembered(events):
+    s = folded(events[:50])
+    s.mark_disconnected("the training process disconnected")
+    assert s.status == "disconnected"
+    ended = folded(events)
+    ended.mark_disconnected("late")
+    assert ended.status == "ended"
