@@ -30,8 +30,10 @@ class TrainingPanel(Static):
         if snap["reason"]:
             status.append(f"  {snap['reason']}", style="yellow")
         table.add_row("status", status)
-        table.add_row("step", f"{snap['step']}   {snap['optimizer']} lr "
-                      + ", ".join(f"{lr:.3g}" for lr in snap["lrs"] if lr is not None) if snap["lrs"] else str(snap["step"]))
+        step = str(snap["step"])
+        if snap["lrs"]:
+            step += f"   {snap['optimizer']} lr " + ", ".join(f"{lr:.3g}" for lr in snap["lrs"] if lr is not None)
+        table.add_row("step", step)
         for name, values in list(snap["metrics"].items())[:4]:
             last = next((v for v in reversed(values) if v is not None), None)
             row = Text(f"{last:.4g}  " if last is not None else "–  ")
