@@ -131,7 +131,7 @@ def main() -> None:
     print(f"  module tree -> SVG: {secs * 1000:.0f} ms")
 
     def dataflow_svg() -> Path:
-        with modscope.trace(net, graph=False) as tr:
+        with modscope.trace(net, graph=False) as tr, engine.no_grad():  # as `modscope export` runs it
             net(x)
         return graph.render(graph.build_dataflow(tr), out_dir / "dataflow.svg")
 

@@ -81,7 +81,7 @@ class ResNetTiny(nn.Module):
 
 def main(argv: Sequence[str] | None = None) -> float:
     """Train on a subset of the digits, return the final test accuracy."""
-    parser = example_parser(__doc__, epochs=3, lr=0.05, train_size=2000, test_size=500)
+    parser = example_parser(__doc__, epochs=4, lr=0.003, batch_size=32, train_size=2000, test_size=500)
     args = parse_example_args(parser, argv)
     if args.backend != torch.__name__:
         return _backend.run(__file__, args.backend, argv, "{:.2%}".format)
@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> float:
     torch.manual_seed(args.seed)
     loaders = digit_loaders(torch, args.batch_size, args.train_size, args.test_size)
     model = ResNetTiny()
-    optimizer = optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=5e-4)
+    optimizer = optim.Adam(model.parameters(), lr=args.lr)
     history = fit(torch, model, optimizer, loaders, args.epochs, F.cross_entropy)
     return history[-1].accuracy
 

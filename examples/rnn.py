@@ -28,7 +28,7 @@ ROWS, COLS = 28, 28  # sequence length, features per step
 
 
 class RNNClassifier(nn.Module):
-    def __init__(self, input_size=COLS, hidden_size=64, num_classes=10):
+    def __init__(self, input_size=COLS, hidden_size=128, num_classes=10):
         super().__init__()
         self.hidden_size = hidden_size
         self.rnn = nn.RNN(input_size, hidden_size, batch_first=True)
@@ -42,7 +42,7 @@ class RNNClassifier(nn.Module):
 
 
 class RNNCellClassifier(nn.Module):
-    def __init__(self, input_size=COLS, hidden_size=64, num_classes=10):
+    def __init__(self, input_size=COLS, hidden_size=128, num_classes=10):
         super().__init__()
         self.hidden_size = hidden_size
         self.cell = nn.RNNCell(input_size, hidden_size)
@@ -57,8 +57,8 @@ class RNNCellClassifier(nn.Module):
 
 def main(argv: Sequence[str] | None = None) -> float:
     """Train on the digits read row by row, return the final test accuracy."""
-    parser = example_parser(__doc__, epochs=3, lr=0.005)
-    parser.add_argument("--hidden-size", type=positive_int, default=64, help="default 64")
+    parser = example_parser(__doc__, epochs=8, lr=0.002)
+    parser.add_argument("--hidden-size", type=positive_int, default=128, help="default 128")
     parser.add_argument("--cell", action="store_true", help="train RNNCellClassifier (an explicit time loop)")
     args = parse_example_args(parser, argv)
     if args.backend != torch.__name__:

@@ -46,7 +46,7 @@ class TransformerTiny(nn.Module):
 
 def main(argv: Sequence[str] | None = None) -> float:
     """Train on a subset of the digits read as row tokens, return the final test accuracy."""
-    parser = example_parser(__doc__, epochs=4, lr=0.003, train_size=2000, test_size=500)
+    parser = example_parser(__doc__, epochs=8, lr=0.003, train_size=2000, test_size=500)
     args = parse_example_args(parser, argv)
     if args.backend != torch.__name__:
         return _backend.run(__file__, args.backend, argv, "{:.2%}".format)

@@ -27,6 +27,7 @@ import numpy as np
 
 import engine
 from engine.autograd.graph import current_sequence_nr
+from engine.utils.hooks import transparent_hook
 from engine.nn.modules import module as module_mod
 from engine.optim import optimizer as optimizer_mod
 
@@ -372,6 +373,7 @@ class Trace:
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="forward hook", module=self._paths.get(id(module)))
 
+    @transparent_hook  # observes only: the traced program may still update outputs in place
     def _on_backward_pre(self, module: engine.nn.Module, grad_output: tuple) -> None:
         try:
             path = self._paths.get(id(module))
@@ -384,6 +386,7 @@ class Trace:
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="backward_pre hook")
 
+    @transparent_hook  # observes only: the traced program may still update outputs in place
     def _on_backward(self, module: engine.nn.Module, grad_input: tuple, grad_output: tuple) -> None:
         try:
             path = self._paths.get(id(module))

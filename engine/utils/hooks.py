@@ -89,6 +89,24 @@ def warn_if_has_hooks(tensor: Any) -> None:
             )
 
 
+def transparent_hook(f: Any) -> Any:
+    """Mark a module backward hook as an observer that never changes gradients.
+
+    torch forbids in-place updates of a module's outputs once full backward hooks are on it
+    (they pass through an identity Function). That rule protects hooks that rewrite gradients;
+    an observer is unaffected, because the identity passes the gradient of the value the module
+    produced. When *every* backward hook and pre-hook on a module is transparent, the engine
+    lets the module's outputs be updated in place, so a tracing tool attaching such hooks never
+    changes what the traced program may do. (An engine extension: torch has no such marker.)
+    """
+    f._engine_transparent_hook = True
+    return f
+
+
+def _all_transparent(hooks: list) -> bool:
+    return bool(hooks) and all(getattr(h, "_engine_transparent_hook", False) for h in hooks)
+
+
 _hook_function_cls: Any = None
 
 
@@ -146,6 +164,7 @@ class BackwardHook:
         self.output_tensors_index: list[int] | None = None
         self.n_inputs = -1
         self.input_tensors_index: list[int] | None = None
+        self.transparent = _all_transparent(list(user_hooks) + list(user_pre_hooks))
 
     @staticmethod
     def _pack_with_none(indices: list[int], values: tuple, size: int) -> tuple:
@@ -192,6 +211,9 @@ class BackwardHook:
         if not (requires_grad and grad_mode.is_grad_enabled()):
             return args, None
         new_tensors = _backward_hook_function().apply(*tensors)
+        if self.transparent:  # observers only: in-place updates of these outputs stay allowed
+            for t in new_tensors:
+                t.__dict__.pop("_custom_function_output", None)
         # Some tensor requires grad and grad mode is on, so the identity node was recorded.
         fn(next(t.grad_fn for t in new_tensors if t.grad_fn is not None))
         arg_list = list(args)

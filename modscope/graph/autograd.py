@@ -38,7 +38,9 @@ def build_autograd_graph(output: Any, model: Any = None, *, depth: int | None = 
     Op nodes sit in nested clusters by the module that created them (``node.metadata
     ["module"]``); with ``model`` the clusters and leaves are named by ``named_modules`` /
     ``named_parameters`` and a parameter sits in its module's cluster (without ``model``, a
-    leaf sits in its consumers' cluster when they all share one). ``depth=k`` draws each
+    leaf sits in its consumers' cluster when they all share one). A module called more than
+    once that contains no other module's nodes (a reused activation) gets one cluster per
+    call, its parameters just outside them. ``depth=k`` draws each
     module at depth ``k`` (``"layer1.0"`` is depth 2) as one node holding everything it
     created, its parameters included; shallower modules stay clusters. ``show_saved`` adds the
     tensors each op saved for backward with their shapes. Raises ``ValueError`` if no output

@@ -85,9 +85,13 @@ def build(target: Target, what: str, shape: tuple[int, ...] | None, depth: int |
             out = _forward(model, x)
         root = _scalar_root(out)
         return build_autograd_graph(root, model, depth=depth)
+    import engine
     import modscope  # the tracer; imported here so diagrams do not need it
 
-    with modscope.trace(model, graph=False) as tr:
+    # Dataflow needs forward events only. Without grad the tracer's full backward hooks do not
+    # wrap module outputs, so a forward that updates a module's output in place (``out += x``,
+    # as ResNets do) runs, where torch's rule for hooked outputs would reject it.
+    with modscope.trace(model, graph=False) as tr, engine.no_grad():
         _forward(model, x)
     return build_dataflow(tr.events, depth)
 

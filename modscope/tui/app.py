@@ -116,10 +116,14 @@ class ModscopeApp(App[int]):
         """Redraw what changed since the last tick (timer callback on the UI thread)."""
         self._check_size()
         state = self.state
-        with state.lock:
+        if not state.lock.acquire(blocking=False):
+            return  # a source is folding right now: never block the UI, try again next tick
+        try:
             revs = state.rev.as_dict()
             changed = {k for k, v in revs.items() if self._seen.get(k) != v}
             snap = self._snapshot(changed)
+        finally:
+            state.lock.release()
         self._seen = revs
         if not changed:
             return

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
@@ -26,6 +27,7 @@ from .state import MODULE_KINDS, SessionState
 
 BULK_KINDS = (*MODULE_KINDS, "hook")
 FOLD_BUDGET = 3000  # module/hook events folded per batch; beyond that the viewer samples
+SLICE = 200  # events folded per hold of the state lock
 
 
 class Source:
@@ -46,19 +48,26 @@ class Source:
 
 
 def fold(state: SessionState, events: Iterable[dict[str, Any]], budget: int | None = FOLD_BUDGET) -> None:
-    """Fold a batch under one lock. When a batch carries more module/hook events than
-    ``budget`` (the viewer fell behind), the rest of those are counted as skipped; structural
-    events (model, params, steps, metrics, errors, graph, status, end) are always folded."""
+    """Fold a batch into ``state``, ``SLICE`` events per hold of its lock, so the UI thread never
+    waits long for it. When a batch carries more module/hook events than ``budget`` (the viewer
+    fell behind), the rest of those are counted as skipped; structural events (model, params,
+    steps, metrics, errors, graph, status, end) are always folded."""
     bulk = skipped = 0
-    with state.lock:
-        for event in events:
-            if event["kind"] in BULK_KINDS and budget is not None:
-                bulk += 1
-                if bulk > budget:
-                    skipped += 1
-                    continue
-            state.apply(event)
-        if skipped:
+    kept = []
+    for event in events:
+        if event["kind"] in BULK_KINDS and budget is not None:
+            bulk += 1
+            if bulk > budget:
+                skipped += 1
+                continue
+        kept.append(event)
+    for i in range(0, len(kept), SLICE):
+        with state.lock:
+            for event in kept[i:i + SLICE]:
+                state.apply(event)
+        time.sleep(0)  # let the UI thread have the GIL between slices
+    if skipped:
+        with state.lock:
             state.skip(skipped)
 
 
@@ -179,7 +188,7 @@ class SocketSource(Source):
         with conn:
             while True:
                 try:
-                    data = conn.recv(1 << 20)
+                    data = conn.recv(1 << 16)
                 except OSError:
                     data = b""
                 if not data:

@@ -213,3 +213,11 @@ def test_parse_shape():
     assert parse_shape("64,1,28,28") == parse_shape("64x1x28x28") == parse_shape("64 1 28 28") == (64, 1, 28, 28)
     with pytest.raises(TargetError, match="bad input shape"):
         parse_shape("1.5")
+
+
+@pytest.mark.parametrize("what", ["autograd", "dataflow"])
+def test_a_forward_that_updates_a_module_output_in_place_exports(tmp_path, what):
+    out = tmp_path / "g.json"
+    assert main(["export", f"{MODELS_FILE}:InPlaceResidual", "--what", what, "--input", "2,4", "-o", str(out)]) == 0
+    labels = [n["label"].split("\n")[0] for n in json.loads(out.read_text())["nodes"]]
+    assert ("fc: Linear" in labels) if what == "dataflow" else ("AddBackward0" in labels)

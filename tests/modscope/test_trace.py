@@ -251,3 +251,38 @@ def test_testing_helpers_fail_with_a_useful_message():
     model.blk.register_forward_hook(lambda m, a, o: None)
     with pytest.raises(AssertionError, match=r"hooks left on the model: \{'blk': \{'forward_hooks': 1\}\}"):
         assert_no_hooks(model)
+
+
+def test_tracing_never_forbids_inplace_updates_of_module_outputs(torch):
+    """torch refuses ``out += x`` on an output behind full backward hooks; the tracer's hooks are
+    observers, so a ResNet-style block still trains (with the same gradients) while traced."""
+
+    def build(lib):
+        lib.manual_seed(0)
+
+        class Block(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = lib.nn.Linear(4, 4)
+                self.act = lib.nn.ReLU()
+
+            def forward(self, x):
+                out = self.fc(x)
+                out += x  # in place on a hooked module output
+                return self.act(out)
+
+        return Block()
+
+    model = build(engine)
+    x = engine.randn(3, 4, requires_grad=True)
+    model(x).sum().backward()
+    expected = model.fc.weight.grad.numpy().copy()
+    model.zero_grad()
+    with modscope.trace(model) as tr:
+        model(x).sum().backward()
+    np.testing.assert_allclose(model.fc.weight.grad.numpy(), expected, rtol=1e-6)
+    assert ("backward", "fc") in tr.firing_order()
+    # A user's own full backward hook keeps torch's rule.
+    model.fc.register_full_backward_hook(lambda m, gi, go: None)
+    with pytest.raises(RuntimeError, match="is a view and is being modified inplace"):
+        model(x)

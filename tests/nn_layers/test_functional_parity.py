@@ -78,7 +78,8 @@ def test_conv1d(torch, xs, ws, kw):
 
 POOL = [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=3, stride=2, ceil_mode=True),
         dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 1), dilation=(2, 1)),
-        dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)]
+        dict(kernel_size=3, stride=2, padding=1, ceil_mode=True), dict(kernel_size=2, stride=3),
+        dict(kernel_size=(2, 1), stride=(2, 3), ceil_mode=True), dict(kernel_size=2, padding=1)]
 
 
 @pytest.mark.parametrize("kw", POOL, ids=str)
@@ -254,3 +255,14 @@ def test_dropout_graph_matches_torch(torch):
     e2 = EF.dropout2d(engine.tensor(rnd(2, 3, 4, 4), requires_grad=True))
     t2 = torch.nn.functional.dropout2d(torch.tensor(rnd(2, 3, 4, 4), requires_grad=True))
     assert edge_names(e2) == edge_names(t2)
+
+
+def test_empty_batches_like_torch(torch):
+    for name, args, kw in [("batch_norm", [np.ones((0, 3), np.float32), None, None], dict(training=True)),
+                           ("max_pool2d", [np.ones((0, 1, 4, 4), np.float32)], dict(kernel_size=2)),
+                           ("avg_pool2d", [np.ones((0, 1, 4, 4), np.float32)], dict(kernel_size=2)),
+                           ("layer_norm", [np.ones((0, 3, 4), np.float32), (4,)], {})]:
+        e, t = _run(torch, name, args, kw, [True] + [False] * (len(args) - 1))
+        assert tuple(e.shape) == tuple(t.shape)
+    e, t = _run(torch, "conv2d", [np.ones((0, 1, 4, 4), np.float32), np.ones((2, 1, 3, 3), np.float32)], {},
+                [True, True])

@@ -55,7 +55,8 @@ def test_conv1d(kw):
 
 @pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
                                 dict(kernel_size=(2, 3), stride=1, dilation=(2, 1)),
-                                dict(kernel_size=3, stride=2, ceil_mode=True)], ids=str)
+                                dict(kernel_size=3, stride=2, ceil_mode=True), dict(kernel_size=2, stride=3)],
+                         ids=str)
 def test_max_pool2d(kw):
     gradcheck(lambda x: F.max_pool2d(x, **kw), rand(2, 2, 7, 6, seed=5))
     gradcheck(lambda x: F.max_pool2d(x, return_indices=True, **kw)[0], rand(2, 7, 6, seed=6))

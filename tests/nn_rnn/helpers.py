@@ -47,7 +47,11 @@ def numpy(t: Any) -> np.ndarray | None:
 def run_case(lib: Any, module: Any, inputs: dict[str, Any], call: Callable, weights: list[np.ndarray] | None,
              backward: bool) -> dict[str, Any]:
     tensors = to_lib(lib, inputs)
-    outs = flat(call(module, tensors))
+    if backward:
+        outs = flat(call(module, tensors))
+    else:  # without autograd (where torch takes its fused fast paths)
+        with lib.no_grad():
+            outs = flat(call(module, tensors))
     result: dict[str, Any] = {"out": [numpy(o) for o in outs], "shapes": [None if o is None else tuple(o.shape)
                                                                        for o in outs]}
     if backward:
@@ -65,7 +69,8 @@ def check_parity(torch: Any, make: Callable[[Any], Any], inputs: dict[str, Any],
                  backward: bool = True, train: bool = False, atol: float = 2e-5, rtol: float = 1e-4) -> None:
     """Build the module on both libraries (torch's weights copied into engine's), run ``call``
     on the same inputs and compare every output, and after ``backward`` of a fixed random
-    weighting of the outputs, the gradient of every input and parameter."""
+    weighting of the outputs, the gradient of every input and parameter. Without ``backward``
+    the call runs under ``no_grad``."""
     torch.manual_seed(0)
     t_mod = make(torch)
     e_mod = make(engine)

@@ -161,3 +161,13 @@ def test_lstm_gates_come_from_one_product_per_step():
     names = _node_names(out.grad_fn)
     assert names["AddmmBackward0"] == L * D * (T + 1)  # one per step + one input projection
     assert names["SigmoidBackward0"] == 3 * L * D * T
+
+
+@pytest.mark.parametrize("module", ["rnn", "attention", "transformer"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(f"engine.nn.modules.{module}")
+    result = doctest.testmod(mod, extraglobs={"engine": engine}, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

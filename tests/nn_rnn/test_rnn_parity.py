@@ -7,6 +7,9 @@ import pytest
 
 from .helpers import check_parity, rand
 
+# torch's own notice that it runs projected LSTMs without oneDNN.
+pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported with oneDNN")
+
 T, N, H_IN, H = 4, 3, 5, 6
 
 # (class, constructor kwargs) covering every option of the multi-layer modules.

@@ -93,13 +93,13 @@ async def test_timeline_filters_by_kind_and_module(events):
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot, app, loaded)
         timeline = app.query_one(HookTimeline)
-        full = timeline.option_count
+        full = timeline.line_count
         await pilot.press("2")  # hide backward
-        await settle(pilot, app, lambda a: timeline.option_count < full)
+        await settle(pilot, app, lambda a: timeline.line_count < full)
         assert "hiding backward" in timeline.border_subtitle
         await pilot.press("down", "down", "m")  # select blk.a, filter to it
         await settle(pilot, app, lambda a: timeline.module_filter == "blk.a")
-        await settle(pilot, app, lambda a: 0 < timeline.option_count <= 4)
+        await settle(pilot, app, lambda a: 0 < timeline.line_count <= 4)
 
 
 @pytest.mark.asyncio

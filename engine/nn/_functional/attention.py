@@ -36,7 +36,7 @@ def _none_or_dtype(input) -> _dtype.dtype | None:  # noqa: A002
         return None
     if isinstance(input, _Tensor):
         return input.dtype
-    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+    raise RuntimeError("input to _none_or_dtype() must be None or engine.Tensor")
 
 
 def _canonical_mask(mask, mask_name: str, other_type, other_name: str, target_type,

@@ -1,10 +1,12 @@
 """conv1d / conv2d: im2col + one GEMM per group, recorded as one ``ConvolutionBackward0`` node.
 
-Layout (why it is fast in NumPy): the padded input is viewed through ``as_strided`` as
-``(C, kh, kw, N, Ho, Wo)`` and copied once into ``cols`` of shape ``(C·kh·kw, N·Ho·Wo)``; the
-forward is then ``W(O, C·kh·kw) @ cols``. Backward reuses ``cols`` for ``dW = dY @ colsᵀ`` and
-computes ``dcols = Wᵀ @ dY``, folded back into the input with one strided add per kernel tap
-(``kh·kw`` vectorised adds, never ``np.add.at``). conv1d is conv2d over a height of 1.
+Why it is fast in NumPy: the (padded) input is viewed through ``as_strided`` as one block per
+kernel tap and copied once into ``cols`` of shape ``(C·kh·kw, L)``; the forward is then the single
+GEMM ``W(O, C·kh·kw) @ cols``. Backward reuses ``cols`` for ``dW = dY @ colsᵀ`` and computes
+``dcols = Wᵀ @ dY``, folded back into the input with one strided add per kernel tap (``kh·kw``
+vectorised adds, never ``np.add.at``). The column order ``L`` is batch-last ``(Ho, Wo, N)`` when
+the input gradient is needed (long contiguous rows for every copy and add) and batch-first
+``(N, Ho, Wo)`` otherwise (see ``_batch_last``). conv1d is conv2d over a height of 1.
 """
 
 from __future__ import annotations
@@ -177,11 +179,11 @@ def _batched(input, weight, bias, stride, padding, dilation, groups: int, nd: in
     out, cols, batch_last = _forward(x, w, b, stride, pads, dilation, groups, need_x)
     if nd == 1:
         out = out[:, :, 0, :]
-    in_shape, w_shape = input.shape, weight.shape
+    in_shape, w_shape, x_shape = input.shape, weight.shape, x.shape
 
     def backward(g):
         g4 = g[:, :, None, :] if nd == 1 else g
-        gx, gw, gb = _backward(g4, x.shape, w, cols if need_w else None, batch_last, stride, pads,
+        gx, gw, gb = _backward(g4, x_shape, w, cols if need_w else None, batch_last, stride, pads,
                                dilation, groups, need_x, need_b)
         return (gx.reshape(in_shape) if gx is not None else None,
                 gw.reshape(w_shape) if gw is not None else None,

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..._ops import shape as shape_ops
 from ..._ops._core import result
 from ._utils import shape_str
 
@@ -47,6 +48,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     _check_dtypes(x, (weight, bias, running_mean, running_var))
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation mode")
+
+    if x.size == 0:  # torch returns a copy and leaves the running statistics alone
+        return shape_ops.clone(input)
 
     axes = (0,) + tuple(range(2, x.ndim))
     bshape = (1, c) + (1,) * (x.ndim - 2)
@@ -89,7 +93,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def _channel_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Σ a·b over every dim but 1, without materialising the product."""
     n, c = a.shape[0], a.shape[1]
-    return np.einsum("ijk,ijk->j", a.reshape(n, c, -1), b.reshape(n, c, -1))
+    return np.einsum("ijk,ijk->j", a.reshape(n, c, -1), b.reshape(n, c, -1))  # n > 0 here
 
 
 def _verify_batch_size(size) -> None:

@@ -46,8 +46,12 @@ def _geometry(x: np.ndarray, kernel_size, stride, padding, dilation, ceil_mode: 
     d = ntuple(dilation, 2, "dilation", fname)
     if any(v == 0 for v in s) or any(v <= 0 for v in k):
         raise RuntimeError("stride should not be zero")
+    if any(v < 0 for v in s):
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {s[0]} dW: {s[1]}")
     if any(v <= 0 for v in d):
         raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {d[0]} dilationW: {d[1]}")
+    if any(v < 0 for v in p):
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(p)}")
     for kk, pp, dd in zip(k, p, d):
         if pp > ((kk - 1) * dd + 1) // 2:
             raise RuntimeError(

@@ -113,6 +113,10 @@ class MultiheadAttention(Module):
         ``attn_mask`` (L, S) or (N·heads, L, S) masks or biases each score. Returns the output
         shaped like ``query`` and, when ``need_weights``, the attention weights (N, L, S),
         or (N, heads, L, S) without ``average_attn_weights``; else None."""
+        for mask in (attn_mask, key_padding_mask):  # torch's first look at the masks
+            if mask is not None and not isinstance(mask, Tensor):
+                raise TypeError("is_floating_point(): argument 'input' (position 1) must be Tensor, not "
+                                f"{type(mask).__name__}")
         is_batched = query.dim() == 3
         key_padding_mask = _attention._canonical_mask(key_padding_mask, "key_padding_mask",
                                                       _attention._none_or_dtype(attn_mask), "attn_mask", query.dtype)

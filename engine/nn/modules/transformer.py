@@ -142,10 +142,10 @@ class TransformerEncoder(Module):
 
     Example::
 
-        >>> layer = engine.nn.TransformerEncoderLayer(d_model=8, nhead=2)
+        >>> layer = engine.nn.TransformerEncoderLayer(d_model=8, nhead=2, batch_first=True)
         >>> encoder = engine.nn.TransformerEncoder(layer, num_layers=2)
-        >>> encoder(engine.randn(5, 3, 8)).shape
-        engine.Size([5, 3, 8])
+        >>> encoder(engine.randn(3, 5, 8)).shape
+        engine.Size([3, 5, 8])
     """
 
     __constants__ = ["norm"]

@@ -1,20 +1,33 @@
 """The hook firing order of one step as an indented timeline: forward_pre → children → forward,
 backward_pre → backward, with the user's own hooks and errors in place. Filters by module
-(subtree) and by kind; follows the latest step or stays on a chosen one."""
+(subtree) and by kind; follows the latest step or stays on a chosen one.
+
+Built on Textual's line API: each event becomes one pre-rendered ``Strip`` when a step is shown,
+and ``render_line`` only crops and highlights, so a step of thousands of events scrolls and
+redraws in well under a frame.
+"""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding
+from textual.events import Click
+from textual.geometry import Region, Size
 from textual.message import Message
-from textual.widgets import OptionList
-from textual.widgets.option_list import Option
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 ARROWS = {"forward_pre": "▶", "forward": "◀", "backward_pre": "▷", "backward": "◁"}
 STYLES = {"forward_pre": "green", "forward": "green", "backward_pre": "dodger_blue2", "backward": "dodger_blue2"}
 KIND_GROUPS = {"forward": ("forward_pre", "forward"), "backward": ("backward_pre", "backward"), "hooks": ("hook",),
                "errors": ("error",)}
+FOLLOW_REDRAW_S = 0.25  # while following a fast run, redraw at most this often
+CURSOR = Style(bgcolor="grey30", bold=True)
 
 
 def event_line(e: dict[str, Any], depth: int) -> Text:
@@ -44,13 +57,18 @@ def within(path: str | None, prefix: str) -> bool:
     return prefix == "" or path == prefix or (path or "").startswith(prefix + ".")
 
 
-class HookTimeline(OptionList):
-    """One option per event; highlighting an event selects its module elsewhere."""
+class HookTimeline(ScrollView, can_focus=True):
+    """One line per event; moving the cursor (keys or mouse) selects its module elsewhere."""
 
     DEFAULT_CSS = """
     HookTimeline { border: round $primary 60%; height: 1fr; }
     HookTimeline:focus { border: round $accent; }
     """
+    BINDINGS = [
+        Binding("up", "cursor(-1)", show=False), Binding("down", "cursor(1)", show=False),
+        Binding("pageup", "page(-1)", show=False), Binding("pagedown", "page(1)", show=False),
+        Binding("home", "jump(0)", show=False), Binding("end", "jump(-1)", show=False),
+    ]
 
     class Selected(Message):
         def __init__(self, path: str) -> None:
@@ -64,33 +82,48 @@ class HookTimeline(OptionList):
         self.step: int | None = None
         self.module_filter = ""
         self.kinds: set[str] = {k for group in KIND_GROUPS.values() for k in group}
+        self.cursor = 0
+        self._lines: list[Strip] = []
         self._paths: list[str | None] = []
         self._shown: tuple | None = None
+        self._drawn_at = 0.0
+
+    @property
+    def line_count(self) -> int:
+        return len(self._lines)
+
+    # --- content ------------------------------------------------------------------------------
 
     def render_step(self, step: int, events: list[dict[str, Any]], overflow: int, steps: list[int]) -> None:
-        key = (step, len(events), self.module_filter, frozenset(self.kinds))
+        key = (step, len(events), self.module_filter, frozenset(self.kinds), self.follow)
         if key == self._shown:
             return
-        self._shown = key
-        options, paths, depth = [], [], 0
+        now = time.monotonic()
+        if self.follow and self._shown is not None and self._shown[2:] == key[2:] and \
+                now - self._drawn_at < FOLLOW_REDRAW_S:
+            return  # a fast run: the eye cannot follow more redraws than this anyway
+        self._shown, self._drawn_at = key, now
+        console = self.app.console
+        lines, paths, depth = [], [], 0
         for e in events:
             kind = e["kind"]
             if kind in ("forward", "backward"):
                 depth = max(depth - 1, 0)
             target = e.get("path", e.get("target", e.get("module")))
             if kind in self.kinds and within(target, self.module_filter):
-                options.append(Option(event_line(e, depth)))
+                text = event_line(e, depth)
+                lines.append(Strip(list(text.render(console)), text.cell_len))
                 paths.append(target if target != "*" else None)
             if kind in ("forward_pre", "backward_pre"):
                 depth += 1
-        keep = self.highlighted
-        self.clear_options()
-        self.add_options(options)
-        self._paths = paths
-        if options:
-            self.highlighted = len(options) - 1 if self.follow else min(keep or 0, len(options) - 1)
+        self._lines, self._paths = lines, paths
+        width = max((s.cell_length for s in lines), default=0)
+        self.virtual_size = Size(width, len(lines))
+        self.cursor = len(lines) - 1 if self.follow else min(self.cursor, max(len(lines) - 1, 0))
+        self._scroll_to_cursor()
+        self.refresh()
         mode = "following" if self.follow else "paused"
-        shown = f"{len(options)}/{len(events)} events" + (f", {overflow} not kept" if overflow else "")
+        shown = f"{len(lines)}/{len(events)} events" + (f", {overflow} not kept" if overflow else "")
         span = f"steps {steps[0]}–{steps[-1]} kept" if steps else ""
         self.border_title = f"Hook firing order · step {step} · {mode}"
         self.border_subtitle = " · ".join(x for x in (shown, self._filter_text(), span) if x)
@@ -108,9 +141,43 @@ class HookTimeline(OptionList):
         kinds = set(KIND_GROUPS[group])
         self.kinds = self.kinds - kinds if kinds <= self.kinds else self.kinds | kinds
 
-    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        # Only a user moving through the timeline selects; following the latest step does not.
-        if not self.has_focus:
+    # --- drawing ------------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        width = self.scrollable_content_region.width
+        if index >= len(self._lines):
+            return Strip.blank(width, self.rich_style)
+        strip = self._lines[index].crop(scroll_x, scroll_x + width).extend_cell_length(width)
+        if index == self.cursor:
+            strip = Strip(Segment.apply_style(strip, CURSOR), strip.cell_length)
+        return strip
+
+    # --- cursor -------------------------------------------------------------------------------
+
+    def _move(self, index: int) -> None:
+        if not self._lines:
             return
-        if event.option_index < len(self._paths) and self._paths[event.option_index] is not None:
-            self.post_message(self.Selected(self._paths[event.option_index]))
+        old, self.cursor = self.cursor, max(0, min(index, len(self._lines) - 1))
+        self._scroll_to_cursor()
+        self.refresh_line(old - self.scroll_offset.y)
+        self.refresh_line(self.cursor - self.scroll_offset.y)
+        if self.has_focus and self._paths[self.cursor] is not None:
+            self.post_message(self.Selected(self._paths[self.cursor]))
+
+    def _scroll_to_cursor(self) -> None:
+        self.scroll_to_region(Region(0, self.cursor, 1, 1), animate=False, immediate=True)
+
+    def action_cursor(self, delta: int) -> None:
+        self._move(self.cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        self._move(self.cursor + direction * max(self.scrollable_content_region.height - 1, 1))
+
+    def action_jump(self, where: int) -> None:
+        self._move(0 if where == 0 else len(self._lines) - 1)
+
+    def on_click(self, event: Click) -> None:
+        self.focus()
+        self._move(self.scroll_offset.y + event.y)

@@ -1,0 +1,32 @@
+"""engine.utils.hooks.transparent_hook: observer hooks do not forbid in-place output updates."""
+
+from __future__ import annotations
+
+import pytest
+
+import engine
+from engine.utils.hooks import transparent_hook
+
+
+def _run(hooks):
+    engine.manual_seed(0)
+    lin = engine.nn.Linear(3, 3)
+    for kind, fn in hooks:
+        getattr(lin, f"register_full_backward_{kind}")(fn)
+    x = engine.randn(2, 3, requires_grad=True)
+    out = lin(x)
+    out += 1
+    out.sum().backward()
+    return lin.weight.grad
+
+
+def test_all_transparent_hooks_allow_inplace_and_still_fire():
+    seen = []
+    grad = _run([("hook", transparent_hook(lambda m, gi, go: seen.append("bwd"))),
+                 ("pre_hook", transparent_hook(lambda m, go: seen.append("pre")))])
+    assert seen == ["pre", "bwd"] and grad is not None
+
+
+def test_one_ordinary_hook_keeps_torchs_rule():
+    with pytest.raises(RuntimeError, match="Output 0 of BackwardHookFunction is a view"):
+        _run([("hook", transparent_hook(lambda m, gi, go: None)), ("pre_hook", lambda m, go: None)])
