@@ -1,9 +1,5 @@
-"""Reading the autograd graph for events: which module created each node, and the ``graph`` event.
-
-A node belongs to the innermost module whose forward created it. ``label_call`` runs in a
-module's forward hook: every node created since that call's forward-pre (sequence number at
-least ``start_seq``) and not yet labelled by an inner module gets the module's path. Inner
-modules' hooks fire first, so they win; nodes older than the call are never visited.
+"""The ``graph`` event: an autograd graph as plain data (nodes labelled with the module that
+created them by ``modscope.graph.attribution.label_call``, which the tracer calls per module call).
 """
 
 from __future__ import annotations
@@ -13,27 +9,9 @@ from typing import Any
 import engine
 from engine.autograd.graph import AccumulateGrad
 
-from .summaries import flatten_values
+from .graph.attribution import label_call  # noqa: F401 - the tracer's import point
 
 MODULE_KEY = "module"
-
-
-def label_call(path: str, start_seq: int, outputs: Any) -> None:
-    """Label the nodes created during one module call with ``path`` (see module docstring)."""
-    stack = [o.grad_fn for o in flatten_values(outputs)
-             if isinstance(o, engine.Tensor) and o.grad_fn is not None and o.grad_fn._sequence_nr() >= start_seq]
-    seen: set[int] = set()
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        meta = node.metadata
-        if MODULE_KEY not in meta:
-            meta[MODULE_KEY] = path
-        for nxt, _ in node.next_functions:
-            if nxt is not None and not isinstance(nxt, AccumulateGrad) and nxt._sequence_nr() >= start_seq:
-                stack.append(nxt)
 
 
 def walk(root: Any) -> list[Any]:

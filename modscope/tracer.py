@@ -27,9 +27,9 @@ import numpy as np
 
 import engine
 from engine.autograd.graph import current_sequence_nr
-from engine.utils.hooks import transparent_hook
 from engine.nn.modules import module as module_mod
 from engine.optim import optimizer as optimizer_mod
+from engine.utils.hooks import transparent_hook
 
 from . import __version__
 from .events import MODULE_EVENTS, SCHEMA_VERSION, finite_or_none
@@ -363,7 +363,7 @@ class Trace:
             if self.stats:
                 self._check_finite(outputs, path, "forward output")
             if self._graph_pending and engine.is_grad_enabled():
-                label_call(path, start_seq, output)
+                label_call(path, start_seq, output, call)
                 if not self._fstack and any(isinstance(o, engine.Tensor) and o.grad_fn is not None
                                             for o in flatten_values(output)):
                     self._graph_pending = False

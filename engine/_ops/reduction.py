@@ -198,8 +198,9 @@ def softmax(a, dim: int, dtype=None):
     if dtype is not None:
         x = x.astype(_core._dtype.to_numpy_dtype(dtype))
     d = wrap_dim(dim, x.ndim)
-    e = np.exp(x - x.max(axis=d, keepdims=True))
-    out = e / e.sum(axis=d, keepdims=True)
+    with np.errstate(invalid="ignore"):  # a fully masked (all -inf) row is NaN, silently, as in torch
+        e = np.exp(x - x.max(axis=d, keepdims=True))
+        out = e / e.sum(axis=d, keepdims=True)
 
     def backward(g):
         return (out * (g - (g * out).sum(axis=d, keepdims=True)),)
@@ -212,8 +213,9 @@ def log_softmax(a, dim: int, dtype=None):
     if dtype is not None:
         x = x.astype(_core._dtype.to_numpy_dtype(dtype))
     d = wrap_dim(dim, x.ndim)
-    shifted = x - x.max(axis=d, keepdims=True)
-    out = shifted - np.log(np.exp(shifted).sum(axis=d, keepdims=True))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shifted = x - x.max(axis=d, keepdims=True)
+        out = shifted - np.log(np.exp(shifted).sum(axis=d, keepdims=True))
 
     def backward(g):
         return (g - np.exp(out) * g.sum(axis=d, keepdims=True),)

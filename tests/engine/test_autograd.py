@@ -475,3 +475,16 @@ def test_fill_zero_copy_and_inplace_random_under_no_grad():
         w.normal_()
         w.zero_()
     assert w.is_leaf and w.requires_grad and w.sum().item() == 0.0
+
+
+def test_softmax_of_a_fully_masked_row_is_nan_without_warnings(torch):
+    import warnings as w
+
+    x = [[float("-inf")] * 3, [0.0, 1.0, 2.0]]
+    with w.catch_warnings():
+        w.simplefilter("error")
+        out = engine.tensor(x).softmax(1)
+        logp = engine.tensor(x).log_softmax(1)
+    ref = torch.tensor(x).softmax(1)
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), equal_nan=True, rtol=1e-6)
+    assert np.isnan(logp.numpy()[0]).all() == np.isnan(torch.tensor(x).log_softmax(1).numpy()[0]).all()

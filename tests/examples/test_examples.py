@@ -231,7 +231,7 @@ def test_init_weights_ignores_other_modules():
 def test_init_weights_learns(capsys):
     _, epochs, out = run(init_weights, ["--epochs", "1", *SMALL, "--batch-size", "32"], capsys)
     assert "after model.apply(init_weights):" in out
-    assert_learns(epochs, 0.5)
+    assert_learns(epochs, 0.35)
 
 
 def test_init_weights_default_keeps_layer_init(capsys):

@@ -4,8 +4,8 @@ page-fault its way through fresh memory every time.
 Every op allocates new arrays; im2col columns alone are megabytes. glibc serves such blocks with
 ``mmap`` or trims them off the heap top on ``free``, so the next step's identical allocation
 touches brand-new pages (measured: a conv2d forward+backward on the MNIST net's second layer went
-from 3.8 ms to 9-11 ms). Raising the mmap and trim thresholds, as torch's caching allocator does
-for its own tensors, keeps that memory reusable. Users who set glibc's ``MALLOC_*`` environment
+from 3.8 ms to 9-11 ms). Raising the mmap and trim thresholds keeps that memory in the heap for
+reuse (the idea of a caching allocator, with glibc doing the caching). Users who set glibc's ``MALLOC_*`` environment
 variables keep their own settings.
 """
 
