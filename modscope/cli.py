@@ -22,7 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
     subcommands = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_export(subcommands)
     from .cli_live import add_commands  # run, replay, demo (the TUI)
+    from .summary_cli import add_command as add_summary
 
+    add_summary(subcommands)
     add_commands(subcommands)
     return parser
 

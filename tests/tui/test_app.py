@@ -16,7 +16,7 @@ from modscope.tui.widgets.timeline import HookTimeline
 from tests.tui.conftest import TRACE
 
 
-async def settle(pilot, app, condition=lambda app: True, timeout=5.0):
+async def settle(pilot, app, condition=lambda app: True, timeout=20.0):
     for _ in range(int(timeout / 0.05)):
         await pilot.pause(0.05)
         if condition(app):
