@@ -30,8 +30,9 @@ dot:
 torch: $(STAMP)
 	@$(VPY) -c 'import torch' 2>/dev/null || $(VPY) -m pip install --quiet $(TORCH)
 
+# The main job: train the classic MNIST Net on the bundled digits and watch it live.
 demo: setup
-	$(VPY) examples/mlp_mnist.py
+	$(VENV)/bin/modscope demo
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check engine modscope tests examples bench

@@ -5,6 +5,7 @@ The engine never imports modscope; modscope attaches through the engine's public
 - ``modscope.trace(model)``       record module calls, hooks, optimizer steps (``tracer.py``)
 - ``modscope.load_trace(path)``   read a recorded JSON Lines trace (``trace_file.py``)
 - ``modscope.watch(model)``       trace one model inside ``modscope run`` (``session.py``)
+- ``modscope.log(loss=...)``      metrics for the TUI's sparklines inside ``modscope run``
 - ``modscope.events``             the event protocol every consumer reads
 - ``modscope.sinks``              memory, JSON Lines file and socket sinks
 - ``modscope.tui``                the terminal UI (reads events only: never imports engine)
@@ -21,7 +22,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "trace": "tracer", "Trace": "tracer", "load_trace": "trace_file", "TraceFileError": "trace_file",
-    "watch": "session", "JsonlSink": "sinks", "MemorySink": "sinks", "SocketSink": "sinks", "TeeSink": "sinks",
+    "watch": "session", "log": "session", "JsonlSink": "sinks", "MemorySink": "sinks", "SocketSink": "sinks", "TeeSink": "sinks",
 }
 __all__ = sorted(_LAZY)
 

@@ -4,6 +4,7 @@ created them by ``modscope.graph.attribution.label_call``, which the tracer call
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import engine
@@ -12,11 +13,18 @@ from engine.autograd.graph import AccumulateGrad
 from .graph.attribution import label_call  # noqa: F401 - the tracer's import point
 
 MODULE_KEY = "module"
+CALL_KEY = "module_call"  # set by label_call: which call of the module made the node
 
 
-def walk(root: Any) -> list[Any]:
-    """Every node reachable from ``root`` (a grad_fn), each once, parents before children."""
-    order, seen, stack = [], {id(root)}, [root]
+def walk(roots: Any) -> list[Any]:
+    """Every node reachable from ``roots`` (a grad_fn, or a list of them), each once, parents
+    before children."""
+    roots = list(roots) if isinstance(roots, list | tuple) else [roots]
+    order, seen, stack = [], set(), []
+    for root in reversed(roots):
+        if id(root) not in seen:
+            seen.add(id(root))
+            stack.append(root)
     while stack:
         node = stack.pop()
         order.append(node)
@@ -39,25 +47,54 @@ def saved_bytes(node: Any) -> int:
     return total
 
 
-def graph_event_fields(output: engine.Tensor, param_paths: dict[str, engine.Tensor]) -> dict[str, Any]:
-    """The fields of a ``graph`` event for the graph behind ``output``.
+def graph_event_fields(output: engine.Tensor | Sequence[engine.Tensor],
+                       param_paths: dict[str, engine.Tensor]) -> dict[str, Any]:
+    """The fields of a ``graph`` event for the graph behind ``output`` (a tensor, or a list or
+    tuple of tensors: one graph reaching all of them).
 
     Edges point the way data flowed: ``[input_node_id, consumer_node_id]``; each node also lists
     its ``inputs`` by position (``None`` where that input needs no gradient), which is what
-    counting multiply-adds needs."""
-    if output.grad_fn is None:
-        return {"nodes": [], "edges": [], "leaves": []}
+    counting multiply-adds needs. Beyond the protocol's fields, which diagrams use:
+
+    - ``outputs``: ``[{"id", "shape"}]``, the node behind each output (an output that is itself
+      a leaf requiring grad is its ``AccumulateGrad`` node; outputs needing no grad are left out);
+    - per node ``seq`` (creation order: the forward's order; ``None`` for leaves), ``call`` (which call of
+      ``module`` created it, ``None`` if unknown), ``saved`` (``[{"shape", "output", "param"}]``:
+      each tensor saved for backward, ``output`` when it is the op's own output, ``param`` its
+      parameter path if it is one) and, for an op with other than one output, ``shapes``."""
+    tensors = [output] if isinstance(output, engine.Tensor) else list(output)
+    roots, out_shapes = [], []
+    for t in tensors:
+        node = t.grad_fn if t.grad_fn is not None else (t._grad_accumulator() if t.requires_grad else None)
+        if node is not None:
+            roots.append(node)
+            out_shapes.append(list(t.shape))
+    if not roots:
+        return {"nodes": [], "edges": [], "leaves": [], "outputs": []}
     names = {id(p): path for path, p in param_paths.items()}
-    nodes = walk(output.grad_fn)
+    nodes = walk(roots)
     ids = {id(n): i for i, n in enumerate(nodes)}
     node_items, edges, leaves = [], [], []
     for i, node in enumerate(nodes):
+        leaf = isinstance(node, AccumulateGrad)
         meta = node._metadata or {}
         shape = list(node._out_meta[0][0]) if node._out_meta else []
         inputs = [None if nxt is None else ids[id(nxt)] for nxt, _ in node.next_functions]
-        node_items.append({"id": i, "op": node.name(), "module": meta.get(MODULE_KEY), "shape": shape,
-                           "saved_bytes": saved_bytes(node), "inputs": inputs})
+        item = {"id": i, "op": node.name(), "module": meta.get(MODULE_KEY), "shape": shape,
+                "saved_bytes": saved_bytes(node), "inputs": inputs, "seq": None if leaf else node._sequence_nr(),
+                "call": meta.get(CALL_KEY), "saved": _saved(node, names)}
+        if len(node._out_meta) != 1:
+            item["shapes"] = [list(s) for s, _ in node._out_meta]
+        node_items.append(item)
         edges.extend([j, i] for j in inputs if j is not None)
-        if isinstance(node, AccumulateGrad):
+        if leaf:
             leaves.append({"id": i, "path": names.get(id(node.variable)), "shape": list(node.variable.shape)})
-    return {"nodes": node_items, "edges": edges, "leaves": leaves}
+    outputs = [{"id": ids[id(root)], "shape": shape} for root, shape in zip(roots, out_shapes)]
+    return {"nodes": node_items, "edges": edges, "leaves": leaves, "outputs": outputs}
+
+
+def _saved(node: Any, names: dict[int, str]) -> list[dict[str, Any]]:
+    # ``None`` in ``_saved`` stands for the op's own output (see engine.autograd.graph.Node).
+    return [{"shape": list(node._out_meta[0][0]), "output": True, "param": None} if tensor is None else
+            {"shape": list(tensor.shape), "output": False, "param": names.get(id(tensor))}
+            for _counter, _version, tensor in getattr(node, "_saved", ())]

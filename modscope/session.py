@@ -17,3 +17,10 @@ def watch(model: Any, **trace_kwargs: Any) -> Any:
         return active.watch(model)
     from .tracer import trace
     return trace(model, **trace_kwargs).start()
+
+
+def log(**metrics: float) -> None:
+    """Record metrics (``modscope.log(loss=loss.item())``) in the session of ``modscope run``;
+    does nothing when the script runs on its own, so scripts can call it unconditionally."""
+    if active is not None:
+        active.log(**metrics)

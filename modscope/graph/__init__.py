@@ -10,6 +10,11 @@ Three diagrams, each in two calls::
 
     build_module_tree(...), build_autograd_graph(...), build_dataflow(...) -> Diagram
 
+and the same diagrams from events (plain data, no engine needed: what the TUI draws)::
+
+    build_module_tree_from_event(model_event, depth=None)
+    build_autograd_graph_from_event(graph_event, model_event=None, *, depth=None, show_saved=False)
+
 A ``Diagram`` is the graph itself; ``.to_digraph()``, ``.to_mermaid()`` and ``.to_node_link()``
 write it in each form, and ``render(diagram, "out.svg")`` renders it to SVG/PNG/PDF with
 graphviz's ``dot`` (``DotNotFoundError``, with the DOT source written, when ``dot`` is missing).
@@ -24,22 +29,38 @@ For ``autograd_graph`` to group op nodes by module, run the forward under
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import graphviz
 
-from .attribution import attribute_modules, label_call
-from .autograd import build_autograd_graph
+from .autograd import build_autograd_graph, build_autograd_graph_from_event
 from .dataflow import build_dataflow
 from .diagram import Cluster, Diagram, Edge, Node
 from .dot import DotNotFoundError, render
-from .tree import build_module_tree
+from .tree import build_module_tree, build_module_tree_from_event, model_event_fields
+
+# Imported on first use: they need the engine, and the data-based builders above must import
+# without it (the TUI draws diagrams from events and never loads the engine).
+_LAZY = {"attribute_modules": "attribution", "label_call": "attribution"}
 
 __all__ = [
     "Cluster", "Diagram", "DotNotFoundError", "Edge", "Node", "attribute_modules", "autograd_graph",
-    "build_autograd_graph", "build_dataflow", "build_module_tree", "dataflow", "label_call", "module_tree",
-    "render",
+    "build_autograd_graph", "build_autograd_graph_from_event", "build_dataflow", "build_module_tree",
+    "build_module_tree_from_event", "dataflow", "label_call", "model_event_fields", "module_tree", "render",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
 
 
 def module_tree(model: Any, depth: int | None = None) -> graphviz.Digraph:

@@ -3,6 +3,12 @@ nodes grey, parameters light blue named by their path, outputs green, saved tens
 plus what torchviz cannot: op nodes grouped into nested clusters by the module that created
 them (``node.metadata["module"]``, see ``attribution.py``) and ``depth`` collapsing.
 
+One code path: a graph is first written as the fields of a ``graph`` event (plain data, see
+``modscope.graph_capture.graph_event_fields``), and the diagram is drawn from that data, so a
+graph recorded by the tracer (or read back from a trace file, or received by the TUI) draws
+exactly as one taken from a live tensor. Only ``build_autograd_graph`` touches the engine, and
+it imports it when called: the data path imports without it.
+
 Edges point the way data flowed forward: from an op's inputs to the op. An ``AccumulateGrad``
 node and its leaf tensor are drawn as one node.
 """
@@ -12,22 +18,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.autograd.graph import AccumulateGrad
-
-from .attribution import tensors_in
 from .diagram import Cluster, Diagram, Node, check_depth, gc_paused, path_depth, path_prefix, shape_str
 
 
 @dataclass(slots=True)
 class _Item:
-    """One node of the walked graph: an op (``grad_fn``) or a leaf (``AccumulateGrad`` or an
-    output that is itself a leaf)."""
+    """One node of the graph event: an op, or a leaf (an ``AccumulateGrad`` node)."""
 
-    obj: Any
-    leaf: bool
+    node: dict  # the event's node
+    leaf: dict | None  # the event's leaf entry (``path``, ``shape``) for a leaf
     module: str | None
-    call: int | None  # which call of ``module`` made it (``metadata["module_call"]``), if known
-    inputs: list[int]  # indices of the items this one's next_functions point to
+    call: int | None  # which call of ``module`` made it, if known
+    inputs: list[int]  # indices of the items this one's inputs are
 
 
 def build_autograd_graph(output: Any, model: Any = None, *, depth: int | None = None,
@@ -44,77 +46,100 @@ def build_autograd_graph(output: Any, model: Any = None, *, depth: int | None = 
     module at depth ``k`` (``"layer1.0"`` is depth 2) as one node holding everything it
     created, its parameters included; shallower modules stay clusters. ``show_saved`` adds the
     tensors each op saved for backward with their shapes. Raises ``ValueError`` if no output
-    requires grad."""
+    requires grad.
+
+    The graph goes through ``graph_event_fields`` and is drawn by
+    ``build_autograd_graph_from_event``."""
+    from ..graph_capture import graph_event_fields  # the engine: only for live tensors
+    from .attribution import tensors_in
+
     check_depth(depth)
     outputs = list(tensors_in(output))
     if not outputs:
         raise ValueError(f"expected a tensor (or tensors) to draw the graph of, got {type(output).__name__}")
-    with gc_paused():
-        items, roots = _walk(outputs)
-        names = _names(model)
-        _place_leaves(items, names)
-        return _Drawer(items, names, depth, show_saved, model).draw(outputs, roots)
-
-
-def _walk(outputs: list) -> tuple[list[_Item], list[int]]:
-    """Every node reachable from the outputs, iteratively; returns the items and, for each
-    output, the index of its node."""
-    items: list[_Item] = []
-    index: dict[int, int] = {}
-    roots: list[int] = []
-    pending: list[int] = []
-
-    def visit(obj: Any, leaf: bool) -> int:
-        key = id(obj)
-        if key not in index:
-            index[key] = len(items)
-            meta = {} if leaf else obj.metadata
-            items.append(_Item(obj, leaf, meta.get("module"), meta.get("module_call"), []))
-            if not leaf:
-                pending.append(index[key])
-        return index[key]
-
     for i, t in enumerate(outputs):
-        if t.grad_fn is not None:
-            roots.append(visit(t.grad_fn, False))
-        elif t.requires_grad:
-            roots.append(visit(t, True))
-        else:
+        if t.grad_fn is None and not t.requires_grad:
             raise ValueError(f"output {i} does not require grad: it has no backward graph to draw")
-    while pending:
-        item = items[pending.pop()]
-        for nxt, _ in item.obj.next_functions:
-            if nxt is not None:
-                item.inputs.append(visit(nxt, isinstance(nxt, AccumulateGrad)))
-    return items, roots
+    with gc_paused():
+        params = dict(model.named_parameters()) if model is not None else {}
+        event = graph_event_fields(outputs, params)
+        # Of the model event the drawing reads the name and each module's class only.
+        model_event = None if model is None else {
+            "model": type(model).__name__,
+            "modules": [{"path": path, "cls": type(m).__name__} for path, m in model.named_modules()]}
+        return build_autograd_graph_from_event(event, model_event, depth=depth, show_saved=show_saved)
 
 
-def _names(model: Any) -> dict[str, dict]:
-    """``{"params": {id(param): path}, "classes": {module path: class name}}`` from ``model``."""
-    if model is None:
-        return {"params": {}, "classes": {}}
-    return {"params": {id(p): path for path, p in model.named_parameters()},
-            "classes": {path: type(m).__name__ for path, m in model.named_modules()}}
+def build_autograd_graph_from_event(event: dict[str, Any], model_event: dict[str, Any] | None = None, *,
+                                    depth: int | None = None, show_saved: bool = False) -> Diagram:
+    """The ``Diagram`` of a ``graph`` event (or its fields), drawn as ``build_autograd_graph``
+    describes; ``model_event`` (a ``model`` event, optional; only its ``model`` and its
+    modules' ``path`` and ``cls`` are read) names the diagram and gives the clusters their classes. Leaves are named by the event's parameter paths.
+
+    Works on plain data alone (no engine). Events recorded before nodes carried ``seq``,
+    ``call``, ``saved`` and the graph ``outputs`` still draw: forward order is then guessed from
+    the node ids, reused modules share one cluster, no saved tensors are shown and the first
+    node is the output. Raises ``ValueError`` for a graph that refers to nodes it does not have
+    and for an empty graph."""
+    check_depth(depth)
+    with gc_paused():
+        items, index = _items(event)
+        outputs = _outputs(event, index)
+        names = _model_names(model_event)
+        _place_leaves(items, names["classes"])
+        return _Drawer(items, names, depth, show_saved).draw(outputs)
 
 
-def _leaf_tensor(item: _Item) -> Any:
-    return item.obj.variable if isinstance(item.obj, AccumulateGrad) else item.obj
+def _items(event: dict[str, Any]) -> tuple[list[_Item], dict[int, int]]:
+    """The event's nodes as items, and node id -> item index."""
+    nodes = event["nodes"]
+    if not nodes:
+        raise ValueError("the graph is empty: no output required grad when it was recorded")
+    index = {node["id"]: i for i, node in enumerate(nodes)}
+    leaves = {leaf["id"]: leaf for leaf in event["leaves"]}
+    items = []
+    for node in nodes:
+        try:
+            inputs = [index[j] for j in node["inputs"] if j is not None]
+        except KeyError as exc:
+            raise ValueError(f"graph: node {node['id']} has input {exc.args[0]}, which is not a node") from None
+        items.append(_Item(node, leaves.get(node["id"]), node["module"], node.get("call"), inputs))
+    return items, index
 
 
-def _place_leaves(items: list[_Item], names: dict[str, dict]) -> None:
+def _outputs(event: dict[str, Any], index: dict[int, int]) -> list[tuple[int, list]]:
+    """``(item index, shape)`` per output; events without ``outputs`` had one, the first node."""
+    outputs = event.get("outputs")
+    if outputs is None:
+        first = event["nodes"][0]
+        return [(0, first["shape"])]
+    try:
+        return [(index[o["id"]], o["shape"]) for o in outputs]
+    except KeyError as exc:
+        raise ValueError(f"graph: output node {exc.args[0]} is not a node") from None
+
+
+def _model_names(model_event: dict[str, Any] | None) -> dict[str, Any]:
+    """``{"name": diagram name, "classes": {module path: class name}}``."""
+    if model_event is None:
+        return {"name": "autograd", "classes": {}}
+    return {"name": model_event["model"], "classes": {m["path"]: m["cls"] for m in model_event["modules"]}}
+
+
+def _place_leaves(items: list[_Item], classes: dict[str, str]) -> None:
     """Give each leaf a module: the module owning the parameter when that module created ops
-    in this graph (a graph walked without ``attribute_modules`` gets no parameter-only
+    in this graph (a graph recorded without module attribution gets no parameter-only
     clusters), else the module of its consumers when they all agree."""
     consumers: dict[int, set] = {}
     for item in items:
         for i in item.inputs:
-            if items[i].leaf:
+            if items[i].leaf is not None:
                 consumers.setdefault(i, set()).add(item.module)
-    op_modules = {item.module for item in items if not item.leaf}
+    op_modules = {item.module for item in items if item.leaf is None}
     for i, item in enumerate(items):
-        if not item.leaf:
+        if item.leaf is None:
             continue
-        path = names["params"].get(id(_leaf_tensor(item)))
+        path = item.leaf["path"]
         owner = path.rpartition(".")[0] if path is not None else None
         if owner is not None and owner in op_modules:
             item.module = owner
@@ -122,44 +147,50 @@ def _place_leaves(items: list[_Item], names: dict[str, dict]) -> None:
             item.module = next(iter(consumers[i]))
 
 
-class _Drawer:
-    """Turns the walked items into diagram nodes, clusters and edges."""
+def _seq(node: dict, default: int) -> int:
+    seq = node.get("seq")
+    return default if seq is None else seq
 
-    def __init__(self, items: list[_Item], names: dict, depth: int | None, show_saved: bool, model: Any) -> None:
+
+class _Drawer:
+    """Turns the items into diagram nodes, clusters and edges."""
+
+    def __init__(self, items: list[_Item], names: dict, depth: int | None, show_saved: bool) -> None:
         self.items = items
-        self.names = names
+        self.classes: dict[str, str] = names["classes"]
         self.depth = depth
         self.show_saved = show_saved
-        self.diagram = Diagram("autograd", type(model).__name__ if model is not None else "autograd")
+        self.diagram = Diagram("autograd", names["name"])
         self.rep: list[str] = []  # item index -> id of the node that shows it
         self.collapsed: dict[str, Node] = {}  # module path -> its collapsed node
         self.split = self._reused_leaf_modules()
 
-    def draw(self, outputs: list, roots: list[int]) -> Diagram:
+    def draw(self, outputs: list[tuple[int, list]]) -> Diagram:
         self.rep = [""] * len(self.items)
         for i in self._forward_order():
             self.rep[i] = self._node_for(i, self.items[i])
         self._edges()
-        for k, (t, root) in enumerate(zip(outputs, roots)):
+        for k, (root, shape) in enumerate(outputs):
             label = "output" if len(outputs) == 1 else f"output {k}"
             node_id = f"out{k}"
-            self.diagram.add_node(Node(node_id, [label, shape_str(t.shape)], "output", None,
-                                       {"shape": list(t.shape)}))
+            self.diagram.add_node(Node(node_id, [label, shape_str(shape)], "output", None, {"shape": list(shape)}))
             self.diagram.add_edge(self.rep[root], node_id)
         return self.diagram
 
     def _forward_order(self) -> list[int]:
         """Item indices in the order the forward created them (each leaf just before its first
         consumer): nodes and clusters are emitted in that order, so dot lays the graph out
-        left to right as the forward ran."""
-        key = [float(item.obj._sequence_nr()) if not item.leaf else float("inf") for item in self.items]
-        for item in self.items:
-            if not item.leaf:
-                seq = item.obj._sequence_nr()
+        left to right as the forward ran. Without ``seq``, later ids ran earlier (the event
+        lists nodes walking back from the output)."""
+        n = len(self.items)
+        key = [float("inf") if item.leaf is not None else float(_seq(item.node, n - i))
+               for i, item in enumerate(self.items)]
+        for i, item in enumerate(self.items):
+            if item.leaf is None:
                 for u in item.inputs:
-                    if self.items[u].leaf:
-                        key[u] = min(key[u], seq - 0.5)
-        return sorted(range(len(self.items)), key=key.__getitem__)
+                    if self.items[u].leaf is not None:
+                        key[u] = min(key[u], key[i] - 0.5)
+        return sorted(range(n), key=key.__getitem__)
 
     def _reused_leaf_modules(self) -> set[str]:
         """Modules called more than once that hold no other module's nodes: each call gets its
@@ -168,7 +199,7 @@ class _Drawer:
         calls: dict[str, set] = {}
         parents: set[str] = set()
         for item in self.items:
-            if item.leaf or item.module is None:
+            if item.leaf is not None or item.module is None:
                 continue
             calls.setdefault(item.module, set()).add(item.call)
             parts = item.module.split(".")
@@ -189,22 +220,20 @@ class _Drawer:
         if item.module in self.split:
             # A reused module's op goes to its call's cluster; its parameters, shared by every
             # call, sit just outside them.
-            cluster = self._cluster(item.module.rpartition(".")[0]) if item.leaf else \
+            cluster = self._cluster(item.module.rpartition(".")[0]) if item.leaf is not None else \
                 self._call_cluster(item.module, item.call)
         else:
             cluster = self._cluster(item.module)
-        if item.leaf:
-            tensor = _leaf_tensor(item)
-            path = self.names["params"].get(id(tensor))
-            lines = [path, shape_str(tensor.shape)] if path else [shape_str(tensor.shape)]
-            data = {"path": path, "shape": list(tensor.shape), "module": item.module}
+        if item.leaf is not None:
+            path, shape = item.leaf["path"], item.leaf["shape"]
+            lines = [path, shape_str(shape)] if path else [shape_str(shape)]
+            data = {"path": path, "shape": list(shape), "module": item.module}
             self.diagram.add_node(Node(node_id, lines, "leaf", cluster, data))
             return node_id
-        node = item.obj
-        shapes = [shape_str(shape) for shape, _ in node._out_meta]
-        data = {"op": node.name(), "module": item.module, "shape": [list(s) for s, _ in node._out_meta],
-                "seq": node._sequence_nr()}
-        self.diagram.add_node(Node(node_id, [node.name(), ", ".join(shapes)], "op", cluster, data))
+        node = item.node
+        shapes = node.get("shapes", [node["shape"]])
+        data = {"op": node["op"], "module": item.module, "shape": [list(s) for s in shapes], "seq": node.get("seq")}
+        self.diagram.add_node(Node(node_id, [node["op"], ", ".join(map(shape_str, shapes))], "op", cluster, data))
         if self.show_saved:
             self._saved_nodes(node_id, node, cluster)
         return node_id
@@ -212,24 +241,22 @@ class _Drawer:
     def _collapsed_node(self, group: str, item: _Item) -> str:
         node = self.collapsed.get(group)
         if node is None:
-            cls = self.names["classes"].get(group)
+            cls = self.classes.get(group)
             data = {"module": group, "cls": cls, "ops": 0, "leaves": 0, "params": 0}
             node = Node(f"m{len(self.collapsed)}", [group or "(model)"] + ([cls] if cls else []), "collapsed",
                         self._cluster(group.rpartition(".")[0]), data)
             self.collapsed[group] = self.diagram.add_node(node)
-        node.data["leaves" if item.leaf else "ops"] += 1
-        if item.leaf and id(_leaf_tensor(item)) in self.names["params"]:
+        node.data["leaves" if item.leaf is not None else "ops"] += 1
+        if item.leaf is not None and item.leaf["path"] is not None:
             node.data["params"] += 1
         return node.id
 
-    def _saved_nodes(self, node_id: str, node: Any, cluster: str | None) -> None:
-        for j, (_, _, tensor) in enumerate(node._saved):
-            # None stands for the op's own output (see engine.autograd.graph.Node).
-            shape = node._out_meta[0][0] if tensor is None else tensor.shape
-            name = "saved output" if tensor is None else self.names["params"].get(id(tensor), "saved")
+    def _saved_nodes(self, node_id: str, node: dict, cluster: str | None) -> None:
+        for j, saved in enumerate(node.get("saved", ())):
+            name = "saved output" if saved["output"] else (saved["param"] or "saved")
             saved_id = f"{node_id}s{j}"
-            self.diagram.add_node(Node(saved_id, [name, shape_str(shape)], "saved", cluster,
-                                       {"shape": list(shape), "op_node": node_id}))
+            self.diagram.add_node(Node(saved_id, [name, shape_str(saved["shape"])], "saved", cluster,
+                                       {"shape": list(saved["shape"]), "op_node": node_id}))
             self.diagram.add_edge(saved_id, node_id, kind="saved")
 
     def _cluster(self, module: str | None) -> str | None:
@@ -239,7 +266,7 @@ class _Drawer:
             return None
         if module not in self.diagram.clusters:
             parent = self._cluster(module.rpartition(".")[0])  # depth of module nesting: small
-            cls = self.names["classes"].get(module)
+            cls = self.classes.get(module)
             label = f"{module} ({cls})" if cls else module
             self.diagram.add_cluster(Cluster(module, label, parent, {"module": module, "cls": cls}))
         return module
@@ -248,7 +275,7 @@ class _Drawer:
         cid = f"{module}#{call}"
         if cid not in self.diagram.clusters:
             parent = self._cluster(module.rpartition(".")[0])
-            cls = self.names["classes"].get(module)
+            cls = self.classes.get(module)
             label = (f"{module} ({cls})" if cls else module) + f" [call {call + 1}]"
             self.diagram.add_cluster(Cluster(cid, label, parent, {"module": module, "cls": cls, "call": call}))
         return cid

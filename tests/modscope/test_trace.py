@@ -286,3 +286,25 @@ def test_tracing_never_forbids_inplace_updates_of_module_outputs(torch):
     model.fc.register_full_backward_hook(lambda m, gi, go: None)
     with pytest.raises(RuntimeError, match="is a view and is being modified inplace"):
         model(x)
+
+
+def test_session_log_and_watch_outside_and_inside_a_session():
+    from modscope import session
+
+    modscope.log(loss=1.0)  # no session: nothing happens, nothing raises
+    model = nested_model(engine)
+    tr = modscope.watch(model)
+    assert tr.model is model and tr._running
+    tr.stop()
+    outer = modscope.trace().start()
+    session.active = outer
+    try:
+        modscope.log(loss=0.5)
+        narrowed = modscope.watch(model)
+        model(engine.randn(3, 4))
+    finally:
+        session.active = None
+        outer.stop()
+    assert narrowed is outer and outer.model is model
+    assert any(e["kind"] == "metric" and e["values"] == {"loss": 0.5} for e in outer.events)
+    assert ("forward", "blk.a") in outer.firing_order()

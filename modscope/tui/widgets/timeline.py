@@ -27,7 +27,7 @@ STYLES = {"forward_pre": "green", "forward": "green", "backward_pre": "dodger_bl
 KIND_GROUPS = {"forward": ("forward_pre", "forward"), "backward": ("backward_pre", "backward"), "hooks": ("hook",),
                "errors": ("error",)}
 FOLLOW_REDRAW_S = 0.25  # while following a fast run, redraw at most this often
-CURSOR = Style(bgcolor="grey30", bold=True)
+CURSOR = Style(reverse=True, bold=True)  # readable over every event colour
 
 
 def event_line(e: dict[str, Any], depth: int) -> Text:
