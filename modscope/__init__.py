@@ -22,7 +22,8 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "trace": "tracer", "Trace": "tracer", "load_trace": "trace_file", "TraceFileError": "trace_file",
-    "watch": "session", "log": "session", "JsonlSink": "sinks", "MemorySink": "sinks", "SocketSink": "sinks", "TeeSink": "sinks",
+    "watch": "session", "log": "session",
+    "JsonlSink": "sinks", "MemorySink": "sinks", "SocketSink": "sinks", "TeeSink": "sinks",
 }
 __all__ = sorted(_LAZY)
 

@@ -19,6 +19,7 @@ import sys
 import time
 import traceback
 import warnings
+import weakref
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
@@ -26,14 +27,14 @@ from typing import Any
 import numpy as np
 
 import engine
-from engine.autograd.graph import current_sequence_nr
+from engine.autograd.graph import AccumulateGrad, current_sequence_nr
 from engine.nn.modules import module as module_mod
 from engine.optim import optimizer as optimizer_mod
 from engine.utils.hooks import transparent_hook
 
 from . import __version__
 from .events import MODULE_EVENTS, SCHEMA_VERSION, finite_or_none
-from .graph_capture import graph_event_fields, label_call
+from .graph_capture import graph_event_fields, label_call, walk
 from .sinks import MemorySink, Sink
 from .summaries import flatten_values, summarize_all
 
@@ -88,6 +89,7 @@ class Trace:
         self._errors = 0
         self._observing = False
         self._warning_filter: tuple | None = None
+        self._roots_of_step: list[weakref.ref] = []
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -362,6 +364,9 @@ class Trace:
             self._emit("forward", path=path, call=call, outputs=outputs, dur_ns=dur)
             if self.stats:
                 self._check_finite(outputs, path, "forward output")
+            if not self._fstack:  # a top-level call: its graph is where tensor hooks will fire
+                self._roots_of_step = [weakref.ref(o.grad_fn) for o in flatten_values(output)
+                                       if isinstance(o, engine.Tensor) and o.grad_fn is not None]
             if self._graph_pending and engine.is_grad_enabled():
                 label_call(path, start_seq, output, call)
                 if not self._fstack and any(isinstance(o, engine.Tensor) and o.grad_fn is not None
@@ -381,6 +386,8 @@ class Trace:
                 return
             call = self._bcalls.get(path, 0)
             self._bcalls[path] = call + 1
+            if self._roots_of_step:
+                self._wrap_tensor_hooks()
             self._emit("backward_pre", path=path, call=call, grad_outputs=summarize_all(grad_output, self.stats))
             self._bstart.setdefault(path, []).append(time.perf_counter_ns())
         except Exception as exc:  # noqa: BLE001
@@ -423,6 +430,26 @@ class Trace:
                             ("backward_pre", module._backward_pre_hooks), ("backward", module._backward_hooks)):
             if hooks:
                 self._wrap_dict(hooks, kind, path)
+
+    def _wrap_tensor_hooks(self) -> None:
+        """Backward has reached a traced model: wrap the tensor hooks on its graph (and on its
+        parameters) before they fire, so they become ``hook`` events. Once per step."""
+        roots = [r() for r in self._roots_of_step]
+        self._roots_of_step = []
+        names = {id(p): path for path, p in self._param_paths().items()}
+        seen: set[int] = set()
+        for root in roots:
+            if root is None or id(root) in seen:
+                continue
+            for node in walk(root):
+                seen.add(id(node))
+                if node._tensor_pre_hooks:
+                    target = (node._metadata or {}).get("module") or node.name()
+                    for hooks in node._tensor_pre_hooks.values():
+                        self._wrap_dict(hooks, "tensor", target)
+                elif isinstance(node, AccumulateGrad) and node.variable._backward_hooks:
+                    target = names.get(id(node.variable), "leaf tensor")
+                    self._wrap_dict(node.variable._backward_hooks, "tensor", target)
 
     def _wrap_global_hooks(self) -> None:
         for kind, hooks in (("global_forward_pre", module_mod._global_forward_pre_hooks),

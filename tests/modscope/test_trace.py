@@ -308,3 +308,24 @@ def test_session_log_and_watch_outside_and_inside_a_session():
     assert narrowed is outer and outer.model is model
     assert any(e["kind"] == "metric" and e["values"] == {"loss": 0.5} for e in outer.events)
     assert ("forward", "blk.a") in outer.firing_order()
+
+
+def test_tensor_hooks_become_hook_events():
+    model = nested_model(engine)
+    seen = []
+
+    def halve(grad):
+        seen.append(tuple(grad.shape))
+        return grad * 0.5
+
+    model.head.weight.register_hook(halve)
+    with modscope.trace(model) as tr:
+        x = engine.randn(3, 4)
+        hidden = model.blk(x)
+        hidden.register_hook(lambda g: None)  # on an intermediate tensor of this step
+        model.head(hidden).sum().backward()
+    hooks = [e for e in tr.events if e["kind"] == "hook" and e["hook_kind"] == "tensor"]
+    targets = {(e["target"], e["replaced"]) for e in hooks}
+    assert ("head.weight", True) in targets and seen == [(2, 4)]
+    assert any(not replaced for _, replaced in targets)
+    assert all(not hasattr(h, "fn") for h in model.head.weight._backward_hooks.values())  # unwrapped
