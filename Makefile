@@ -41,7 +41,7 @@ test: setup lint
 	$(VPY) -m pytest
 
 bench: setup torch
-	$(VPY) bench/bench_mlp_step.py
+	for b in bench/bench_*.py; do echo "== $$b"; $(VPY) $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -29,7 +29,9 @@ import pstats
 import sys
 import tempfile
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -38,7 +40,6 @@ sys.path.insert(0, str(ROOT / "examples"))
 os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")  # the profiler warns about blocks allocated before it started
 
 import _common  # noqa: E402  (pins BLAS threads before NumPy loads)
-import numpy as np  # noqa: E402
 from _backend import load  # noqa: E402
 from _train import digit_arrays  # noqa: E402
 
@@ -48,7 +49,7 @@ BATCH, LR, MOMENTUM = 64, 0.01, 0.5  # the example's recipe
 NET_FILE = ROOT / "examples" / "mnist_net.py"
 
 
-def make_step(lib, model):
+def make_step(lib: Any, model: Any) -> Callable[[Any, Any], Any]:
     """The example's training step as a closure over ``model`` and its optimizer."""
     optimizer = lib.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
     nll_loss = lib.nn.functional.nll_loss
@@ -63,7 +64,7 @@ def make_step(lib, model):
     return step
 
 
-def setups(torch):
+def setups(torch: Any) -> dict[str, tuple[Callable[[Any, Any], Any], Any, Any]]:
     """``{name: (step, x, y)}`` for the engine and (when installed) torch, same weights and data."""
     xtr, ytr, _, _ = digit_arrays(BATCH, 1)
     engine.manual_seed(0)
@@ -76,7 +77,7 @@ def setups(torch):
     return out
 
 
-def engine_peak_bytes(step, x, y) -> tuple[int, int]:
+def engine_peak_bytes(step: Callable[[Any, Any], Any], x: Any, y: Any) -> tuple[int, int]:
     """(peak bytes above the between-steps baseline during one step, bytes still held after it)."""
     tracemalloc.start()
     try:
@@ -89,7 +90,7 @@ def engine_peak_bytes(step, x, y) -> tuple[int, int]:
     return peak - base, current - base
 
 
-def torch_peak_bytes(torch, step, x, y) -> tuple[int, int]:
+def torch_peak_bytes(torch: Any, step: Callable[[Any, Any], Any], x: Any, y: Any) -> tuple[int, int]:
     """The same two figures for torch, from the profiler's allocator events."""
     from torch.profiler import ProfilerActivity, profile
 
@@ -107,7 +108,7 @@ def torch_peak_bytes(torch, step, x, y) -> tuple[int, int]:
     return peak, held
 
 
-def profile_engine(step, x, y, steps: int, top: int) -> None:
+def profile_engine(step: Callable[[Any, Any], Any], x: Any, y: Any, steps: int, top: int) -> None:
     """cProfile over ``steps`` engine steps: the functions with the most own time."""
     profiler = cProfile.Profile()
     profiler.enable()

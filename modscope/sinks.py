@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import gzip
 import heapq
-import io
 import os
 import queue
 import socket
 import threading
+import zlib
 from collections import deque
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -64,8 +64,11 @@ class MemorySink:
 
 
 class JsonlSink:
-    """One JSON object per line, streamed to ``path`` (gzip when it ends in ``.gz``).
-    ``flush`` is called at every training step, so a crash loses at most the current step."""
+    """One JSON object per line, streamed to ``path`` (gzip, at a fast compression level, when it
+    ends in ``.gz``). Lines are encoded at once and written in batches; ``flush`` (called at
+    every training step) pushes everything to the file, so a crash loses at most that step."""
+
+    BATCH = 2048
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
@@ -74,27 +77,37 @@ class JsonlSink:
         except OSError as e:
             raise OSError(f"cannot write trace file {self.path}: {e.strerror}") from e
         self._raw = raw
-        self._file: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="wb") if self.path.suffix == ".gz" else raw
-        self._text = io.TextIOWrapper(self._file, encoding="utf-8", newline="\n", write_through=False)
+        self._file: IO[bytes] = (gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1)
+                                 if self.path.suffix == ".gz" else raw)
+        self._lines: list[str] = []
+        self._closed = False
         self.dropped = 0
 
     def write(self, event: dict[str, Any]) -> None:
-        self._text.write(dumps(event))
-        self._text.write("\n")
+        self._lines.append(dumps(event))
+        if len(self._lines) >= self.BATCH:
+            self._drain()
+
+    def _drain(self) -> None:
+        if self._lines:
+            self._lines.append("")  # the last line's newline
+            self._file.write("\n".join(self._lines).encode())
+            self._lines.clear()
 
     def flush(self) -> None:
-        self._text.flush()
+        self._drain()
         if isinstance(self._file, gzip.GzipFile):
-            self._file.flush(gzip.zlib.Z_SYNC_FLUSH)  # a readable prefix even if we die here
+            self._file.flush(zlib.Z_SYNC_FLUSH)  # a readable prefix even if we die here
         self._raw.flush()
 
     def close(self) -> None:
-        if self._text.closed:
+        if self._closed:
             return
-        self._text.flush()
-        self._text.close()
+        self._closed = True
+        self._drain()
         if self._file is not self._raw:
-            self._raw.close()
+            self._file.close()
+        self._raw.close()
 
 
 class SocketSink:

@@ -7,7 +7,6 @@ vectorised passes over the array (finite check, moments, extremes, zero fraction
 from __future__ import annotations
 
 import itertools
-import weakref
 from typing import Any
 
 import numpy as np
@@ -17,7 +16,8 @@ from engine import Tensor
 from .events import finite_or_none
 
 _tids = itertools.count(1)
-_by_array: dict[int, tuple[weakref.ref, int]] = {}
+_by_array: dict[int, tuple[np.ndarray, int]] = {}
+_KEEP = 4096  # arrays remembered; past this the map starts over (ids stay unique, edges may break)
 
 
 def tensor_id(t: Tensor) -> int:
@@ -25,21 +25,33 @@ def tensor_id(t: Tensor) -> int:
 
     Keyed by the NumPy array, not the Tensor object: a module's backward hooks hand the next
     module a new Tensor on the same array (torch's BackwardHook identity), and data flow must
-    see through that. Entries die with their array, so a reused ``id`` never aliases."""
+    see through that. The map holds the arrays it names (so an ``id`` is never reused while its
+    entry lives) and starts over when it grows past ``_KEEP`` entries: cheaper than a weak
+    reference per array, and bounded."""
     arr = t._data
-    key = id(arr)
-    entry = _by_array.get(key)
-    if entry is not None and entry[0]() is arr:
+    entry = _by_array.get(id(arr))
+    if entry is not None and entry[0] is arr:
         return entry[1]
+    if len(_by_array) >= _KEEP:
+        _by_array.clear()
     tid = next(_tids)
-    _by_array[key] = (weakref.ref(arr, lambda _ref, key=key: _forget(key, _ref)), tid)
+    _by_array[id(arr)] = (arr, tid)
     return tid
 
 
-def _forget(key: int, ref: weakref.ref) -> None:
-    entry = _by_array.get(key)
-    if entry is not None and entry[0] is ref:
-        del _by_array[key]
+def forget_arrays() -> None:
+    """Drop the arrays remembered so far (the tracer calls this at each step's end)."""
+    _by_array.clear()
+
+
+_DTYPE_NAMES: dict[np.dtype, str] = {}
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = dtype.name
+    return name
 
 
 def summarize(x: Any, stats: bool = False) -> dict[str, Any] | None:
@@ -47,7 +59,7 @@ def summarize(x: Any, stats: bool = False) -> dict[str, Any] | None:
     if not isinstance(x, Tensor):
         return None
     arr = x._data
-    out: dict[str, Any] = {"shape": list(arr.shape), "dtype": arr.dtype.name, "tid": tensor_id(x)}
+    out: dict[str, Any] = {"shape": list(arr.shape), "dtype": _dtype_name(arr.dtype), "tid": tensor_id(x)}
     if stats:
         out.update(array_stats(arr))
     return out

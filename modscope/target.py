@@ -37,7 +37,7 @@ EXAMPLES: dict[str, Example] = {
     "simple": Example("simple_net.py", "SimpleNet", (1, 1, 28, 28)),
     "rnn": Example("rnn.py", "RNNClassifier", (1, 28, 28)),
     "resnet": Example("resnet_tiny.py", "ResNetTiny", (1, 1, 28, 28)),
-    "transformer": Example("transformer_tiny.py", "TransformerTiny", (1, 16), "int64", 64),
+    "transformer": Example("transformer_tiny.py", "TransformerTiny", (1, 28, 28)),
 }
 
 

@@ -36,7 +36,7 @@ from . import __version__
 from .events import MODULE_EVENTS, SCHEMA_VERSION, finite_or_none
 from .graph_capture import graph_event_fields, label_call, walk
 from .sinks import MemorySink, Sink
-from .summaries import flatten_values, summarize_all
+from .summaries import flatten_values, forget_arrays, summarize_all
 
 DEFAULT_MEMORY_WITH_SINK = 10_000
 _OUR_HOOK_WARNING = "Full backward hook is firing when gradients are computed with respect to module outputs"
@@ -66,6 +66,7 @@ class Trace:
         self.stats = stats
         self.include = _patterns(include)
         self.exclude = _patterns(exclude)
+        self._filtering = bool(self.include or self.exclude)
         memory_bound = max_events if max_events is not None or sink is None else DEFAULT_MEMORY_WITH_SINK
         self._memory = MemorySink(memory_bound)
         self._sinks: list[Sink] = [self._memory] + ([sink] if sink is not None else [])
@@ -90,6 +91,7 @@ class Trace:
         self._observing = False
         self._warning_filter: tuple | None = None
         self._roots_of_step: list[weakref.ref] = []
+        self._scanned: dict[int, tuple] = {}
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -127,6 +129,7 @@ class Trace:
             if key in hooks and isinstance(hooks[key], _UserHook):
                 hooks[key] = original
         self._wrapped.clear()
+        self._scanned.clear()
         dropped = sum(s.dropped for s in self._sinks[1:]) + self._memory.dropped
         self._emit("end", status="error" if self._errors else "ok", dropped=dropped)
         for sink in self._sinks:
@@ -262,6 +265,7 @@ class Trace:
             self._emit_error(exc, where=getattr(fn, "__qualname__", "sink"))
 
     def _advance(self) -> None:
+        forget_arrays()  # this step's activations need no names any more
         self._step += 1
         self._events_in_step = 0
         self._calls.clear()
@@ -272,6 +276,8 @@ class Trace:
     # --- attaching ----------------------------------------------------------------------------
 
     def _traced(self, path: str) -> bool:
+        if not self._filtering:
+            return True
         if self.include and not any(fnmatch.fnmatchcase(path, p) for p in self.include):
             return False
         return not any(fnmatch.fnmatchcase(path, p) for p in self.exclude)
@@ -459,23 +465,24 @@ class Trace:
             self._wrap_dict(hooks, kind, "*")
 
     def _wrap_dict(self, hooks: dict, kind: str, target: str) -> None:
-        ours = self._our_hooks
+        # Hook ids only grow, so (size, last id) unchanged means nothing was added since last time.
+        mark = (len(hooks), next(reversed(hooks)) if hooks else None)
+        if self._scanned.get(id(hooks)) == mark:
+            return
         for key, fn in list(hooks.items()):
-            if isinstance(fn, _UserHook) or _unwrap_bound(fn) in ours:
+            if isinstance(fn, _UserHook) or _unwrap_bound(fn) in _OUR_HOOKS:
                 continue
             hooks[key] = _UserHook(fn, self, kind, target)
             self._wrapped.append((hooks, key, fn))
-
-    @property
-    def _our_hooks(self) -> tuple:
-        return (self._on_forward_pre.__func__, self._on_forward.__func__, self._on_backward_pre.__func__,
-                self._on_backward.__func__, self._on_optimizer_pre.__func__, self._on_optimizer_post.__func__)
+        self._scanned[id(hooks)] = mark
 
     # --- optimizer ----------------------------------------------------------------------------
 
     def _on_optimizer_pre(self, optimizer: Any, args: tuple, kwargs: dict) -> None:
         try:
             names = {id(p): path for path, p in self._param_paths().items()}
+            if not any(id(q) in names for g in optimizer.param_groups for q in g["params"]):
+                return  # another model's optimizer (optimizer hooks are global)
             self._snapshots[id(optimizer)] = [
                 (names.get(id(p), f"param{i}"), p, p._data.copy())
                 for i, p in enumerate(q for g in optimizer.param_groups for q in g["params"])]
@@ -484,6 +491,8 @@ class Trace:
 
     def _on_optimizer_post(self, optimizer: Any, args: tuple, kwargs: dict) -> None:
         try:
+            if id(optimizer) not in self._snapshots:
+                return  # not one of ours (see _on_optimizer_pre)
             index = self._opt_steps.get(id(optimizer), 0)
             self._opt_steps[id(optimizer)] = index + 1
             lrs = [finite_or_none(float(g["lr"])) for g in optimizer.param_groups]
@@ -542,6 +551,10 @@ def _unwrap_bound(fn: Any) -> Any:
     return getattr(fn, "__func__", fn)
 
 
+_OUR_HOOKS = frozenset(getattr(Trace, name) for name in (
+    "_on_forward_pre", "_on_forward", "_on_backward_pre", "_on_backward", "_on_optimizer_pre", "_on_optimizer_post"))
+
+
 def _owner(root: engine.nn.Module, path: str) -> engine.nn.Module:
     """The module that owns the buffer at ``path`` (relative to ``root``'s own prefix)."""
     parts = path.split(".")[:-1]
@@ -553,21 +566,28 @@ def _owner(root: engine.nn.Module, path: str) -> engine.nn.Module:
 
 
 def _param_stats(path: str, p: engine.Tensor, old: np.ndarray | None) -> dict[str, Any]:
-    data = p._data if p._data.dtype.kind == "f" else p._data.astype(np.float64)  # e.g. num_batches_tracked
-    norm = float(np.linalg.norm(data.ravel()))
-    grad = p._grad._data if p._grad is not None else None
+    """Norm, grad norm, update ratio, mean, std and NaN/Inf counts with a few BLAS passes: the sum
+    of squares gives the norm and the spread, and is finite exactly when every value is."""
+    flat = p._data.reshape(-1)
+    if flat.dtype.kind != "f":
+        flat = flat.astype(np.float64)  # e.g. num_batches_tracked
+    n = flat.size or 1
+    sq = float(np.dot(flat, flat))
+    mean = float(flat.sum(dtype=np.float64)) / n
+    nan = inf = 0
+    if not np.isfinite(sq):
+        nan = int(np.isnan(flat).sum())
+        inf = int(np.isinf(flat).sum())
+    grad = p._grad._data.reshape(-1) if p._grad is not None else None
     ratio = None
-    if old is not None:
-        old_norm = float(np.linalg.norm(old.ravel()))
-        ratio = float(np.linalg.norm((data - old).ravel())) / old_norm if old_norm else None
-    finite = np.isfinite(data)
-    all_finite = bool(finite.all())
-    nan = 0 if all_finite else int(np.isnan(data).sum())
-    return {"path": path, "norm": finite_or_none(norm),
-            "grad_norm": finite_or_none(float(np.linalg.norm(grad.ravel()))) if grad is not None else None,
+    if old is not None and sq > 0:
+        diff = flat - old.reshape(-1)
+        ratio = (float(np.dot(diff, diff)) / sq) ** 0.5
+    return {"path": path, "norm": finite_or_none(sq ** 0.5),
+            "grad_norm": finite_or_none(float(np.dot(grad, grad)) ** 0.5) if grad is not None else None,
             "update_ratio": finite_or_none(ratio) if ratio is not None else None,
-            "mean": finite_or_none(float(data.mean())), "std": finite_or_none(float(data.std())),
-            "nan": nan, "inf": 0 if all_finite else int(data.size - finite.sum() - nan)}
+            "mean": finite_or_none(mean), "std": finite_or_none(max(sq / n - mean * mean, 0.0) ** 0.5),
+            "nan": nan, "inf": inf}
 
 
 def _patterns(value: Iterable[str] | str | None) -> tuple[str, ...]:

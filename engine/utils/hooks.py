@@ -6,6 +6,8 @@ import weakref
 from collections import OrderedDict
 from typing import Any
 
+import numpy as np
+
 
 class RemovableHandle:
     """A handle which provides the capability to remove a hook.
@@ -107,33 +109,48 @@ def _all_transparent(hooks: list) -> bool:
     return bool(hooks) and all(getattr(h, "_engine_transparent_hook", False) for h in hooks)
 
 
-_hook_function_cls: Any = None
+def _identity(tensors: list, keep_inplace: bool) -> tuple:
+    """What ``BackwardHookFunction.apply(*tensors)`` records, built directly: one
+    ``BackwardHookFunctionBackward`` node passing gradients through, outputs on the inputs'
+    memory. The generic custom-Function path costs ~50 µs a call; a module with hooks makes two
+    calls per forward. Outputs are refused in-place updates, as torch refuses them, unless every
+    hook on the module is transparent (``keep_inplace``)."""
+    from .._ops._core import edge
+    from .._tensor import Tensor
+
+    meta = tuple((t._data.shape, t._data.dtype) for t in tensors)
+
+    def pass_through(*grads: Any) -> tuple:
+        # Zeros for outputs that got no gradient, like a custom Function's materialized grads;
+        # the node's hooks still see the raw None as grad_output, as torch's do.
+        return tuple(np.zeros(*m) if g is None else g for g, m in zip(grads, meta))
+
+    node = _identity_node_class()(pass_through, tuple(edge(t) for t in tensors), meta)
+    outs = []
+    for nr, t in enumerate(tensors):
+        out = Tensor._wrap(t._data)
+        out._version = t._version
+        if t._requires_grad:
+            out._requires_grad, out.grad_fn, out._output_nr = True, node, nr
+            if not keep_inplace:
+                out._custom_function_output = f"Output {nr} of BackwardHookFunction"
+        outs.append(out)
+    return tuple(outs)
 
 
-def _backward_hook_function() -> Any:
-    """The identity ``Function`` whose node carries a module's backward hooks.
+_identity_cls: Any = None
 
-    Built on first use: this file is imported by the autograd package itself, so it cannot
-    import ``Function`` at import time.
-    """
-    global _hook_function_cls
-    if _hook_function_cls is None:
-        from ..autograd.function import Function
 
-        class BackwardHookFunction(Function):
-            """Returns its inputs unchanged; its backward passes gradients through."""
+def _identity_node_class() -> Any:
+    """``BackwardHookFunctionBackward``: gradients that never arrived stay ``None`` (as for a
+    custom Function), so hooks see ``None`` for outputs that got no gradient, as in torch."""
+    global _identity_cls
+    if _identity_cls is None:
+        from ..autograd.graph import Node
 
-            @staticmethod
-            def forward(ctx: Any, *args: Any) -> tuple:
-                ctx.mark_non_differentiable(*[arg for arg in args if not arg.requires_grad])
-                return args
-
-            @staticmethod
-            def backward(ctx: Any, *args: Any) -> tuple:
-                return args
-
-        _hook_function_cls = BackwardHookFunction
-    return _hook_function_cls
+        _identity_cls = type("BackwardHookFunctionBackward", (Node,),
+                             {"__slots__": (), "_materialize_in_engine": False})
+    return _identity_cls
 
 
 _NO_INPUT_GRAD_WARNING = (
@@ -210,10 +227,7 @@ class BackwardHook:
         requires_grad = any(t.requires_grad for t in tensors)
         if not (requires_grad and grad_mode.is_grad_enabled()):
             return args, None
-        new_tensors = _backward_hook_function().apply(*tensors)
-        if self.transparent:  # observers only: in-place updates of these outputs stay allowed
-            for t in new_tensors:
-                t.__dict__.pop("_custom_function_output", None)
+        new_tensors = _identity(tensors, keep_inplace=self.transparent)
         # Some tensor requires grad and grad mode is on, so the identity node was recorded.
         fn(next(t.grad_fn for t in new_tensors if t.grad_fn is not None))
         arg_list = list(args)

@@ -74,7 +74,8 @@ def build_autograd_graph_from_event(event: dict[str, Any], model_event: dict[str
                                     depth: int | None = None, show_saved: bool = False) -> Diagram:
     """The ``Diagram`` of a ``graph`` event (or its fields), drawn as ``build_autograd_graph``
     describes; ``model_event`` (a ``model`` event, optional; only its ``model`` and its
-    modules' ``path`` and ``cls`` are read) names the diagram and gives the clusters their classes. Leaves are named by the event's parameter paths.
+    modules' ``path`` and ``cls`` are read) names the diagram and gives the clusters their
+    classes. Leaves are named by the event's parameter paths.
 
     Works on plain data alone (no engine). Events recorded before nodes carried ``seq``,
     ``call``, ``saved`` and the graph ``outputs`` still draw: forward order is then guessed from

@@ -329,3 +329,13 @@ def test_tensor_hooks_become_hook_events():
     assert ("head.weight", True) in targets and seen == [(2, 4)]
     assert any(not replaced for _, replaced in targets)
     assert all(not hasattr(h, "fn") for h in model.head.weight._backward_hooks.values())  # unwrapped
+
+
+def test_a_model_trace_ignores_other_models_optimizers():
+    traced_model, other = nested_model(engine), nested_model(engine, seed=1)
+    other_opt = engine.optim.SGD(other.parameters(), lr=0.1)
+    with modscope.trace(traced_model) as tr:
+        other(engine.randn(3, 4)).sum().backward()
+        other_opt.step()
+    assert not [e for e in tr.events if e["kind"] in ("step", "params")]
+    assert tr.events[-1]["step"] == 0

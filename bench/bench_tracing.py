@@ -1,0 +1,99 @@
+"""Tracing cost, by hand:
+
+1. the seed MNIST ``Net`` training step (batch 64: forward, NLL loss, backward, SGD momentum)
+   untraced vs under ``modscope.trace(model)`` with ``stats=False`` and ``stats=True``, three
+   copies of the model interleaved round by round in one run, one BLAS thread;
+2. the JSON Lines sink: realistic events (module events with tensor summaries) written per
+   second, plain and gzip.
+
+Run: ``.venv/bin/python bench/bench_tracing.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import _common  # noqa: E402,F401  (pins BLAS threads before NumPy loads)
+import numpy as np  # noqa: E402
+
+import engine  # noqa: E402
+import engine.nn.functional as F  # noqa: E402
+import modscope  # noqa: E402
+from mnist_net import Net  # noqa: E402
+
+
+def make_step(model, opt, x, y):
+    def step():
+        opt.zero_grad()
+        loss = F.nll_loss(model(x), y)
+        loss.backward()
+        opt.step()
+    return step
+
+
+def tracing_overhead(rounds: int, steps: int) -> dict[str, float]:
+    rng = np.random.default_rng(0)
+    x = engine.from_numpy(rng.random((64, 1, 28, 28), dtype=np.float32))
+    y = engine.from_numpy(rng.integers(0, 10, 64))
+    steps_by_name, traces = {}, []
+    for name, kw in (("untraced", None), ("stats=False", {"stats": False}), ("stats=True", {"stats": True})):
+        engine.manual_seed(0)
+        model = Net()
+        model.eval()  # dropout off: identical work in every copy
+        opt = engine.optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
+        if kw is not None:  # a bounded in-memory trace, running for the whole benchmark
+            traces.append(modscope.trace(model, max_events=20_000, **kw).start())
+        steps_by_name[name] = make_step(model, opt, x, y)
+    result = _common.interleaved(steps_by_name, rounds, steps)
+    for tr in traces:
+        tr.stop()
+    return result
+
+
+def sink_throughput(n: int) -> dict[str, float]:
+    fixture = Path(__file__).resolve().parent.parent / "tests" / "tui" / "data" / "small_trace.jsonl"
+    body = [json.loads(line) for line in fixture.read_text().splitlines()
+            if json.loads(line)["kind"] in ("forward_pre", "forward", "backward_pre", "backward")]
+    events = [{**body[i % len(body)], "seq": i} for i in range(n)]
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for suffix in (".jsonl", ".jsonl.gz"):
+            sink = modscope.JsonlSink(Path(tmp) / f"t{suffix}")
+            start = time.perf_counter()
+            for i, e in enumerate(events):
+                sink.write(e)
+                if i % 100 == 99:
+                    sink.flush()  # a training step every 100 events, as in a small model
+            sink.close()
+            out[suffix] = n / (time.perf_counter() - start)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--events", type=int, default=200_000)
+    args = parser.parse_args()
+    med = tracing_overhead(args.rounds, args.steps)
+    base = med["untraced"]
+    print(f"Net training step, batch 64, 1 thread; median of {args.rounds} rounds x {args.steps} steps")
+    for name, sec in med.items():
+        print(f"  {name:12s} {sec * 1e3:7.2f} ms/step   x{sec / base:.3f}")
+    rates = sink_throughput(args.events)
+    print(f"JSON Lines sink, {args.events:,} module events (flush every 100):")
+    for suffix, rate in rates.items():
+        print(f"  {suffix:9s} {rate:,.0f} events/s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""Graph view fixtures: traced events of small models (built once per session; the tests may
+use the engine, the TUI code under test may not) and a test app holding only the view."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.widgets import Footer
+
+import engine
+from modscope.tui.widgets.graph_view import AutogradGraphView
+
+from . import models
+
+
+@pytest.fixture(scope="session")
+def mlp_events() -> tuple[dict, dict]:
+    engine.manual_seed(0)
+    return models.traced(models.Mlp(), 2, 4)
+
+
+@pytest.fixture(scope="session")
+def residual_events() -> tuple[dict, dict]:
+    engine.manual_seed(0)
+    return models.traced(models.Residual(), 2, 4)
+
+
+@pytest.fixture(scope="session")
+def deep_events() -> tuple[dict, dict]:
+    engine.manual_seed(0)
+    return models.traced(models.deep(4), 4, 16)
+
+
+@pytest.fixture(autouse=True)
+def _needs_dot() -> None:
+    # Tests of the no-dot paths take dot off PATH themselves, after this check.
+    assert shutil.which("dot"), "graphviz's dot must be on PATH (make setup installs it)"
+
+
+class GraphApp(App[None]):
+    """Only the graph view (and a footer, to show its keys); records what it posts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.selected: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield AutogradGraphView(id="graph")
+        yield Footer()
+
+    def on_autograd_graph_view_selected(self, message: AutogradGraphView.Selected) -> None:
+        self.selected.append(message.path)
+
+
+async def settled(pilot, view: AutogradGraphView, timeout: float = 20.0) -> None:
+    """Wait until the view is not laying out (graphviz runs in a worker thread) and has
+    scrolled the new drawing into place."""
+    for _ in range(int(timeout / 0.02)):
+        await pilot.pause(0.02)
+        if view.settled:
+            return
+    raise AssertionError(f"the layout did not finish in {timeout} s")

@@ -1,0 +1,279 @@
+"""``AutogradGraphView`` in a test app of its own (Textual's run_test / Pilot): what it draws,
+its keys and mouse, and its messages. The view's drawing is read from its cached canvas."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from modscope.tui.graph_layout import ZOOMS
+from modscope.tui.widgets.graph_view import HIGHLIGHT, NO_GRAPH, AutogradGraphView
+
+from .conftest import GraphApp, settled
+
+pytestmark = pytest.mark.asyncio
+
+
+async def shown(pilot, events, size=None) -> AutogradGraphView:
+    view = pilot.app.query_one(AutogradGraphView)
+    view.show_graph(*events)
+    view.focus()
+    await settled(pilot, view)
+    assert view.status == "ready", view.message
+    return view
+
+
+def visible_text(view: AutogradGraphView) -> str:
+    """What the view shows on screen now (its rendered lines)."""
+    region = view.scrollable_content_region
+    return "\n".join(view.render_line(y).text for y in range(region.height))
+
+
+async def test_nodes_cluster_titles_and_edges_are_drawn(residual_events):
+    async with GraphApp().run_test(size=(140, 50)) as pilot:
+        view = await shown(pilot, residual_events)
+        text = "\n".join(view.canvas.text())
+        for label in ("AddmmBackward0 2×8", "ReluBackward0 2×8", "AddBackward0 2×8", "head.weight 2×8", "output 2×2"):
+            assert label in text
+        for title in ("┌ inp (Linear) ┄", "┌ block (Block) ┄", "┌ block.act (Act) [call 2] ┄"):
+            assert title in text
+        assert text.count("▼") >= len(view.diagram.edges) - 2 and "│" in text and "┬" in text
+        assert view.border_title == f"Autograd graph · {len(view.diagram.nodes)} nodes · depth all · zoom 100%"
+        # The first view shows the start of the forward: the first node is on screen.
+        first = view.node_label(view.canvas.order[0])
+        assert first in visible_text(view)
+
+
+async def test_no_graph_message_and_a_graph_replacing_it(mlp_events):
+    async with GraphApp().run_test(size=(100, 30)) as pilot:
+        view = pilot.app.query_one(AutogradGraphView)
+        await pilot.pause()
+        assert view.status == "empty" and visible_text(view).splitlines()[0].strip() == NO_GRAPH
+        view.show_graph({"v": 1, "kind": "graph", "seq": 0, "t": 0, "step": 0, "nodes": [], "edges": [], "leaves": []})
+        assert view.status == "empty"
+        await shown(pilot, mlp_events)
+        assert "AddmmBackward0 2×3" in "\n".join(view.canvas.text())
+        view.show_graph(None)
+        assert view.canvas is None and NO_GRAPH in visible_text(view)
+
+
+async def test_missing_dot_says_how_to_install_graphviz(mlp_events, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    async with GraphApp().run_test(size=(100, 30)) as pilot:
+        view = pilot.app.query_one(AutogradGraphView)
+        view.show_graph(*mlp_events)
+        await settled(pilot, view)
+        assert view.status == "no dot"
+        line = visible_text(view).splitlines()[0]
+        assert "graphviz's `dot` was not found: install graphviz (Debian/Ubuntu: `apt-get install graphviz`" in line
+        await pilot.press("plus", "less_than_sign", "tab", "enter")  # keys do nothing, nothing breaks
+        assert view.status == "no dot" and pilot.app.selected == []
+
+
+async def test_a_malformed_graph_is_a_message_not_a_crash(mlp_events):
+    graph, model = mlp_events
+    broken = dict(graph, nodes=[dict(graph["nodes"][0], inputs=[999])])
+    async with GraphApp().run_test(size=(100, 30)) as pilot:
+        view = pilot.app.query_one(AutogradGraphView)
+        view.show_graph(broken, model)
+        await settled(pilot, view)
+        assert view.status == "error"
+        assert "cannot draw the graph: graph: node 0 has input 999, which is not a node" in visible_text(view)
+
+
+async def test_zoom_out_shrinks_the_canvas_and_keeps_the_centre(deep_events):
+    async with GraphApp().run_test(size=(120, 40)) as pilot:
+        view = await shown(pilot, deep_events)
+        before = (view.canvas.width, view.canvas.height)
+        view.scroll_to(40, 200, animate=False, immediate=True)
+        await pilot.pause()
+        region = view.scrollable_content_region
+        centre_row = view.scroll_offset.y + region.height / 2
+        await pilot.press("minus")
+        await settled(pilot, view)
+        assert view.zoom == 0.75 and view.virtual_size.height == view.canvas.height
+        assert view.canvas.width < before[0] and view.canvas.height < before[1]
+        assert abs((view.scroll_offset.y + region.height / 2) / 0.75 - centre_row) <= 2  # the same rows in view
+        assert "zoom 75%" in view.border_title
+
+
+async def test_zoom_steps_through_the_levels_and_stops_at_the_ends(mlp_events):
+    async with GraphApp().run_test(size=(120, 40)) as pilot:
+        view = await shown(pilot, mlp_events)
+        heights = {}
+        for key in ["minus"] * 3 + ["plus"] * 5:
+            await pilot.press(key)
+            await settled(pilot, view)
+            heights[view.zoom] = view.canvas.height
+        assert view.zoom == ZOOMS[-1] and "zoom 200%" in view.border_title
+        assert [heights[z] for z in ZOOMS] == sorted(heights[z] for z in ZOOMS)
+        assert len(set(heights.values())) == len(ZOOMS)
+
+
+async def test_collapsing_reduces_nodes_and_shows_module_boxes(residual_events):
+    async with GraphApp().run_test(size=(140, 50)) as pilot:
+        view = await shown(pilot, residual_events)
+        full = len(view.diagram.nodes)
+        assert view.depth is None and view.max_depth == 2
+        await pilot.press("less_than_sign")
+        await settled(pilot, view)
+        assert view.depth == 2 and "depth 2/2" in view.border_title
+        counts = [full, len(view.diagram.nodes)]
+        await pilot.press("less_than_sign")
+        await settled(pilot, view)
+        counts.append(len(view.diagram.nodes))
+        assert counts[0] > counts[1] > counts[2]
+        text = "\n".join(view.canvas.text())
+        assert "║ block (Block) · " in text and "╔" in text and "block.fc1" not in text
+        await pilot.press("less_than_sign", "less_than_sign")  # down to 0: the whole model, then no further
+        await settled(pilot, view)
+        assert view.depth == 0 and "║ (model) (Residual) · " in "\n".join(view.canvas.text())
+        for _ in range(3):
+            await pilot.press("greater_than_sign")
+            await settled(pilot, view)
+        assert view.depth is None and len(view.diagram.nodes) == full
+
+
+async def test_tab_cycles_nodes_and_posts_their_module(residual_events):
+    async with GraphApp().run_test(size=(140, 50)) as pilot:
+        view = await shown(pilot, residual_events)
+        order = view.canvas.order
+        await pilot.press("tab")
+        assert view.cursor == order[0]
+        await pilot.press("tab", "tab")
+        assert view.cursor == order[2]
+        await pilot.press("shift+tab")
+        assert view.cursor == order[1]
+        await pilot.pause()
+        expected = [view.node_module(n) for n in order[:3] + order[1:2]]
+        assert pilot.app.selected == [m for m in expected if m is not None]
+        # Tab wraps around; nodes outside every module (the output) post nothing.
+        await pilot.press("shift+tab", "shift+tab")
+        assert view.cursor == order[-1] and view.node_module(order[-1]) is None
+        posted = len(pilot.app.selected)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert len(pilot.app.selected) == posted
+        # The cursor's box is on screen and drawn with the cursor style.
+        left, top, right, _ = view.canvas.boxes[view.cursor]
+        y = top - view.scroll_offset.y
+        strip = view.render_line(y)
+        assert 0 <= y < view.scrollable_content_region.height
+        assert any(seg.style and seg.style.bgcolor for seg in strip)
+
+
+async def test_a_parameter_selects_its_owner_and_enter_posts_again(mlp_events):
+    async with GraphApp().run_test(size=(120, 40)) as pilot:
+        view = await shown(pilot, mlp_events)
+        weight = next(n for n, node in view.diagram.nodes.items() if node.data.get("path") == "fc2.weight")
+        while view.cursor != weight:
+            await pilot.press("tab")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert pilot.app.selected[-2:] == ["fc2", "fc2"]
+
+
+async def test_click_selects_a_node_and_a_cluster_title(mlp_events):
+    async with GraphApp().run_test(size=(120, 40)) as pilot:
+        view = await shown(pilot, mlp_events)
+        addmm = next(n for n, node in view.diagram.nodes.items()
+                     if node.data.get("op") == "AddmmBackward0" and node.data["module"] == "fc1")
+        left, top, right, bottom = view.canvas.boxes[addmm]
+        view.scroll_to_region(view.box_region(addmm), animate=False, immediate=True)
+        await pilot.pause()
+        gx, gy = view.gutter.top_left  # the border
+        x, y = left + 3 - view.scroll_offset.x, top + 1 - view.scroll_offset.y
+        await pilot.click(AutogradGraphView, offset=(x + gx, y + gy))
+        await pilot.pause()
+        assert view.cursor == addmm and pilot.app.selected[-1] == "fc1" and view.has_focus
+        frame = view.canvas.frames["fc2"]
+        view.scroll_to(frame[0], frame[1], animate=False, immediate=True)
+        await pilot.pause()
+        x, y = frame[0] + 3 - view.scroll_offset.x, frame[1] - view.scroll_offset.y
+        await pilot.click(AutogradGraphView, offset=(x + gx, y + gy))
+        await pilot.pause()
+        assert pilot.app.selected[-1] == "fc2" and view.cursor == addmm
+
+
+async def test_highlight_module_restyles_and_scrolls_it_into_view(deep_events):
+    async with GraphApp().run_test(size=(120, 40)) as pilot:
+        view = await shown(pilot, deep_events)
+        target = "3.2"  # a block near the end: off screen at first
+        left, top, right, bottom = view.canvas.frames[target]
+        assert top > view.scroll_offset.y + view.scrollable_content_region.height
+        view.highlight_module(target)
+        await pilot.pause()
+        region = view.scrollable_content_region
+        assert view.scroll_offset.y <= top < view.scroll_offset.y + region.height
+        strip = view.render_line(top - view.scroll_offset.y)
+        styled = [seg for seg in strip if seg.style and seg.style.color == HIGHLIGHT.color]
+        assert "".join(seg.text for seg in styled).startswith("┌ 3.2 (Sequential) ┄")
+        inside = [n for n in view.canvas.order if (view.node_module(n) or "").startswith("3.2.")]
+        assert inside and all(n in view.highlighted_nodes() for n in inside)
+        # A module inside a collapsed one highlights the collapsed node.
+        await pilot.press("less_than_sign", "less_than_sign")
+        await settled(pilot, view)
+        view.highlight_module("3.2.0")
+        (node,) = view.highlighted_nodes()
+        assert view.diagram.nodes[node].data["module"] == "3.2"
+        view.highlight_module(None)
+        assert view.highlighted_nodes() == []
+
+
+async def test_panning_moves_the_view(deep_events):
+    async with GraphApp().run_test(size=(100, 30)) as pilot:
+        view = await shown(pilot, deep_events)
+        view.scroll_to(0, 0, animate=False, immediate=True)
+        await pilot.pause()
+        await pilot.press("down", "j", "right")
+        await pilot.pause()
+        assert view.scroll_offset.y == 6 and view.scroll_offset.x == 8
+        await pilot.press("k", "left", "h")
+        await pilot.pause()
+        assert (view.scroll_offset.x, view.scroll_offset.y) == (0, 3)
+
+
+async def test_a_large_graph_lays_out_off_the_ui_thread_and_draws_fast(deep_events):
+    async with GraphApp().run_test(size=(120, 40)) as pilot:
+        view = pilot.app.query_one(AutogradGraphView)
+        view.show_graph(*deep_events)  # returns at once: graphviz runs in a worker thread
+        assert view.status == "laying out" and "laying out the graph…" in visible_text(view)
+        await settled(pilot, view)
+        assert len(view.diagram.nodes) > 200 and view.canvas.height > 3 * view.size.height
+        view.highlight_module("2")
+        started = time.perf_counter()
+        for _ in range(10):
+            for y in range(view.scrollable_content_region.height):
+                view.render_line(y)
+        per_frame = (time.perf_counter() - started) / 10
+        assert per_frame < 0.02, per_frame
+
+
+async def test_keys_are_in_the_footer_when_focused_and_leave_the_apps_keys_alone(mlp_events):
+    async with GraphApp().run_test(size=(120, 30)) as pilot:
+        await shown(pilot, mlp_events)
+        shown_keys = {key: active.binding.description for key, active in pilot.app.active_bindings.items()
+                      if active.binding.show}
+        assert {"plus": "zoom in", "minus": "zoom out", "less_than_sign": "collapse", "greater_than_sign": "expand",
+                "tab": "next node", "enter": "select"}.items() <= shown_keys.items()
+    apps_keys = {"left_square_bracket", "right_square_bracket", "e", "space", "n", "b", "slash", "g", "f", "m",
+                 "1", "2", "3", "4", "x", "l", "q", "question_mark"}
+    ours = {key for binding in AutogradGraphView.BINDINGS for key in binding.key.split(",")}
+    assert not ours & apps_keys
+
+
+async def test_the_cursor_follows_its_module_through_collapse_and_expand(residual_events):
+    async with GraphApp().run_test(size=(140, 50)) as pilot:
+        view = await shown(pilot, residual_events)
+        while view.node_module(view.cursor) != "block.fc1":
+            await pilot.press("tab")
+        await pilot.press("less_than_sign", "less_than_sign")  # depth 1: block is one node
+        await settled(pilot, view)
+        assert view.depth == 1 and view.diagram.nodes[view.cursor].data["module"] == "block"
+        assert view.diagram.nodes[view.cursor].kind == "collapsed"
+        await pilot.press("greater_than_sign", "greater_than_sign")
+        await settled(pilot, view)
+        assert view.depth is None and view.node_module(view.cursor) == "block.fc1"
+        region = view.box_region(view.cursor)
+        assert view.scroll_offset.y <= region.y < view.scroll_offset.y + view.scrollable_content_region.height
