@@ -54,12 +54,15 @@ def _dtype_name(dtype: np.dtype) -> str:
     return name
 
 
-def summarize(x: Any, stats: bool = False) -> dict[str, Any] | None:
-    """The event summary of ``x``; ``None`` when ``x`` is not a tensor."""
+def summarize(x: Any, stats: bool = False, tid: bool = True) -> dict[str, Any] | None:
+    """The event summary of ``x``; ``None`` when ``x`` is not a tensor. ``tid=False`` for
+    gradients: data flow follows the forward tensors only."""
     if not isinstance(x, Tensor):
         return None
     arr = x._data
-    out: dict[str, Any] = {"shape": list(arr.shape), "dtype": _dtype_name(arr.dtype), "tid": tensor_id(x)}
+    out: dict[str, Any] = {"shape": list(arr.shape), "dtype": _dtype_name(arr.dtype)}
+    if tid:
+        out["tid"] = tensor_id(x)
     if stats:
         out.update(array_stats(arr))
     return out
@@ -103,5 +106,5 @@ def flatten_values(value: Any) -> list[Any]:
     return [value]
 
 
-def summarize_all(value: Any, stats: bool) -> list[dict[str, Any] | None]:
-    return [summarize(v, stats) for v in flatten_values(value)]
+def summarize_all(value: Any, stats: bool, tid: bool = True) -> list[dict[str, Any] | None]:
+    return [summarize(v, stats, tid) for v in flatten_values(value)]

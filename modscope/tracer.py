@@ -394,7 +394,8 @@ class Trace:
             self._bcalls[path] = call + 1
             if self._roots_of_step:
                 self._wrap_tensor_hooks()
-            self._emit("backward_pre", path=path, call=call, grad_outputs=summarize_all(grad_output, self.stats))
+            self._emit("backward_pre", path=path, call=call,
+                       grad_outputs=summarize_all(grad_output, self.stats, tid=False))
             self._bstart.setdefault(path, []).append(time.perf_counter_ns())
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="backward_pre hook")
@@ -407,7 +408,7 @@ class Trace:
                 return
             starts = self._bstart.get(path)
             dur = time.perf_counter_ns() - starts.pop() if starts else 0
-            grads = summarize_all(grad_input, self.stats)
+            grads = summarize_all(grad_input, self.stats, tid=False)
             self._emit("backward", path=path, call=max(self._bcalls.get(path, 1) - 1, 0),
                        grad_inputs=grads, dur_ns=dur)
             if self.stats:

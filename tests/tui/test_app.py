@@ -132,7 +132,7 @@ async def test_user_script_error_shows_its_traceback(events):
              "traceback": "Traceback (most recent call last):\n  File \"train.py\", line 3\nValueError: bad batch"}
     app = ModscopeApp(EventListSource([e for e in events if e["kind"] != "end"] + [error]))
     async with app.run_test(size=(160, 45)) as pilot:
-        await settle(pilot, app, lambda a: a.screen is not a.screen_stack[0])
+        await settle(pilot, app, lambda a: a.screen is not a.screen_stack[0] and a.screen.query("Static"))
         text = str(app.screen.query_one("Static").render())
         assert "ValueError" in text and "train.py" in text
         assert app.state.modules  # every event before the error is kept

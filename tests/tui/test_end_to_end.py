@@ -56,7 +56,7 @@ async def test_script_error_is_shown_and_events_kept(tmp_path):
     app = ModscopeApp(source, child=child)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_for(pilot, lambda: app.state.status == "ended")
-        await wait_for(pilot, lambda: app.screen is not app.screen_stack[0])
+        await wait_for(pilot, lambda: app.screen is not app.screen_stack[0] and app.screen.query("Static"))
         shown = str(app.screen.query_one("Static").render())
         assert "the script failed on purpose" in shown and "train_script.py" in shown
         assert app.state.step >= 19 and app.state.modules

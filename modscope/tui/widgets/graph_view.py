@@ -94,7 +94,6 @@ class AutogradGraphView(ScrollView, can_focus=True):
         self._spans: dict[int, list[tuple[int, int, Style]]] = {}
         self._styled: dict[int, Strip] = {}  # canvas row -> its strip with the spans applied
         self._centre: tuple[float, float] | None = None  # layout point to keep centred after a zoom
-        self._placing: Canvas | None = None  # installed, its scroll position not yet set
         self._first_view = True
 
     # --- data down ----------------------------------------------------------------------------
@@ -186,38 +185,34 @@ class AutogradGraphView(ScrollView, can_focus=True):
             self.cursor = self._node_for_module(self._cursor_module)
         self._restyle()
         self._set_status("ready", "")
-        # Scroll once the new virtual size is in effect (scrolling now would clamp to the old one).
-        self._placing = canvas
-        self.call_after_refresh(self._place_view, canvas)
+        self._place_view(canvas)
         self.refresh()
 
     def _place_view(self, canvas: Canvas) -> None:
         """After a zoom keep the same point centred; else show the cursor, the highlighted
-        module, or (first view) the first node."""
-        if canvas is not self._placing:
-            return  # a newer drawing is on its way
-        self._placing = None
-        if canvas is not self.canvas:
-            return
+        module, or (first view) the first node.
+
+        Scrolls with ``force``: the scrollbars that the new virtual size calls for appear only at
+        the next layout, and until then Textual would refuse to scroll along their axis."""
         view = self.scrollable_content_region
         if self._centre is not None:
             cx, cy = self._centre
             self._centre = None
             self.scroll_to(cx * canvas.zoom - view.width / 2, cy * canvas.zoom - view.height / 2,
-                           animate=False, immediate=True)
+                           animate=False, immediate=True, force=True)
             return
         region = self.box_region(self.cursor) or self._module_region(self.highlighted)
         if region is not None:
-            self.scroll_to_region(region, animate=False, immediate=True)
+            self.scroll_to_region(region, animate=False, immediate=True, force=True)
         elif self._first_view and canvas.order:
             left, _, right, _ = canvas.boxes[canvas.order[0]]
-            self.scroll_to((left + right) / 2 - view.width / 2, 0, animate=False, immediate=True)
+            self.scroll_to((left + right) / 2 - view.width / 2, 0, animate=False, immediate=True, force=True)
         self._first_view = False
 
     def _set_status(self, status: str, message: str) -> None:
         self.status, self.message = status, message
         if status in ("empty", "no dot", "error"):  # while laying out, the old drawing stays
-            self.canvas, self._placing = None, None
+            self.canvas = None
             self.virtual_size = Size(0, 0)
         self._titles()
         self.refresh()
@@ -270,8 +265,8 @@ class AutogradGraphView(ScrollView, can_focus=True):
 
     @property
     def settled(self) -> bool:
-        """Nothing under way: not laying out, and the drawing on screen is scrolled into place."""
-        return self.status != "laying out" and self._placing is None
+        """Nothing under way: the drawing on screen is the one asked for."""
+        return self.status != "laying out"
 
     # --- what is where --------------------------------------------------------------------------
 
