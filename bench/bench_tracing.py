@@ -24,11 +24,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import _common  # noqa: E402,F401  (pins BLAS threads before NumPy loads)
 import numpy as np  # noqa: E402
+from mnist_net import Net  # noqa: E402
 
 import engine  # noqa: E402
 import engine.nn.functional as F  # noqa: E402
 import modscope  # noqa: E402
-from mnist_net import Net  # noqa: E402
 
 
 def make_step(model, opt, x, y):

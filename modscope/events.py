@@ -12,8 +12,9 @@ An event is a plain ``dict`` of JSON types. Every event has the envelope
 and the fields of its kind listed in ``FIELDS``. Tensor values are described by *summaries*:
 ``{"shape": [..], "dtype": "float32", "tid": 17}``, where ``tid`` identifies the tensor object within
 the session (the same tensor leaving one module and entering another has the same ``tid``: that is
-how data flow is followed; gradient summaries carry no ``tid``). With ``stats=True`` a summary also has ``mean std min max absmax``
-(floats, ``None`` when not finite), ``zeros`` (fraction of exact zeros), ``nan`` and ``inf`` (counts).
+how data flow is followed; gradient summaries carry no ``tid``). With ``stats=True`` a summary also
+has ``mean std min max absmax`` (floats, ``None`` when not finite), ``zeros`` (fraction of exact
+zeros), ``nan`` and ``inf`` (counts).
 A summary is ``None`` where the value is not a tensor.
 
 Graph nodes (``graph`` events) carry ``module``: the path of the innermost module whose forward
