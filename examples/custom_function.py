@@ -105,12 +105,13 @@ class LegacyReLUF(Function):
 STYLES = ("modern", "legacy")
 
 
-def linear_f(input, weight, bias=None, style="modern"):
+def linear_f(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None,
+             style: str = "modern") -> torch.Tensor:
     """``LinearF`` called the way its ``style`` calls a Function."""
     return LinearF.apply(input, weight, bias) if style == "modern" else LegacyLinearF()(input, weight, bias)
 
 
-def relu_f(input, style="modern"):
+def relu_f(input: torch.Tensor, style: str = "modern") -> torch.Tensor:
     """``ReLUF`` called the way its ``style`` calls a Function."""
     return ReLUF.apply(input) if style == "modern" else LegacyReLUF()(input)
 
@@ -161,7 +162,7 @@ class MLP(nn.Module):
         return self.fc2(x)
 
 
-def check_gradients(style="modern"):
+def check_gradients(style: str = "modern") -> float:
     """Largest absolute difference between the gradients of ``relu(linear(x))`` computed with
     the custom Functions and with the built-in ops, over input, weight and bias (float64)."""
     x = torch.randn(8, 5, dtype=torch.float64, requires_grad=True)

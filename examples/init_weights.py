@@ -23,7 +23,7 @@ import engine.nn.functional as F  # noqa: E402
 import engine.optim as optim  # noqa: E402
 
 
-def init_weights(m):
+def init_weights(m: nn.Module) -> None:
     """The function given to ``apply``: called once on every submodule, children first."""
     if isinstance(m, nn.Conv2d):
         nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
@@ -46,14 +46,14 @@ class ConvNet(nn.Sequential):
         )
 
 
-def weight_stats(model):
+def weight_stats(model: nn.Module) -> dict[str, tuple[float, float]]:
     """``{name: (weight std, bias mean)}`` of every layer that has a weight."""
     with torch.no_grad():
         return {name: (m.weight.std().item(), m.bias.mean().item())
                 for name, m in model.named_modules() if isinstance(m, nn.Conv2d | nn.Linear)}
 
 
-def print_stats(title, stats):
+def print_stats(title: str, stats: dict[str, tuple[float, float]]) -> None:
     print(title)
     for name, (std, bias) in stats.items():
         print(f"  layer {name:>2}: weight std {std:.4f}  bias mean {bias:+.4f}")

@@ -35,7 +35,8 @@ class MLP(nn.Module):
         return self.fc2(F.relu(self.fc1(self.flatten(x))))
 
 
-def make_scheduler(optimizer, name, epochs, step_size, gamma):
+def make_scheduler(optimizer: optim.Optimizer, name: str, epochs: int, step_size: int,
+                   gamma: float) -> optim.lr_scheduler.LRScheduler:
     """The scheduler ``name`` for ``optimizer``; stepped once per epoch."""
     if name == "step":
         return StepLR(optimizer, step_size=step_size, gamma=gamma)

@@ -49,7 +49,7 @@ class SimpleNet(nn.Module):
 
 def main(argv: Sequence[str] | None = None) -> float:
     """Train and return the final test accuracy."""
-    parser = example_parser(__doc__, epochs=3, lr=0.01)
+    parser = example_parser(__doc__, epochs=5, lr=0.01)
     parser.add_argument("--momentum", type=float, default=0.9, help="SGD momentum (default 0.9)")
     args = parse_example_args(parser, argv)
     if args.backend != torch.__name__:

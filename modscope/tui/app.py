@@ -23,6 +23,8 @@ from textual.widgets import Footer, Header, Static
 from .screens import BreakpointsScreen, FindScreen, HelpScreen, StepScreen, TextScreen
 from .sources import ChildProcess, Source
 from .state import SessionState
+from .export import model_event_of, snapshot_export, write_export
+from .widgets.graph_view import AutogradGraphView
 from .widgets.module_tree import ModuleTree
 from .widgets.params_table import ParamsTable
 from .widgets.timeline import HookTimeline
@@ -85,7 +87,9 @@ class ModscopeApp(App[int]):
                 yield TrainingPanel(id="training")
             with Vertical(id="right"):
                 yield ParamsTable(id="params")
-                yield HookTimeline(id="timeline")
+                with Horizontal(id="lower"):
+                    yield HookTimeline(id="timeline")
+                    yield AutogradGraphView(id="graph")
         yield Static(id="too-small")
         yield Footer()
 
@@ -134,6 +138,8 @@ class ModscopeApp(App[int]):
                 self.query_one(ParamsTable).show(self.selected, snap["params"])
             if "timeline" in changed:
                 self._refresh_timeline(snap)
+            if "graph" in snap:
+                self.query_one(AutogradGraphView).show_graph(*snap["graph"])
             if changed & {"training", "status", "errors"}:
                 self.query_one(TrainingPanel).show(snap["training"])
                 self._refresh_title(snap["training"])
@@ -146,6 +152,8 @@ class ModscopeApp(App[int]):
         snap: dict[str, Any] = {"params": s.params_of(self.selected)}
         if "tree" in changed:
             snap["tree"] = (s.modules, list(s.order), s.model_name, len(s.modules))
+        if "graph" in changed:  # model_event_of is O(modules): only when the graph is new
+            snap["graph"] = (s.graph, model_event_of(s))
         if "timeline" in changed:
             timeline = self.query_one(HookTimeline)
             step = None if timeline.follow else timeline.step
@@ -199,6 +207,9 @@ class ModscopeApp(App[int]):
     def on_hook_timeline_selected(self, message: HookTimeline.Selected) -> None:
         self._select(message.path)
 
+    def on_autograd_graph_view_selected(self, message: AutogradGraphView.Selected) -> None:
+        self._select(message.path)
+
     def _select(self, path: str, from_tree: bool = False) -> None:
         if path == self.selected and from_tree:
             return
@@ -212,6 +223,7 @@ class ModscopeApp(App[int]):
         if timeline.module_filter and timeline.module_filter != path:
             timeline.module_filter = path
             self._force("timeline")
+        self.query_one(AutogradGraphView).highlight_module(path)
 
     def _force(self, part: str) -> None:
         self._seen[part] = -1
@@ -257,15 +269,24 @@ class ModscopeApp(App[int]):
         self.push_screen(FindScreen(modules), found)
 
     def action_export(self) -> None:
-        from .export import export_current
-
+        """Export the graph (or, with the tree focused, the module tree) as DOT/SVG/PNG. The
+        state is copied under the lock; graphviz renders on a worker thread."""
         try:
             with self.state.lock:
-                paths = export_current(self.state, self.focused)
+                job = snapshot_export(self.state, self.focused)
         except Exception as e:  # noqa: BLE001 - shown to the user, never a crash
             self.notify(f"export failed: {e}", severity="error", timeout=8)
             return
-        self.notify("exported " + ", ".join(paths), timeout=6)
+        self._export(job)
+
+    @work(thread=True, group="export")
+    def _export(self, job: Any) -> None:
+        try:
+            paths = write_export(job)
+        except Exception as e:  # noqa: BLE001
+            self.call_from_thread(self.notify, f"export failed: {e}", severity="error", timeout=8)
+            return
+        self.call_from_thread(self.notify, "exported " + ", ".join(paths), timeout=6)
 
     def _timeline_step(self, delta: int | None = None, step: int | None = None) -> None:
         timeline = self.query_one(HookTimeline)

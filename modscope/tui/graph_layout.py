@@ -556,20 +556,19 @@ class _Router:
         return _without_loops(cells)
 
     def _segment(self, a: tuple[int, int], b: tuple[int, int]) -> list[tuple[int, int]]:
-        """Cells from ``a`` to ``b``: vertical, horizontal, vertical (the horizontal run at the
-        middle row, else the nearest row that crosses no node), else horizontal-vertical-
-        horizontal; the middle-row route when every candidate crosses a node."""
+        """Cells from ``a`` to ``b``: vertical, horizontal, vertical, the horizontal run at the
+        middle row or, when that crosses a node, at the nearest row that does not; else
+        horizontal, vertical, horizontal; else the middle-row route anyway. At most
+        ``DETOURS`` rows and columns are tried, so a long blocked edge stays cheap."""
         (ax, ay), (bx, by) = a, b
         if ax == bx or ay == by:
             return _run(a, b)
         mid = (ay + by) // 2
-        rows = sorted(range(min(ay, by), max(ay, by) + 1), key=lambda r: (abs(r - mid), r))
-        for r in rows:
+        for r in _nearest(range(min(ay, by), max(ay, by) + 1), mid):
             cells = _run(a, (ax, r)) + _run((ax, r), (bx, r))[1:] + _run((bx, r), b)[1:]
             if self._clear(cells):
                 return cells
-        cols = sorted(range(min(ax, bx), max(ax, bx) + 1), key=lambda c: abs(c - (ax + bx) // 2))
-        for c in cols:
+        for c in _nearest(range(min(ax, bx), max(ax, bx) + 1), (ax + bx) // 2):
             cells = _run(a, (c, ay)) + _run((c, ay), (c, by))[1:] + _run((c, by), b)[1:]
             if self._clear(cells):
                 return cells
@@ -602,6 +601,14 @@ class _Router:
         ya, xa, ba = np.array(ys), np.array(xs), np.array(bits, dtype=np.uint8)
         ok = (xa >= 0) & (xa < g.width) & (ya >= 0) & (ya < g.height)
         np.bitwise_or.at(g.dirs, (ya[ok], xa[ok]), ba[ok])
+
+
+DETOURS = 12
+
+
+def _nearest(values: range, centre: int) -> list[int]:
+    """The ``DETOURS`` values nearest to ``centre``, nearest first."""
+    return sorted(values, key=lambda v: (abs(v - centre), v))[:DETOURS]
 
 
 def _run(a: tuple[int, int], b: tuple[int, int]) -> list[tuple[int, int]]:

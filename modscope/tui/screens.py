@@ -18,6 +18,8 @@ HELP = """\
                      NaN/Inf and dead (all-zero output) badges. Enter expands; selection links every view.
   Parameters         the selected module's parameters and buffers, live.
   Hook firing order  one step's events, indented by nesting, with your own hooks and errors.
+  Autograd graph     laid out by graphviz, clusters per module: arrows/hjk pan, + - zoom, < > collapse or
+                     expand a depth, . , next/previous node, enter selects its module.
   Training           status, step, metrics, speed, events and what was dropped.
 
 [b]keys[/b]

@@ -25,7 +25,9 @@ async def settle(pilot, app, condition=lambda app: True, timeout=20.0):
 
 
 def loaded(app) -> bool:
-    return app.state.status == "ended" and app.query_one(ModuleTree).modules != {}
+    steps = app.state.steps_available()
+    return (app.state.status == "ended" and app.query_one(ModuleTree).modules != {}
+            and bool(steps) and app.query_one(HookTimeline).step == steps[-1])
 
 
 @pytest.mark.asyncio

@@ -101,7 +101,7 @@ def test_the_model_event_rebuilt_from_the_state_draws_the_tracers_tree(residual_
 
 
 def test_the_app_can_export_from_its_export_action(residual_events, tmp_path, monkeypatch):
-    """Through the lead's ``action_export`` (which holds the state lock meanwhile)."""
+    """Through the app's ``e`` action (``action_export``)."""
     import asyncio
 
     from modscope.tui.app import ModscopeApp
@@ -122,6 +122,10 @@ def test_the_app_can_export_from_its_export_action(residual_events, tmp_path, mo
                 if app.state.graph is not None:
                     break
             app.action_export()
+            for _ in range(200):  # synchronous today; a worker thread would report later
+                if any(n.startswith(("exported ", "export failed")) for n in notes):
+                    break
+                await pilot.pause(0.05)
         return notes
 
     notes = asyncio.run(run())

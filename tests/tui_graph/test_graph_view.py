@@ -277,3 +277,34 @@ async def test_the_cursor_follows_its_module_through_collapse_and_expand(residua
         assert view.depth is None and view.node_module(view.cursor) == "block.fc1"
         region = view.box_region(view.cursor)
         assert view.scroll_offset.y <= region.y < view.scroll_offset.y + view.scrollable_content_region.height
+
+
+async def test_a_graph_too_large_to_draw_whole_opens_collapsed(residual_events, monkeypatch):
+    import modscope.tui.widgets.graph_view as graph_view
+
+    monkeypatch.setattr(graph_view, "AUTO_DEPTH_NODES", 20)
+    async with GraphApp().run_test(size=(120, 40)) as pilot:
+        view = await shown(pilot, residual_events)
+        assert view.depth == 1 and len(view.diagram.nodes) <= 20  # depth 2 still has more than 20
+        assert "depth 1/2" in view.border_title
+        await pilot.press("greater_than_sign", "greater_than_sign")
+        await settled(pilot, view)
+        assert view.depth is None and len(view.diagram.nodes) > 20  # the user may still expand it all
+
+
+async def test_a_layout_finishing_after_the_app_stopped_is_dropped(mlp_events):
+    async with GraphApp().run_test(size=(120, 40)) as pilot:
+        view = await shown(pilot, mlp_events)
+        job = graph_view_job(view)
+
+        def closed(*args, **kwargs):
+            raise RuntimeError("the app is not running")
+
+        pilot.app.call_from_thread = closed
+        view._run(job, view._generation)  # no exception escapes the worker
+
+
+def graph_view_job(view):
+    from modscope.tui.widgets.graph_view import _Job
+
+    return _Job(view.graph_event, view.model_event, None, 1.0, False, view.max_depth, {}, {})

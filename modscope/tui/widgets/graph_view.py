@@ -57,8 +57,9 @@ class AutogradGraphView(ScrollView, can_focus=True):
         Binding("minus", "zoom(-1)", "zoom out"),
         Binding("less_than_sign", "depth(-1)", "collapse"),
         Binding("greater_than_sign", "depth(1)", "expand"),
-        Binding("tab", "cycle(1)", "next node"),
-        Binding("shift+tab", "cycle(-1)", "previous node", show=False),
+        # tab keeps moving focus between views; nodes are cycled with . and ,
+        Binding("full_stop", "cycle(1)", "next node"),
+        Binding("comma", "cycle(-1)", "previous node", show=False),
         Binding("enter", "select", "select"),
     ]
 
@@ -131,7 +132,7 @@ class AutogradGraphView(ScrollView, can_focus=True):
                 _within(cursor_module, self.highlighted):
             region = self.box_region(self.cursor)  # the selection came from here: keep the cursor in view
         if region is not None:
-            self.scroll_to_region(region, animate=False, immediate=True)
+            self.scroll_to_region(region, animate=False, immediate=True, force=True)
         self.refresh()
 
     # --- layout in a worker ---------------------------------------------------------------------
@@ -265,8 +266,15 @@ class AutogradGraphView(ScrollView, can_focus=True):
 
     @property
     def settled(self) -> bool:
-        """Nothing under way: the drawing on screen is the one asked for."""
-        return self.status != "laying out"
+        """Nothing under way: the drawing on screen is the one asked for and the scrollbars
+        it needs are up (they appear at the layout after the drawing changed)."""
+        if self.status == "laying out":
+            return False
+        if self.canvas is None:
+            return True
+        room = self.container_size
+        return (self.canvas.height <= room.height or self.allow_vertical_scroll) and \
+            (self.canvas.width <= room.width or self.allow_horizontal_scroll)
 
     # --- what is where --------------------------------------------------------------------------
 
@@ -332,7 +340,7 @@ class AutogradGraphView(ScrollView, can_focus=True):
     # --- keys and mouse -------------------------------------------------------------------------
 
     def action_pan(self, dx: int, dy: int) -> None:
-        self.scroll_relative(dx * PAN_COLS, dy * PAN_ROWS, animate=False, immediate=True)
+        self.scroll_relative(dx * PAN_COLS, dy * PAN_ROWS, animate=False, immediate=True, force=True)
 
     def action_zoom(self, step: int) -> None:
         index = ZOOMS.index(self.zoom) if self.zoom in ZOOMS else ZOOMS.index(1.0)
@@ -402,7 +410,7 @@ class AutogradGraphView(ScrollView, can_focus=True):
         self._restyle()
         region = self.box_region(nid)
         if region is not None:
-            self.scroll_to_region(region, animate=False, immediate=True)
+            self.scroll_to_region(region, animate=False, immediate=True, force=True)
         self.refresh()
         self._post_selected(nid)
 
