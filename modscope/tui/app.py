@@ -20,10 +20,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from .export import model_event_of, snapshot_export, write_export
 from .screens import BreakpointsScreen, FindScreen, HelpScreen, StepScreen, TextScreen
 from .sources import ChildProcess, Source
 from .state import SessionState
-from .export import model_event_of, snapshot_export, write_export
 from .widgets.graph_view import AutogradGraphView
 from .widgets.module_tree import ModuleTree
 from .widgets.params_table import ParamsTable
