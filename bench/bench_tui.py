@@ -4,7 +4,8 @@
    ``--events`` have been sent; meanwhile key presses move the module-tree cursor and we time how
    long each takes to be answered (the selection changed and the screen refreshed): p50/p95;
 2. the viewer's resident memory at 10 %, 50 % and 100 % of the flood (flat = bounded state);
-3. time to the first screen and to the first model drawn (replay of a recorded trace).
+3. time to the first screen and to the first model drawn (replay of a recorded trace);
+4. training throughput of the MNIST Net with the TUI attached vs the same script headless.
 
 Run: ``.venv/bin/python bench/bench_tui.py`` (defaults: 25,000 events/s, 1,000,000 events).
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import socket
 import statistics
 import subprocess
@@ -27,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from textual import events  # noqa: E402
 
 from modscope.tui.app import ModscopeApp  # noqa: E402
-from modscope.tui.sources import ReplaySource, SocketSource  # noqa: E402
+from modscope.tui.sources import ChildProcess, ReplaySource, SocketSource  # noqa: E402
 from modscope.tui.widgets.module_tree import ModuleTree  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "tui" / "data" / "small_trace.jsonl"
@@ -131,6 +133,34 @@ async def first_screen() -> dict:
     return {"first_frame_s": mounted, "first_model_s": model}
 
 
+def headless_rate(steps: int) -> float:
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "_timed_net.py"), str(steps)],
+                         capture_output=True, text=True, check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    return float(out.stdout.split("STEPS_PER_S")[1])
+
+
+async def tui_rate(steps: int) -> float:
+    """The same script as a ``modscope run`` child, with the TUI (headless) drawing it live."""
+    source = SocketSource()
+    child = ChildProcess(source, str(ROOT / "bench" / "_timed_net.py"), [str(steps)], None)
+    app = ModscopeApp(source, child=child)
+    async with app.run_test(size=(200, 55)) as pilot:
+        while child.returncode is None:
+            await pilot.pause(0.2)
+        await pilot.pause(0.5)
+    line = next(line for line in child.log if line.startswith("STEPS_PER_S"))
+    return float(line.split()[1])
+
+
+def throughput(steps: int, rounds: int) -> tuple[float, float]:
+    """Median steps/s headless and with the TUI attached, alternating runs."""
+    headless, live = [], []
+    for _ in range(rounds):
+        headless.append(headless_rate(steps))
+        live.append(asyncio.run(tui_rate(steps)))
+    return statistics.median(headless), statistics.median(live)
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--produce"]:  # the producer process
         address, token, rate, total = sys.argv[2:6]
@@ -139,7 +169,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rate", type=int, default=25_000)
     parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--steps", type=int, default=200, help="Net steps per throughput run")
+    parser.add_argument("--rounds", type=int, default=3, help="throughput runs each way")
     args = parser.parse_args()
+    headless, live = throughput(args.steps, args.rounds)
+    print(f"Net training, {args.steps} steps, median of {args.rounds}: headless {headless:.1f} steps/s, "
+          f"with the TUI attached {live:.1f} steps/s  (ratio {live / headless:.3f})")
     print("first screen (replay of the fixture):", {k: round(v, 3) for k, v in asyncio.run(first_screen()).items()})
     result = asyncio.run(flood(args.rate, args.events))
     print(f"flood of {args.events:,} events at {args.rate:,}/s requested:")

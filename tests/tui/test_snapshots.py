@@ -7,6 +7,7 @@ import pytest
 
 from modscope.tui.app import ModscopeApp
 from modscope.tui.sources import EventListSource
+from modscope.tui.widgets.graph_view import AutogradGraphView
 from modscope.tui.widgets.module_tree import ModuleTree
 
 
@@ -18,7 +19,8 @@ async def loaded(pilot) -> None:
     app = pilot.app
     for _ in range(100):
         await pilot.pause(0.05)
-        if app.state.status == "ended" and app.query_one(ModuleTree).modules and app._seen:
+        if app.state.status == "ended" and app.query_one(ModuleTree).modules and app._seen \
+                and app.query_one(AutogradGraphView).status == "ready":  # laid out on a worker thread
             break
     await pilot.press("down", "down")  # select blk.a: the params table fills
     await pilot.pause(0.3)
