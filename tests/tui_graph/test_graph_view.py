@@ -67,7 +67,7 @@ async def test_missing_dot_says_how_to_install_graphviz(mlp_events, monkeypatch,
         assert view.status == "no dot"
         line = visible_text(view).splitlines()[0]
         assert "graphviz's `dot` was not found: install graphviz (Debian/Ubuntu: `apt-get install graphviz`" in line
-        await pilot.press("plus", "less_than_sign", "tab", "enter")  # keys do nothing, nothing breaks
+        await pilot.press("plus", "less_than_sign", "full_stop", "enter")  # keys do nothing, nothing breaks
         assert view.status == "no dot" and pilot.app.selected == []
 
 
@@ -139,17 +139,17 @@ async def test_tab_cycles_nodes_and_posts_their_module(residual_events):
     async with GraphApp().run_test(size=(140, 50)) as pilot:
         view = await shown(pilot, residual_events)
         order = view.canvas.order
-        await pilot.press("tab")
+        await pilot.press("full_stop")
         assert view.cursor == order[0]
-        await pilot.press("tab", "tab")
+        await pilot.press("full_stop", "full_stop")
         assert view.cursor == order[2]
-        await pilot.press("shift+tab")
+        await pilot.press("comma")
         assert view.cursor == order[1]
         await pilot.pause()
         expected = [view.node_module(n) for n in order[:3] + order[1:2]]
         assert pilot.app.selected == [m for m in expected if m is not None]
         # Tab wraps around; nodes outside every module (the output) post nothing.
-        await pilot.press("shift+tab", "shift+tab")
+        await pilot.press("comma", "comma")
         assert view.cursor == order[-1] and view.node_module(order[-1]) is None
         posted = len(pilot.app.selected)
         await pilot.press("enter")
@@ -168,7 +168,7 @@ async def test_a_parameter_selects_its_owner_and_enter_posts_again(mlp_events):
         view = await shown(pilot, mlp_events)
         weight = next(n for n, node in view.diagram.nodes.items() if node.data.get("path") == "fc2.weight")
         while view.cursor != weight:
-            await pilot.press("tab")
+            await pilot.press("full_stop")
         await pilot.press("enter")
         await pilot.pause()
         assert pilot.app.selected[-2:] == ["fc2", "fc2"]
@@ -256,7 +256,7 @@ async def test_keys_are_in_the_footer_when_focused_and_leave_the_apps_keys_alone
         shown_keys = {key: active.binding.description for key, active in pilot.app.active_bindings.items()
                       if active.binding.show}
         assert {"plus": "zoom in", "minus": "zoom out", "less_than_sign": "collapse", "greater_than_sign": "expand",
-                "tab": "next node", "enter": "select"}.items() <= shown_keys.items()
+                "full_stop": "next node", "enter": "select"}.items() <= shown_keys.items()
     apps_keys = {"left_square_bracket", "right_square_bracket", "e", "space", "n", "b", "slash", "g", "f", "m",
                  "1", "2", "3", "4", "x", "l", "q", "question_mark"}
     ours = {key for binding in AutogradGraphView.BINDINGS for key in binding.key.split(",")}
@@ -267,7 +267,7 @@ async def test_the_cursor_follows_its_module_through_collapse_and_expand(residua
     async with GraphApp().run_test(size=(140, 50)) as pilot:
         view = await shown(pilot, residual_events)
         while view.node_module(view.cursor) != "block.fc1":
-            await pilot.press("tab")
+            await pilot.press("full_stop")
         await pilot.press("less_than_sign", "less_than_sign")  # depth 1: block is one node
         await settled(pilot, view)
         assert view.depth == 1 and view.diagram.nodes[view.cursor].data["module"] == "block"

@@ -16,7 +16,7 @@ def test_graph_view(snap_compare, residual_events):
         view.show_graph(*residual_events)
         view.focus()
         await settled(pilot, view)
-        await pilot.press("tab")
+        await pilot.press("full_stop")
         await pilot.pause(0.1)
 
     assert snap_compare(GraphApp(), terminal_size=(100, 34), run_before=show)
