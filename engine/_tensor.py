@@ -500,6 +500,11 @@ class Tensor:
         alpha = kw.get("alpha", 1)
 
         def fast():
+            if not self._data.flags.writeable:
+                raise RuntimeError(
+                    "unsupported operation: more than one element of the written-to tensor refers to a "
+                    "single memory location (it is an expanded view). Please clone() the tensor before "
+                    "performing the operation.")
             try:
                 ufunc(self._data, y if alpha == 1 else y * alpha, out=self._data,
                       casting="same_kind")

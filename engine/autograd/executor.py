@@ -10,6 +10,7 @@ backward hooks fire in this order, and torch users rely on it.
 from __future__ import annotations
 
 import heapq
+import sys
 from collections.abc import Sequence
 from itertools import count
 from typing import Any
@@ -171,6 +172,7 @@ def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
             deps[nxt] = remaining
             if remaining == 0:
                 heapq.heappush(ready, (-nxt._seq, next(tick), nxt))
+        outs = g = None  # the buffers own the gradients now (AccumulateGrad counts references)
 
 
 Node._materialize_in_engine = True  # custom Functions opt out and honour ctx.set_materialize_grads
@@ -192,8 +194,15 @@ def _accumulate(node: AccumulateGrad, g, captures, captured, Tensor) -> None:
             captured[i] = g
         return
     if var._grad is None:
-        # A copy: the array may be shared with another leaf or a hook's tensor.
-        var._grad = Tensor._wrap(g.astype(var._data.dtype, copy=True))
+        # Take the array itself when nothing else can see it (torch "steals" it too): a fresh
+        # base array whose only references are the executor's buffer, this frame and
+        # getrefcount's argument. Anything else (shared by two leaves, a view, held by a hook,
+        # another dtype) is copied.
+        if (g.base is None and g.dtype == var._data.dtype and g.flags.writeable
+                and sys.getrefcount(g) <= _EXCLUSIVE_REFS):
+            var._grad = Tensor._wrap(g)
+        else:
+            var._grad = Tensor._wrap(g.astype(var._data.dtype, copy=True))
     else:
         grad = var._grad
         np.add(grad._data, g, out=grad._data, casting="unsafe")
@@ -203,8 +212,13 @@ def _accumulate(node: AccumulateGrad, g, captures, captured, Tensor) -> None:
             hook(var)
 
 
+_EXCLUSIVE_REFS = 3  # the ready buffer's list, the ``g`` argument, getrefcount's own argument
+
+
 def _run_tensor_hooks(hooks, g: np.ndarray, meta: tuple, Tensor) -> np.ndarray:
     for hook in tuple(hooks):
+        # Hooks may update the gradient in place (torch allows it); a broadcast view is read-only.
+        g = g if g.flags.writeable else g.copy()
         out = hook(Tensor._wrap(g))
         if out is not None:
             new = out._data if isinstance(out, Tensor) else np.asarray(out)

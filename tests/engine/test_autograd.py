@@ -488,3 +488,23 @@ def test_softmax_of_a_fully_masked_row_is_nan_without_warnings(torch):
     ref = torch.tensor(x).softmax(1)
     np.testing.assert_allclose(out.numpy(), ref.numpy(), equal_nan=True, rtol=1e-6)
     assert np.isnan(logp.numpy()[0]).all() == np.isnan(torch.tensor(x).log_softmax(1).numpy()[0]).all()
+
+
+def test_fresh_gradients_are_taken_without_a_copy_but_shared_ones_are_copied():
+    w = engine.randn(4, 3, requires_grad=True)
+    x = engine.randn(2, 4)
+    (x @ w).sum().backward()
+    g = w.grad
+    w.grad = None
+    (x @ w).sum().backward()
+    assert not np.shares_memory(g.numpy(), w.grad.numpy())
+    a, b = leaf(1.0, 2.0), leaf(3.0, 4.0)
+    (a + b).sum().backward()  # the same array would reach both leaves
+    assert not np.shares_memory(a.grad.numpy(), b.grad.numpy())
+    kept = []
+    c = leaf(1.0, 2.0)
+    y = c * 2
+    y.register_hook(lambda g: kept.append(g) or None)
+    y.sum().backward()
+    kept[0].add_(100)  # a hook's reference is not the leaf's gradient
+    assert c.grad.tolist() == [2.0, 2.0]

@@ -191,3 +191,9 @@ def test_hook_changing_gradient_size_is_refused():
 def test_pad_modes_other_than_constant_are_reported_missing():
     with pytest.raises(NotImplementedError, match="mode 'reflect' is not implemented"):
         engine.nn.functional.pad(engine.ones(1, 3), (1, 1), mode="reflect")
+
+
+def test_inplace_on_an_expanded_view_says_so(torch):
+    for lib in (engine, torch):
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            lib.ones(3).expand(2, 3).add_(1)
