@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import socket
 import statistics
 import subprocess
@@ -25,7 +24,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
+import _common  # noqa: E402,F401  (one BLAS thread here and in every child: a fair comparison)
 from textual import events  # noqa: E402
 
 from modscope.tui.app import ModscopeApp  # noqa: E402
@@ -135,7 +136,7 @@ async def first_screen() -> dict:
 
 def headless_rate(steps: int) -> float:
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "_timed_net.py"), str(steps)],
-                         capture_output=True, text=True, check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+                         capture_output=True, text=True, check=True)
     return float(out.stdout.split("STEPS_PER_S")[1])
 
 
@@ -171,10 +172,13 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--steps", type=int, default=200, help="Net steps per throughput run")
     parser.add_argument("--rounds", type=int, default=3, help="throughput runs each way")
+    parser.add_argument("--throughput-only", action="store_true")
     args = parser.parse_args()
     headless, live = throughput(args.steps, args.rounds)
     print(f"Net training, {args.steps} steps, median of {args.rounds}: headless {headless:.1f} steps/s, "
           f"with the TUI attached {live:.1f} steps/s  (ratio {live / headless:.3f})")
+    if args.throughput_only:
+        return
     print("first screen (replay of the fixture):", {k: round(v, 3) for k, v in asyncio.run(first_screen()).items()})
     result = asyncio.run(flood(args.rate, args.events))
     print(f"flood of {args.events:,} events at {args.rate:,}/s requested:")
