@@ -19,6 +19,13 @@ from typing import Any
 import numpy as np
 from _mnist import load_mnist
 
+try:
+    from modscope import log as log_metrics
+except ImportError:  # the examples also run where modscope is not installed
+
+    def log_metrics(**metrics: float) -> None:
+        pass
+
 N_TRAIN, N_TEST = 4000, 1000
 # The MNIST example's Normalize((0.1307,), (0.3081,)): the mean and std of MNIST's training pixels.
 MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
@@ -102,8 +109,9 @@ def train_epoch(model: Any, loader: Any, optimizer: Any, loss_fn: Callable[[Any,
         output = model(data)
         loss = loss_fn(output, target)
         loss.backward()
-        optimizer.step()
         losses.append(loss.item())
+        log_metrics(loss=losses[-1])  # the TUI's loss sparkline; a no-op outside ``modscope run``
+        optimizer.step()
     return losses
 
 
