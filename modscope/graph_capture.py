@@ -10,8 +10,6 @@ from typing import Any
 import engine
 from engine.autograd.graph import AccumulateGrad
 
-from .graph.attribution import label_call  # noqa: F401 - the tracer's import point
-
 MODULE_KEY = "module"
 CALL_KEY = "module_call"  # set by label_call: which call of the module made the node
 

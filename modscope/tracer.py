@@ -34,7 +34,8 @@ from engine.utils.hooks import transparent_hook
 
 from . import __version__
 from .events import MODULE_EVENTS, SCHEMA_VERSION, finite_or_none
-from .graph_capture import graph_event_fields, label_call, walk
+from .graph.attribution import label_call
+from .graph_capture import graph_event_fields, walk
 from .sinks import MemorySink, Sink
 from .summaries import flatten_values, forget_arrays, summarize_all
 

@@ -9,7 +9,6 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from ..autograd import grad_mode
 from . import _functional as F
 from .optimizer import Optimizer, check_unsupported_flags, use_grad_for_differentiable
 
@@ -124,10 +123,7 @@ class Adam(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Perform a single optimisation step; returns what ``closure`` (re-evaluated with grad
         enabled) returned, or None. Parameters without a gradient are skipped."""
-        loss = None
-        if closure is not None:
-            with grad_mode.enable_grad():
-                loss = closure()
+        loss = self._evaluate(closure)
         for group in self.param_groups:
             beta1, beta2 = (float(b) for b in group["betas"])
             amsgrad = group["amsgrad"]

@@ -340,6 +340,16 @@ class Optimizer:
 
     # --- gradients and groups ------------------------------------------------------------------
 
+    @staticmethod
+    def _evaluate(closure: Callable[[], Any] | None) -> Any:
+        """What ``step(closure)`` returns: the closure re-evaluated with grad enabled, or None."""
+        if closure is None:
+            return None
+        from ..autograd import grad_mode
+
+        with grad_mode.enable_grad():
+            return closure()
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of every parameter: to ``None`` (default) or to zeros in place
         (detached from any graph first)."""

@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd import grad_mode
 from . import _functional as F
 from .adam import new_step, tensor_steps
 from .optimizer import Optimizer, check_unsupported_flags, use_grad_for_differentiable
@@ -89,10 +88,7 @@ class RMSprop(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Perform a single optimisation step; returns what ``closure`` (re-evaluated with grad
         enabled) returned, or None. Parameters without a gradient are skipped."""
-        loss = None
-        if closure is not None:
-            with grad_mode.enable_grad():
-                loss = closure()
+        loss = self._evaluate(closure)
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:

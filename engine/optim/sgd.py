@@ -6,7 +6,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._tensor import Tensor
-from ..autograd import grad_mode
 from . import _functional as F
 from .optimizer import Optimizer, check_unsupported_flags, use_grad_for_differentiable
 
@@ -69,10 +68,7 @@ class SGD(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Perform a single optimisation step; returns what ``closure`` (re-evaluated with grad
         enabled) returned, or None. Parameters without a gradient are skipped."""
-        loss = None
-        if closure is not None:
-            with grad_mode.enable_grad():
-                loss = closure()
+        loss = self._evaluate(closure)
         for group in self.param_groups:
             momentum = group["momentum"]
             for p in group["params"]:

@@ -380,10 +380,4 @@ class ModscopeApp(App[int]):
                                 lambda action=action: self.run_action(action))
 
 
-def run_app(app: ModscopeApp) -> int:
-    """Run the app; a thread-safe wrapper so the CLI gets an exit code."""
-    result = app.run()
-    return 0 if result is None else int(result)
-
-
-__all__ = ["ModscopeApp", "run_app"]
+__all__ = ["ModscopeApp"]
