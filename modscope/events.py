@@ -30,6 +30,8 @@ import json
 import math
 from typing import Any
 
+import orjson
+
 SCHEMA_VERSION = 1
 
 _NUM = (int, float)
@@ -159,15 +161,32 @@ def _not_json(obj: Any) -> Any:
     raise TypeError(f"an event field holds a {type(obj).__name__}, which JSON cannot carry")
 
 
-# One C encoder, made once: ``json.dumps`` builds a new one per call, which is half its cost.
-# Compact separators, ASCII output, no NaN tokens (``finite_or_none`` turns them into null).
-_ENCODER = json.encoder.c_make_encoder(None, _not_json, json.encoder.encode_basestring_ascii, None, ":", ",",
-                                       False, False, False) if json.encoder.c_make_encoder else None
-_FALLBACK = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=_not_json)
+# The standard library's C encoder, made once (``json.dumps`` builds a new one per call): the
+# fallback for what orjson refuses but JSON can carry (integers past 64 bits).
+_STDLIB = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=_not_json)
+
+
+def dumps_bytes(event: dict[str, Any]) -> bytes:
+    """One event as one line of compact UTF-8 JSON, without the newline.
+
+    orjson encodes an event about six times faster than the standard library, which is what lets
+    a file or socket sink keep up with a training loop. Non-finite floats are written as
+    ``null`` (``finite_or_none`` already turns statistics into ``None``); a value JSON cannot
+    carry raises ``TypeError`` naming its type."""
+    try:
+        return orjson.dumps(event, default=_not_json)
+    except orjson.JSONEncodeError as e:
+        if isinstance(e.__cause__, TypeError):
+            raise e.__cause__ from None
+        return _STDLIB.encode(event).encode()  # e.g. an int beyond 64 bits
 
 
 def dumps(event: dict[str, Any]) -> str:
-    """One event as one line of compact JSON."""
-    if _ENCODER is None:
-        return _FALLBACK.encode(event)
-    return "".join(_ENCODER(event, 0))
+    """One event as one line of compact JSON (see ``dumps_bytes``)."""
+    return dumps_bytes(event).decode()
+
+
+def loads(line: bytes | str) -> Any:
+    """Parse one line of JSON. Raises ``json.JSONDecodeError`` (orjson's is a subclass) for
+    anything that is not strict JSON, including the ``NaN``/``Infinity`` tokens."""
+    return orjson.loads(line)

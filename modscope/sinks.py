@@ -18,7 +18,7 @@ from collections import deque
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from .events import dumps
+from .events import dumps_bytes
 
 HEADER_KINDS = ("session", "model", "end")  # always kept, never evicted
 
@@ -79,19 +79,19 @@ class JsonlSink:
         self._raw = raw
         self._file: IO[bytes] = (gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1)
                                  if self.path.suffix == ".gz" else raw)
-        self._lines: list[str] = []
+        self._lines: list[bytes] = []
         self._closed = False
         self.dropped = 0
 
     def write(self, event: dict[str, Any]) -> None:
-        self._lines.append(dumps(event))
+        self._lines.append(dumps_bytes(event))
         if len(self._lines) >= self.BATCH:
             self._drain()
 
     def _drain(self) -> None:
         if self._lines:
-            self._lines.append("")  # the last line's newline
-            self._file.write("\n".join(self._lines).encode())
+            self._lines.append(b"")  # the last line's newline
+            self._file.write(b"\n".join(self._lines))
             self._lines.clear()
 
     def flush(self) -> None:
@@ -131,7 +131,7 @@ class SocketSink:
         self._queue: queue.Queue[bytes | None] = queue.Queue(maxsize=queue_size)
         self.dropped = 0
         self.on_control = on_control
-        self._send_raw(dumps({"hello": "modscope", "token": token}).encode() + b"\n")
+        self._send_raw(dumps_bytes({"hello": "modscope", "token": token}) + b"\n")
         self._sender = threading.Thread(target=self._send_loop, name="modscope-sink", daemon=True)
         self._sender.start()
         self._receiver = threading.Thread(target=self._receive_loop, name="modscope-control", daemon=True)
@@ -143,7 +143,7 @@ class SocketSink:
 
     def write(self, event: dict[str, Any]) -> None:
         try:
-            self._queue.put_nowait(dumps(event).encode() + b"\n")
+            self._queue.put_nowait(dumps_bytes(event) + b"\n")
         except queue.Full:
             self.dropped += 1
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .events import EventError, dumps, validate
+from .events import EventError, dumps_bytes, loads, validate
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -29,10 +29,8 @@ def save_events(events: list[dict[str, Any]], path: str | os.PathLike) -> None:
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     try:
-        with opener(path, "wt", encoding="utf-8", newline="\n") as f:
-            for event in events:
-                f.write(dumps(event))
-                f.write("\n")
+        with opener(path, "wb") as f:
+            f.write(b"".join(dumps_bytes(event) + b"\n" for event in events))
     except OSError as e:
         raise OSError(f"cannot write trace file {path}: {e.strerror or e}") from e
 
@@ -91,7 +89,7 @@ def read_events(path: str | os.PathLike) -> tuple[list[dict[str, Any]], bool]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line.decode("utf-8"))
+            obj = loads(line.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             if not complete and events:  # the last line, cut by a crash: keep what came before
                 truncated = True

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..events import EventError, dumps, validate
+from ..events import EventError, dumps_bytes, loads, validate
 from ..trace_file import read_events
 from .state import MODULE_KINDS, SessionState
 
@@ -211,7 +211,7 @@ class SocketSource(Source):
             if not line.strip():
                 continue
             try:
-                events.append(validate(json.loads(line)))
+                events.append(validate(loads(line)))
             except (ValueError, EventError) as e:  # JSONDecodeError is a ValueError
                 self.rejected += 1
                 if self.rejected <= 20:
@@ -232,7 +232,7 @@ class SocketSource(Source):
             return False
         try:
             with self._send_lock:
-                conn.sendall(dumps(message).encode() + b"\n")
+                conn.sendall(dumps_bytes(message) + b"\n")
         except OSError:
             return False
         return True
