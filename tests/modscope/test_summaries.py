@@ -1,0 +1,96 @@
+"""Tensor summaries: the statistics match a float64 reference on the finite values, whatever
+the dtype, and non-finite values are counted, never averaged in."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import engine
+from modscope.summaries import array_stats, summarize
+
+
+def reference(arr: np.ndarray) -> dict:
+    flat = arr.reshape(-1).astype(np.float64)
+    finite = flat[np.isfinite(flat)]
+    out = {"nan": int(np.isnan(flat).sum()), "inf": int(np.isinf(flat).sum()),
+           "zeros": float((finite == 0).sum()) / max(arr.size, 1)}
+    if finite.size:
+        out |= {"mean": finite.mean(), "std": finite.std(), "min": finite.min(), "max": finite.max(),
+                "absmax": np.abs(finite).max()}
+    return out
+
+
+def check(arr: np.ndarray) -> None:
+    got, want = array_stats(arr), reference(arr)
+    assert got["nan"] == want["nan"] and got["inf"] == want["inf"]
+    assert got["zeros"] == pytest.approx(want["zeros"])
+    if "mean" not in want:
+        assert got["mean"] is None and got["std"] is None and got["min"] is None
+        return
+    scale = max(want["absmax"], 1e-30)
+    for key in ("mean", "min", "max", "absmax"):
+        assert got[key] == pytest.approx(want[key], rel=1e-5, abs=1e-6 * scale), key
+    assert got["std"] == pytest.approx(want["std"], rel=1e-4, abs=1e-6 * scale)
+
+
+@settings(max_examples=150, deadline=None)
+@given(hnp.arrays(np.float32, hnp.array_shapes(max_dims=3, max_side=40),
+                  elements=st.floats(-1e6, 1e6, width=32)))
+def test_finite_float32_matches_float64_reference(arr):
+    check(arr)
+
+
+@settings(max_examples=100, deadline=None)
+@given(hnp.arrays(np.float32, st.integers(1, 200),
+                  elements=st.one_of(st.floats(-100, 100, width=32), st.just(0.0),
+                                     st.sampled_from([np.nan, np.inf, -np.inf]))))
+def test_nan_and_inf_are_counted_and_left_out(arr):
+    check(arr)
+
+
+@pytest.mark.parametrize("arr", [
+    np.arange(12, dtype=np.int64).reshape(3, 4),
+    np.array([True, False, False]),
+    np.array([1.5, 0.0, -2.25], dtype=np.float16),
+    np.array([1.0, 2.0, 4.0], dtype=np.float64),
+    np.asfortranarray(np.arange(20, dtype=np.float32).reshape(4, 5)),  # not C-contiguous
+    np.arange(20, dtype=np.float32)[::3],
+], ids=["int64", "bool", "float16", "float64", "fortran", "strided"])
+def test_other_dtypes_and_layouts(arr):
+    check(arr)
+
+
+def test_large_offset_keeps_the_spread():
+    # mean/std = 1e5: a one-pass E[x^2] - mean^2 in float32 would lose the spread entirely.
+    arr = (1e5 + np.random.default_rng(0).standard_normal(100_000)).astype(np.float32)
+    check(arr)
+
+
+def test_values_whose_sum_overflows_float32_are_exact_and_silent():
+    arr = np.array([3e38, 3e38, -1.0], dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the traced program must see no RuntimeWarning
+        got = array_stats(arr)
+    assert got["nan"] == got["inf"] == 0
+    assert got["mean"] == pytest.approx((6e38 - 1) / 3, rel=1e-6)
+    assert got["max"] == pytest.approx(3e38, rel=1e-6)
+
+
+def test_empty_and_all_nan():
+    assert array_stats(np.zeros((0, 3), np.float32)) == {
+        "mean": None, "std": None, "min": None, "max": None, "absmax": None, "zeros": 0.0, "nan": 0, "inf": 0}
+    got = array_stats(np.full(4, np.nan, np.float32))
+    assert got["nan"] == 4 and got["mean"] is None and got["zeros"] == 0.0
+
+
+def test_summary_shape_dtype_and_tid():
+    t = engine.ones(2, 3)
+    s = summarize(t, stats=False)
+    assert s["shape"] == [2, 3] and s["dtype"] == "float32" and isinstance(s["tid"], int)
+    assert summarize(t, stats=False)["tid"] == s["tid"]  # same data, same id
+    assert "tid" not in summarize(t, stats=False, tid=False)
+    assert summarize(3.0) is None
