@@ -23,6 +23,7 @@ from ._ops import shape as shape_ops
 from ._tensor_str import tensor_repr
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad, check_saved_versions, node_class
+from .utils import hooks as _hooks
 from .utils.hooks import RemovableHandle
 
 
@@ -934,3 +935,4 @@ def _legacy_name(npdt: np.dtype) -> str:
 
 
 _core._Tensor = Tensor
+_hooks._Tensor, _hooks._grad_mode = Tensor, grad_mode

@@ -8,6 +8,10 @@ from typing import Any
 
 import numpy as np
 
+# Set by engine._tensor once Tensor exists (import cycle: Tensor registers hooks through here).
+_Tensor: Any = None
+_grad_mode: Any = None
+
 
 class RemovableHandle:
     """A handle which provides the capability to remove a hook.
@@ -115,20 +119,18 @@ def _identity(tensors: list, keep_inplace: bool) -> tuple:
     memory. The generic custom-Function path costs ~50 µs a call; a module with hooks makes two
     calls per forward. Outputs are refused in-place updates, as torch refuses them, unless every
     hook on the module is transparent (``keep_inplace``)."""
-    from .._ops._core import edge
-    from .._tensor import Tensor
-
-    meta = tuple((t._data.shape, t._data.dtype) for t in tensors)
+    meta = tuple([(t._data.shape, t._data.dtype) for t in tensors])
 
     def pass_through(*grads: Any) -> tuple:
         # Zeros for outputs that got no gradient, like a custom Function's materialized grads;
         # the node's hooks still see the raw None as grad_output, as torch's do.
-        return tuple(np.zeros(*m) if g is None else g for g, m in zip(grads, meta))
+        return tuple([np.zeros(*m) if g is None else g for g, m in zip(grads, meta)])
 
-    node = _identity_node_class()(pass_through, tuple(edge(t) for t in tensors), meta)
+    node = _identity_node_class()(pass_through, tuple([_edge(t) for t in tensors]), meta)
+    wrap = _Tensor._wrap
     outs = []
     for nr, t in enumerate(tensors):
-        out = Tensor._wrap(t._data)
+        out = wrap(t._data)
         out._version = t._version
         if t._requires_grad:
             out._requires_grad, out.grad_fn, out._output_nr = True, node, nr
@@ -136,6 +138,15 @@ def _identity(tensors: list, keep_inplace: bool) -> tuple:
                 out._custom_function_output = f"Output {nr} of BackwardHookFunction"
         outs.append(out)
     return tuple(outs)
+
+
+def _edge(t: Any) -> tuple:
+    """``_ops._core.edge``, repeated here to stay out of an import cycle."""
+    if not t._requires_grad:
+        return (None, 0)
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    return (t._grad_accumulator(), 0)
 
 
 _identity_cls: Any = None
@@ -214,18 +225,15 @@ class BackwardHook:
             self.grad_outputs = None
             return self._unpack_none(self.input_tensors_index, res)
 
-        grad_fn.register_hook(hook)
+        grad_fn._add_internal_post_hook(hook)
 
     def _apply_on_tensors(self, fn: Any, args: tuple) -> tuple[tuple, list[int] | None]:
         """Route the tensors of ``args`` through ``BackwardHookFunction`` and hand its node to
         ``fn``; unchanged ``args`` (and ``None``) when nothing requires grad."""
-        from .._tensor import Tensor
-        from ..autograd import grad_mode
-
+        Tensor = _Tensor
         tensors_idx = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
         tensors = [args[i] for i in tensors_idx]
-        requires_grad = any(t.requires_grad for t in tensors)
-        if not (requires_grad and grad_mode.is_grad_enabled()):
+        if not (_grad_mode._state.enabled and any(t._requires_grad for t in tensors)):
             return args, None
         new_tensors = _identity(tensors, keep_inplace=self.transparent)
         # Some tensor requires grad and grad mode is on, so the identity node was recorded.
@@ -246,7 +254,7 @@ class BackwardHook:
     def setup_output_hook(self, args: Any) -> Any:
         """Wrap the module's output (a tensor or a tuple); call after the forward hooks."""
         def fn(grad_fn: Any) -> None:
-            grad_fn.register_hook(self._output_hook)
+            grad_fn._add_internal_post_hook(self._output_hook)
 
         is_tuple = isinstance(args, tuple)
         res, output_idx = self._apply_on_tensors(fn, args if is_tuple else (args,))
