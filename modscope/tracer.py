@@ -24,18 +24,17 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-import numpy as np
-
 import engine
 from engine.autograd.graph import AccumulateGrad, current_sequence_nr
 from engine.nn.modules import module as module_mod
 from engine.optim import optimizer as optimizer_mod
-from engine.utils.hooks import transparent_hook
+from engine.utils.hooks import RemovableHandle, transparent_hook
 
 from . import __version__
 from .events import MODULE_EVENTS, SCHEMA_VERSION, finite_or_none
 from .graph.attribution import label_call
 from .graph_capture import graph_event_fields, walk
+from .param_stats import StatsPlan
 from .sinks import MemorySink, Sink
 from .summaries import flatten_values, forget_arrays, summarize_all
 
@@ -71,6 +70,7 @@ class Trace:
         memory_bound = max_events if max_events is not None or sink is None else DEFAULT_MEMORY_WITH_SINK
         self._memory = MemorySink(memory_bound)
         self._sinks: list[Sink] = [self._memory] + ([sink] if sink is not None else [])
+        self._extra_sinks: list[Sink] = self._sinks[1:]  # the hot path never slices
         self._want_graph = graph
         self._seq = 0
         self._step = 0
@@ -85,7 +85,9 @@ class Trace:
         self._bstart: dict[str, list[int]] = {}
         self._wrapped: list[tuple[dict, int, Callable]] = []
         self._reported_nonfinite: set[str] = set()
-        self._snapshots: dict[int, list[tuple[str, Any, np.ndarray]]] = {}
+        # optimizer id (or "step"/"buffers") -> (StatsPlan, paths); paths None: another model's optimizer
+        self._plans: dict[Any, tuple[StatsPlan, list[str] | None]] = {}
+        self._snapshotted: set[int] = set()  # optimizers between their pre and post step hooks
         self._opt_steps: dict[int, int] = {}
         self._graph_pending = graph
         self._errors = 0
@@ -93,6 +95,11 @@ class Trace:
         self._warning_filter: tuple | None = None
         self._roots_of_step: list[weakref.ref] = []
         self._scanned: dict[int, tuple] = {}
+        # RemovableHandle.next_id when a module's hooks (or the graph's tensor hooks) were last
+        # wrapped: unchanged means nobody registered a hook since, so there is nothing to wrap.
+        self._hooks_seen: dict[int, int] = {}
+        self._tensor_hooks_seen = -1
+        self._modules: list[tuple[str, engine.nn.Module]] = []  # (path, module), every root
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -177,6 +184,7 @@ class Trace:
         if id(model) not in self._paths or self._paths[id(model)] != "":
             self._paths.clear()
             self._roots.clear()
+            self._modules.clear()
             self._add_root(model, prefix="")
         if was_running:
             self._attach()
@@ -232,16 +240,21 @@ class Trace:
     # --- emitting -----------------------------------------------------------------------------
 
     def _emit(self, kind: str, **fields: Any) -> None:
-        event = {"v": SCHEMA_VERSION, "kind": kind, "seq": self._seq, "t": time.monotonic_ns(),
-                 "step": self._step, **fields}
-        self._seq += 1
+        seq = self._seq
+        self._seq = seq + 1
+        self._push({"v": SCHEMA_VERSION, "kind": kind, "seq": seq, "t": time.monotonic_ns(), "step": self._step,
+                    **fields})
+
+    def _push(self, event: dict[str, Any]) -> None:
+        """Deliver one event: memory, the other sinks, the observer."""
         self._events_in_step += 1
         self._memory.write(event)
-        for sink in self._sinks[1:]:
+        for sink in self._extra_sinks:
             try:
                 sink.write(event)
             except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
                 self._sinks.remove(sink)
+                self._extra_sinks.remove(sink)
                 self._emit_error(exc, where=f"sink {type(sink).__name__} (detached)")
         if self.observer is not None and not self._observing:
             self._observing = True  # events the observer emits itself are not observed again
@@ -291,6 +304,7 @@ class Trace:
             aliases.setdefault(id(mod), []).append(path)
         for path, mod in root.named_modules(prefix=prefix):
             self._paths[id(mod)] = path
+            self._modules.append((path, mod))
             # Wrap the user's hooks now: a module snapshots its hook dicts before calling them.
             self._wrap_user_hooks(mod, path)
             modules.append({"path": path, "cls": type(mod).__name__, "extra_repr": mod.extra_repr(),
@@ -349,10 +363,13 @@ class Trace:
 
     def _on_forward_pre(self, module: engine.nn.Module, args: tuple) -> None:
         try:
-            path = self._path_of(module)
-            if path is None:
-                return
-            self._wrap_user_hooks(module, path)
+            path = self._paths.get(id(module))
+            if path is None or self._filtering:
+                path = self._path_of(module)
+                if path is None:
+                    return
+            if self._hooks_seen.get(id(module)) != RemovableHandle.next_id:
+                self._wrap_user_hooks(module, path)
             call = self._calls.get(path, 0)
             self._calls[path] = call + 1
             self._emit("forward_pre", path=path, call=call, inputs=summarize_all(args, self.stats))
@@ -389,7 +406,7 @@ class Trace:
     def _on_backward_pre(self, module: engine.nn.Module, grad_output: tuple) -> None:
         try:
             path = self._paths.get(id(module))
-            if path is None or not self._traced(path):
+            if path is None or (self._filtering and not self._traced(path)):
                 return
             call = self._bcalls.get(path, 0)
             self._bcalls[path] = call + 1
@@ -405,7 +422,7 @@ class Trace:
     def _on_backward(self, module: engine.nn.Module, grad_input: tuple, grad_output: tuple) -> None:
         try:
             path = self._paths.get(id(module))
-            if path is None or not self._traced(path):
+            if path is None or (self._filtering and not self._traced(path)):
                 return
             starts = self._bstart.get(path)
             dur = time.perf_counter_ns() - starts.pop() if starts else 0
@@ -434,6 +451,7 @@ class Trace:
     # --- user hooks ---------------------------------------------------------------------------
 
     def _wrap_user_hooks(self, module: engine.nn.Module, path: str) -> None:
+        self._hooks_seen[id(module)] = RemovableHandle.next_id
         for kind, hooks in (("forward_pre", module._forward_pre_hooks), ("forward", module._forward_hooks),
                             ("backward_pre", module._backward_pre_hooks), ("backward", module._backward_hooks)):
             if hooks:
@@ -441,9 +459,13 @@ class Trace:
 
     def _wrap_tensor_hooks(self) -> None:
         """Backward has reached a traced model: wrap the tensor hooks on its graph (and on its
-        parameters) before they fire, so they become ``hook`` events. Once per step."""
+        parameters) before they fire, so they become ``hook`` events. At most once per step, and
+        only when some hook was registered since the last look (``RemovableHandle.next_id``)."""
         roots = [r() for r in self._roots_of_step]
         self._roots_of_step = []
+        if self._tensor_hooks_seen == RemovableHandle.next_id:
+            return
+        self._tensor_hooks_seen = RemovableHandle.next_id
         names = {id(p): path for path, p in self._param_paths().items()}
         seen: set[int] = set()
         for root in roots:
@@ -482,49 +504,83 @@ class Trace:
 
     def _on_optimizer_pre(self, optimizer: Any, args: tuple, kwargs: dict) -> None:
         try:
-            names = {id(p): path for path, p in self._param_paths().items()}
-            if not any(id(q) in names for g in optimizer.param_groups for q in g["params"]):
+            params = [q for g in optimizer.param_groups for q in g["params"]]
+            plan, paths = self._plan(id(optimizer), params, "_parameters", foreign_ok=False)
+            if paths is None:
                 return  # another model's optimizer (optimizer hooks are global)
-            self._snapshots[id(optimizer)] = [
-                (names.get(id(p), f"param{i}"), p, p._data.copy())
-                for i, p in enumerate(q for g in optimizer.param_groups for q in g["params"])]
+            plan.snapshot()
+            self._snapshotted.add(id(optimizer))
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="optimizer step pre hook")
 
     def _on_optimizer_post(self, optimizer: Any, args: tuple, kwargs: dict) -> None:
         try:
-            if id(optimizer) not in self._snapshots:
+            if id(optimizer) not in self._snapshotted:
                 return  # not one of ours (see _on_optimizer_pre)
+            self._snapshotted.discard(id(optimizer))
             index = self._opt_steps.get(id(optimizer), 0)
             self._opt_steps[id(optimizer)] = index + 1
             lrs = [finite_or_none(float(g["lr"])) for g in optimizer.param_groups]
             self._emit("step", optimizer=type(optimizer).__name__, index=index, lrs=lrs)
-            self._emit_params(self._snapshots.pop(id(optimizer), None))
+            self._emit_params(id(optimizer))
             self._advance()
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="optimizer step post hook")
 
+    def _emit_params(self, optimizer: int | None) -> None:
+        """Parameters (with update ratios after an optimizer step, whose pre-hook took a
+        snapshot of them), then buffers (running statistics and the like)."""
+        if optimizer is None:
+            plan, paths = self._plan("step", list(self._param_paths().values()), "_parameters")
+        else:
+            plan, paths = self._plans[optimizer]
+        items = plan.stats(paths) if paths is not None else []
+        buffers = {id(t): t for _, mod in self._modules for t in mod._buffers.values() if t is not None}
+        if buffers:
+            plan, paths = self._plan("buffers", list(buffers.values()), "_buffers")
+            items += plan.stats(paths)
+        if items:
+            self._emit("params", items=items)
+
+    def _plan(self, owner: Any, tensors: list[engine.Tensor], attr: str,
+              foreign_ok: bool = True) -> tuple[StatsPlan, list[str] | None]:
+        """The ``StatsPlan`` for ``tensors`` with their paths, made again only when the tensors
+        change. With ``foreign_ok=False``, a list holding none of the traced modules' tensors
+        gets ``paths=None`` (another model's optimizer)."""
+        entry = self._plans.get(owner)
+        if entry is not None and entry[0].matches(tensors):
+            return entry
+        names = self._tensor_names(tensors, attr)
+        paths = [names.get(id(t), f"param{i}") for i, t in enumerate(tensors)]
+        if not foreign_ok and not any(id(t) in names for t in tensors):
+            paths = None
+        entry = self._plans[owner] = (StatsPlan(tensors), paths)
+        return entry
+
+    def _tensor_names(self, tensors: list[engine.Tensor], attr: str) -> dict[int, str]:
+        """``id(tensor) -> path`` of parameters (``attr="_parameters"``) or buffers; the module
+        list is refreshed when a tensor is not found (a module added since attaching)."""
+        names = {id(t): path for path, t in self._named_tensors(attr).items()}
+        if any(id(t) not in names for t in tensors) and self._roots:
+            self._modules = [(path, mod) for root in self._roots
+                             for path, mod in root.named_modules(prefix=self._paths.get(id(root), ""))]
+            names = {id(t): path for path, t in self._named_tensors(attr).items()}
+        return names
+
     def _param_paths(self) -> dict[str, engine.Tensor]:
-        return {path: p for root in self._roots
-                for path, p in root.named_parameters(prefix=self._root_prefix(root))}
+        return self._named_tensors("_parameters")
 
-    def _root_prefix(self, root: engine.nn.Module) -> str:
-        return self._paths.get(id(root), "")
-
-    def _buffer_paths(self) -> dict[str, engine.Tensor]:
-        return {path: b for root in self._roots
-                for path, b in root.named_buffers(prefix=self._root_prefix(root)) if b is not None}
-
-    def _emit_params(self, snapshot: list | None) -> None:
-        """Parameters (with update ratios when ``snapshot`` holds their values before the
-        optimizer step), then buffers (running statistics and the like)."""
-        if snapshot is None:
-            snapshot = [(path, p, None) for path, p in self._param_paths().items()]
-        snapshot = snapshot + [(path, b, None) for path, b in self._buffer_paths().items()]
-        if not snapshot:
-            return
-        self._emit("params", items=[_param_stats(path, p, old) for path, p, old in snapshot])
-
+    def _named_tensors(self, attr: str) -> dict[str, engine.Tensor]:
+        """Parameters (``attr="_parameters"``) or buffers of the traced modules by path, as
+        ``named_parameters``/``named_buffers`` list them (each tensor once), without their walk."""
+        out: dict[str, engine.Tensor] = {}
+        seen: set[int] = set()
+        for path, mod in self._modules:
+            for name, t in getattr(mod, attr).items():
+                if t is not None and id(t) not in seen:
+                    seen.add(id(t))
+                    out[f"{path}.{name}" if path else name] = t
+        return out
 
 class _UserHook:
     """A user's hook, timed: its firing becomes a ``hook`` event. Keeps the original's
@@ -565,31 +621,6 @@ def _owner(root: engine.nn.Module, path: str) -> engine.nn.Module:
         if part in module._modules:
             module = module._modules[part]
     return module
-
-
-def _param_stats(path: str, p: engine.Tensor, old: np.ndarray | None) -> dict[str, Any]:
-    """Norm, grad norm, update ratio, mean, std and NaN/Inf counts with a few BLAS passes: the sum
-    of squares gives the norm and the spread, and is finite exactly when every value is."""
-    flat = p._data.reshape(-1)
-    if flat.dtype.kind != "f":
-        flat = flat.astype(np.float64)  # e.g. num_batches_tracked
-    n = flat.size or 1
-    sq = float(np.dot(flat, flat))
-    mean = float(flat.sum(dtype=np.float64)) / n
-    nan = inf = 0
-    if not np.isfinite(sq):
-        nan = int(np.isnan(flat).sum())
-        inf = int(np.isinf(flat).sum())
-    grad = p._grad._data.reshape(-1) if p._grad is not None else None
-    ratio = None
-    if old is not None and sq > 0:
-        diff = flat - old.reshape(-1)
-        ratio = (float(np.dot(diff, diff)) / sq) ** 0.5
-    return {"path": path, "norm": finite_or_none(sq ** 0.5),
-            "grad_norm": finite_or_none(float(np.dot(grad, grad)) ** 0.5) if grad is not None else None,
-            "update_ratio": finite_or_none(ratio) if ratio is not None else None,
-            "mean": finite_or_none(mean), "std": finite_or_none(max(sq / n - mean * mean, 0.0) ** 0.5),
-            "nan": nan, "inf": inf}
 
 
 def _patterns(value: Iterable[str] | str | None) -> tuple[str, ...]:

@@ -1,0 +1,119 @@
+"""The ``params`` event's statistics: batched (small tensors) and one by one (large tensors)
+give the figures of a plain float64 reference computed tensor by tensor."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import engine
+from modscope import param_stats as ps
+
+
+def reference(t, old=None) -> dict:
+    v = t._data.reshape(-1).astype(np.float64)
+    g = t._grad._data.reshape(-1).astype(np.float64) if t._grad is not None else None
+    norm = np.sqrt((v * v).sum())
+    out = {"norm": norm, "mean": v.mean(), "std": v.std(), "nan": int(np.isnan(v).sum()),
+           "inf": int(np.isinf(v).sum()), "grad_norm": None if g is None else np.sqrt((g * g).sum()),
+           "update_ratio": None}
+    if old is not None:
+        out["update_ratio"] = np.sqrt(((v - old.reshape(-1)) ** 2).sum()) / norm
+    return out
+
+
+def make(shapes, seed=0, grads=True):
+    rng = np.random.default_rng(seed)
+    tensors = []
+    for i, shape in enumerate(shapes):
+        t = engine.from_numpy((rng.standard_normal(shape) * (i + 1) + i).astype(np.float32))
+        if grads and i % 3 != 2:  # some tensors without a gradient
+            t.grad = engine.from_numpy(rng.standard_normal(shape).astype(np.float32))
+        tensors.append(t)
+    return [(f"p{i}", t) for i, t in enumerate(tensors)]
+
+
+def check(records, named, olds=None):
+    for k, (rec, (path, t)) in enumerate(zip(records, named, strict=True)):
+        want = reference(t, None if olds is None else olds[k])
+        assert rec["path"] == path
+        for key in ("norm", "mean", "std", "grad_norm", "update_ratio"):
+            if want[key] is None or not np.isfinite(want[key]):
+                assert rec[key] is None, (path, key)
+            else:
+                assert rec[key] == pytest.approx(want[key], rel=1e-5, abs=1e-9), (path, key)
+        assert (rec["nan"], rec["inf"]) == (want["nan"], want["inf"])
+
+
+@pytest.mark.parametrize("small", [ps.SMALL, 8], ids=["batched", "one-by-one"])
+def test_matches_reference_with_update_ratio(monkeypatch, small):
+    monkeypatch.setattr(ps, "SMALL", small)
+    named = make([(10, 5), (10,), (3, 4, 5), (1,), (200,), (7, 7)])
+    tensors = [t for _, t in named]
+    plan = ps.StatsPlan(tensors)
+    for step in range(3):  # the plan's buffers are reused step after step
+        plan.snapshot()
+        olds = [t._data.copy() for t in tensors]
+        for t in tensors:  # an "optimizer step"
+            t._data -= (0.01 * (step + 1)) * np.sign(t._data)
+        check(plan.stats(paths(named)), named, olds)
+
+
+def paths(named):
+    return [p for p, _ in named]
+
+
+def stats(named):
+    return ps.StatsPlan([t for _, t in named]).stats(paths(named))
+
+
+def test_update_ratio_only_right_after_a_snapshot():
+    named = make([(4, 4), (4,), (100,)])
+    plan = ps.StatsPlan([t for _, t in named])
+    assert all(r["update_ratio"] is None for r in plan.stats(paths(named)))
+    plan.snapshot()
+    assert all(r["update_ratio"] == 0.0 for r in plan.stats(paths(named)))
+    assert all(r["update_ratio"] is None for r in plan.stats(paths(named)))  # used up
+
+
+def test_plan_matches_only_the_same_tensors_and_sizes():
+    named = make([(4, 4), (4,)])
+    tensors = [t for _, t in named]
+    plan = ps.StatsPlan(tensors)
+    assert plan.matches(list(tensors))
+    assert not plan.matches(tensors[:1])
+    assert not plan.matches([t for _, t in make([(4, 4), (4,)], seed=1)])
+    tensors[1].data = engine.zeros(5)  # same tensor, new size: the buffers no longer fit
+    assert not plan.matches(tensors)
+
+
+def test_gradient_left_from_before_a_resize():
+    named = make([(3,), (4,)], grads=False)
+    named[0][1].grad = engine.from_numpy(np.array([1.0, 2.0, 2.0], np.float32))
+    named[0][1].data = engine.zeros(5)  # .data may change size; the old .grad stays (as in torch)
+    records = stats(named)
+    assert records[0]["grad_norm"] == pytest.approx(3.0) and records[1]["grad_norm"] is None
+    assert records[0]["norm"] == 0.0
+
+
+@pytest.mark.parametrize("small", [ps.SMALL, 0], ids=["batched", "one-by-one"])
+def test_nan_and_inf_are_counted_and_silent(monkeypatch, small):
+    monkeypatch.setattr(ps, "SMALL", small)
+    named = make([(6,), (3, 3), (5,)])
+    named[0][1]._data[[1, 4]] = np.nan
+    named[1][1]._data[0, 0] = np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        records = stats(named)
+    assert (records[0]["nan"], records[0]["inf"]) == (2, 0)
+    assert (records[1]["nan"], records[1]["inf"]) == (0, 1)
+    assert records[0]["norm"] is None and records[0]["mean"] is None
+    check(records[2:], named[2:])
+
+
+def test_empty_tensor_and_integer_buffer():
+    named = [("empty", engine.zeros(0)), ("steps", engine.tensor(7)), ("w", engine.ones(3))]
+    records = stats(named)
+    assert records[0]["norm"] == 0.0 and records[0]["grad_norm"] is None
+    assert records[1]["norm"] == 7.0 and records[1]["mean"] == 7.0 and records[1]["std"] == 0.0
+    assert records[2]["norm"] == pytest.approx(3 ** 0.5)
