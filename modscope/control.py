@@ -37,10 +37,14 @@ def parse_command(line: bytes | str) -> dict[str, Any]:
 
 
 class Controller:
-    """Pauses the traced program where the viewer asks. ``trace`` must be set before use."""
+    """Pauses the traced program where the viewer asks. ``trace`` must be set before use.
+
+    The tracer delivers a step's module events at the step's end (``Trace._record``), so a pause
+    asked for from the viewer takes effect there; breakpoints on a module switch the tracer to
+    delivering every event as it happens, and stop right at that module's forward."""
 
     def __init__(self) -> None:
-        self.trace: Any = None
+        self._trace: Any = None
         self._go = threading.Event()
         self._go.set()
         self.pause_requested = False
@@ -75,6 +79,22 @@ class Controller:
             self.break_nan = msg.get("nan", False)
             self.break_grad_norm = msg.get("grad_norm")
             self.break_modules = frozenset(msg.get("modules", []))
+            self._sync_delivery()
+
+    @property
+    def trace(self) -> Any:
+        return self._trace
+
+    @trace.setter
+    def trace(self, trace: Any) -> None:
+        self._trace = trace
+        self._sync_delivery()
+
+    def _sync_delivery(self) -> None:
+        # A module breakpoint must stop at that module's forward, so the tracer then delivers
+        # every event as it happens instead of at the step's end.
+        if self._trace is not None:
+            self._trace.immediate = bool(self.break_modules)
 
     def observe(self, event: dict[str, Any]) -> None:
         """Called on every event in the training thread; blocks while paused."""

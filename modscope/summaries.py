@@ -108,6 +108,9 @@ def _finite_stats(values: np.ndarray, total: float, size: int, nan: int, inf: in
     centred = values - mean  # a Python float is weak: float32 stays float32
     var = float(np.dot(centred, centred)) / values.size
     lo, hi = float(values.min()), float(values.max())
+    if values.dtype == np.float32 and max(-lo, hi) < 1e-15:  # float32 squares would underflow: float64
+        centred = values.astype(np.float64) - mean
+        var = float(np.dot(centred, centred)) / values.size
     return {
         "mean": finite_or_none(mean), "std": finite_or_none(var ** 0.5),
         "min": finite_or_none(lo), "max": finite_or_none(hi),
@@ -128,3 +131,34 @@ def flatten_values(value: Any) -> list[Any]:
 
 def summarize_all(value: Any, stats: bool, tid: bool = True) -> list[dict[str, Any] | None]:
     return [summarize(v, stats, tid) for v in flatten_values(value)]
+
+
+# --- deferred summaries ------------------------------------------------------------------------
+# Without stats a summary needs only metadata, which never changes: the tracer captures it in a
+# tuple when the hook fires and builds the dicts in one batch at the end of the step, out of the
+# training loop's way (see ``Trace._record``).
+
+Captured = tuple[tuple[int, ...], np.dtype, int | None] | None
+
+
+def capture_all(value: Any, tid: bool = True) -> list[Captured]:
+    """What ``summarize_all(value, stats=False, tid)`` will need: shape, dtype and tensor id."""
+    leaves = value if type(value) is tuple and not any(type(v) in _NESTED for v in value) else flatten_values(value)
+    return [(v._data.shape, v._data.dtype, tensor_id(v) if tid else None) if isinstance(v, Tensor) else None
+            for v in leaves]
+
+
+_NESTED = (tuple, list, dict)
+
+
+def expand(captured: list[Captured]) -> list[dict[str, Any] | None]:
+    """The summaries of ``capture_all``'s tuples (the same dicts ``summarize_all`` makes)."""
+    out: list[dict[str, Any] | None] = []
+    for c in captured:
+        if c is None:
+            out.append(None)
+        elif c[2] is None:
+            out.append({"shape": list(c[0]), "dtype": _dtype_name(c[1])})
+        else:
+            out.append({"shape": list(c[0]), "dtype": _dtype_name(c[1]), "tid": c[2]})
+    return out

@@ -16,6 +16,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import sys
+import threading
 import time
 import traceback
 import warnings
@@ -36,9 +37,12 @@ from .graph.attribution import label_call
 from .graph_capture import graph_event_fields, walk
 from .param_stats import StatsPlan
 from .sinks import MemorySink, Sink
-from .summaries import flatten_values, forget_arrays, summarize_all
+from .summaries import capture_all, expand, flatten_values, forget_arrays, summarize_all
 
 DEFAULT_MEMORY_WITH_SINK = 10_000
+_PENDING_LIMIT = 512  # recorded module events delivered at the latest after this many (a step without an optimizer)
+_VALUES_FIELD = {"forward_pre": "inputs", "forward": "outputs", "backward_pre": "grad_outputs",
+                 "backward": "grad_inputs"}
 _OUR_HOOK_WARNING = "Full backward hook is firing when gradients are computed with respect to module outputs"
 
 
@@ -100,6 +104,10 @@ class Trace:
         self._hooks_seen: dict[int, int] = {}
         self._tensor_hooks_seen = -1
         self._modules: list[tuple[str, engine.nn.Module]] = []  # (path, module), every root
+        # Module events recorded as tuples, made into dicts at the step's end (see _record).
+        self._pending: list[tuple | dict[str, Any]] = []
+        self.immediate = False  # True: every event is delivered as it happens (module breakpoints)
+        self._thread: int | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -108,6 +116,7 @@ class Trace:
         if self._running:
             raise RuntimeError("this trace is already running")
         self._running = True
+        self._thread = threading.get_ident()  # the traced thread: the only one that delivers
         if self._seq == 0:
             self._emit("session", schema=SCHEMA_VERSION, engine_version=engine.__version__,
                        modscope_version=__version__, pid=os.getpid(),
@@ -138,6 +147,7 @@ class Trace:
                 hooks[key] = original
         self._wrapped.clear()
         self._scanned.clear()
+        self._deliver_pending()
         dropped = sum(s.dropped for s in self._sinks[1:]) + self._memory.dropped
         self._emit("end", status="error" if self._errors else "ok", dropped=dropped)
         for sink in self._sinks:
@@ -162,7 +172,11 @@ class Trace:
 
     @property
     def events(self) -> list[dict[str, Any]]:
-        """The events kept in memory, in order (bounded by ``max_events``)."""
+        """The events kept in memory, in order (bounded by ``max_events``). Read from another
+        thread while the traced one runs, it holds what was delivered so far (module events
+        without stats are delivered at each step's end)."""
+        if threading.get_ident() == self._thread:
+            self._deliver_pending()
         return self._memory.events
 
     @property
@@ -199,6 +213,7 @@ class Trace:
 
     def step(self) -> None:
         """End the current training step (optimizer steps do this by themselves)."""
+        self._deliver_pending()
         if self._events_in_step:
             self._emit_params(None)
             self._advance()
@@ -242,8 +257,33 @@ class Trace:
     def _emit(self, kind: str, **fields: Any) -> None:
         seq = self._seq
         self._seq = seq + 1
-        self._push({"v": SCHEMA_VERSION, "kind": kind, "seq": seq, "t": time.monotonic_ns(), "step": self._step,
-                    **fields})
+        event = {"v": SCHEMA_VERSION, "kind": kind, "seq": seq, "t": time.monotonic_ns(), "step": self._step, **fields}
+        if self._pending:
+            self._pending.append(event)  # behind the module events recorded before it
+        else:
+            self._push(event)
+
+    def _record(self, kind: str, path: str, call: int, captured: list, dur: int | None) -> None:
+        """A module event without stats, recorded as a tuple: the dict is built at the step's end
+        (``_deliver_pending``), in one batch with the step's other events. Building dicts in the
+        hooks costs several times more, because the training step between two hooks has pushed
+        the tracer's code and data out of the CPU caches. Sequence numbers and times are taken
+        now, so nothing changes for readers but the moment of delivery."""
+        seq = self._seq
+        self._seq = seq + 1
+        self._pending.append((kind, seq, time.monotonic_ns(), self._step, path, call, captured, dur))
+        if len(self._pending) >= _PENDING_LIMIT:
+            self._deliver_pending()
+
+    def _deliver_pending(self) -> None:
+        """Build and deliver the recorded events, in order (sinks, observer)."""
+        pending, self._pending = self._pending, []
+        for i, item in enumerate(pending):
+            try:
+                self._push(item if type(item) is dict else _module_event(*item))
+            except BaseException:
+                self._pending[:0] = pending[i + 1:]  # the observer stopped the program: keep the rest
+                raise
 
     def _push(self, event: dict[str, Any]) -> None:
         """Deliver one event: memory, the other sinks, the observer."""
@@ -279,6 +319,7 @@ class Trace:
             self._emit_error(exc, where=getattr(fn, "__qualname__", "sink"))
 
     def _advance(self) -> None:
+        self._deliver_pending()
         forget_arrays()  # this step's activations need no names any more
         self._step += 1
         self._events_in_step = 0
@@ -372,7 +413,10 @@ class Trace:
                 self._wrap_user_hooks(module, path)
             call = self._calls.get(path, 0)
             self._calls[path] = call + 1
-            self._emit("forward_pre", path=path, call=call, inputs=summarize_all(args, self.stats))
+            if self.stats or self.immediate:
+                self._emit("forward_pre", path=path, call=call, inputs=summarize_all(args, self.stats))
+            else:
+                self._record("forward_pre", path, call, capture_all(args), None)
             self._fstack.append((path, call, time.perf_counter_ns(), current_sequence_nr()))
         except Exception as exc:  # noqa: BLE001 - the tracer never breaks training
             self._emit_error(exc, where="forward_pre hook")
@@ -384,10 +428,13 @@ class Trace:
                 return
             _, call, t0, start_seq = self._fstack.pop()
             dur = time.perf_counter_ns() - t0
-            outputs = summarize_all(output, self.stats)
-            self._emit("forward", path=path, call=call, outputs=outputs, dur_ns=dur)
-            if self.stats:
-                self._check_finite(outputs, path, "forward output")
+            if self.stats or self.immediate:
+                outputs = summarize_all(output, self.stats)
+                self._emit("forward", path=path, call=call, outputs=outputs, dur_ns=dur)
+                if self.stats:
+                    self._check_finite(outputs, path, "forward output")
+            else:
+                self._record("forward", path, call, capture_all(output), dur)
             if not self._fstack:  # a top-level call: its graph is where tensor hooks will fire
                 self._roots_of_step = [weakref.ref(o.grad_fn) for o in flatten_values(output)
                                        if isinstance(o, engine.Tensor) and o.grad_fn is not None]
@@ -412,8 +459,11 @@ class Trace:
             self._bcalls[path] = call + 1
             if self._roots_of_step:
                 self._wrap_tensor_hooks()
-            self._emit("backward_pre", path=path, call=call,
-                       grad_outputs=summarize_all(grad_output, self.stats, tid=False))
+            if self.stats or self.immediate:
+                self._emit("backward_pre", path=path, call=call,
+                           grad_outputs=summarize_all(grad_output, self.stats, tid=False))
+            else:
+                self._record("backward_pre", path, call, capture_all(grad_output, tid=False), None)
             self._bstart.setdefault(path, []).append(time.perf_counter_ns())
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="backward_pre hook")
@@ -426,11 +476,14 @@ class Trace:
                 return
             starts = self._bstart.get(path)
             dur = time.perf_counter_ns() - starts.pop() if starts else 0
-            grads = summarize_all(grad_input, self.stats, tid=False)
-            self._emit("backward", path=path, call=max(self._bcalls.get(path, 1) - 1, 0),
-                       grad_inputs=grads, dur_ns=dur)
-            if self.stats:
-                self._check_finite(grads, path, "gradient")
+            call = max(self._bcalls.get(path, 1) - 1, 0)
+            if self.stats or self.immediate:
+                grads = summarize_all(grad_input, self.stats, tid=False)
+                self._emit("backward", path=path, call=call, grad_inputs=grads, dur_ns=dur)
+                if self.stats:
+                    self._check_finite(grads, path, "gradient")
+            else:
+                self._record("backward", path, call, capture_all(grad_input, tid=False), dur)
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="backward hook")
 
@@ -603,6 +656,16 @@ class _UserHook:
         self.tracer._emit("hook", qualname=self.__qualname__, target=target, hook_kind=self.kind,
                           replaced=result is not None, dur_ns=time.perf_counter_ns() - t0)
         return result
+
+
+def _module_event(kind: str, seq: int, t: int, step: int, path: str, call: int, captured: list,
+                  dur: int | None) -> dict[str, Any]:
+    """The event dict of a tuple made by ``Trace._record``."""
+    event = {"v": SCHEMA_VERSION, "kind": kind, "seq": seq, "t": t, "step": step, "path": path, "call": call,
+             _VALUES_FIELD[kind]: expand(captured)}
+    if dur is not None:
+        event["dur_ns"] = dur
+    return event
 
 
 def _unwrap_bound(fn: Any) -> Any:

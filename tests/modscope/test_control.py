@@ -17,11 +17,11 @@ from tests.modscope.models import nested_model
 warnings.filterwarnings("ignore", message="Full backward hook is firing")
 
 
-def training_thread(controller: Controller, steps: int, nan_at: int | None = None):
+def training_thread(controller: Controller, steps: int, nan_at: int | None = None, stats: bool = True):
     """Train in a thread (as the child does) with the controller observing every event."""
     model = nested_model(engine)
     opt = engine.optim.SGD(model.parameters(), lr=0.1)
-    tr = modscope.trace(model, stats=True, observer=controller.observe)
+    tr = modscope.trace(model, stats=stats, observer=controller.observe)
     controller.trace = tr
     result: dict = {}
 
@@ -59,10 +59,11 @@ def wait_status(tr, state: str, timeout: float = 10.0) -> dict:
     raise AssertionError(f"no {state} status")
 
 
-def test_pause_blocks_training_and_resume_continues():
+@pytest.mark.parametrize("stats", [True, False])
+def test_pause_blocks_training_and_resume_continues(stats):
     c = Controller()
     c.pause_requested = True  # paused from the very first event
-    tr, thread, result = training_thread(c, steps=3)
+    tr, thread, result = training_thread(c, steps=3, stats=stats)
     wait_status(tr, "paused")
     before = len(tr.events)
     time.sleep(0.3)
@@ -72,10 +73,11 @@ def test_pause_blocks_training_and_resume_continues():
     assert result == {"finished": True}
 
 
-def test_single_step_pauses_at_the_end_of_the_step():
+@pytest.mark.parametrize("stats", [True, False])
+def test_single_step_pauses_at_the_end_of_the_step(stats):
     c = Controller()
     c.pause_requested = True
-    tr, thread, result = training_thread(c, steps=5)
+    tr, thread, result = training_thread(c, steps=5, stats=stats)
     wait_status(tr, "paused")
     send(c, cmd="step")
     paused = None
@@ -92,16 +94,36 @@ def test_single_step_pauses_at_the_end_of_the_step():
     assert tr.events[-1]["kind"] == "end"
 
 
-def test_breakpoint_on_a_module_forward():
+@pytest.mark.parametrize("stats", [True, False])
+def test_breakpoint_on_a_module_forward(stats):
     c = Controller()
     send(c, cmd="break", modules=["blk.b"])
-    tr, thread, _ = training_thread(c, steps=2)
+    tr, thread, _ = training_thread(c, steps=2, stats=stats)
+    assert tr.immediate  # a module breakpoint needs each event as it happens
     status = wait_status(tr, "paused")
     assert status["reason"] == "breakpoint: forward of module blk.b"
+    assert status["step"] == 0
     assert [e for e in tr.events if e["kind"] == "forward_pre"][-1]["path"] == "blk.b"
     send(c, cmd="break", modules=[])
+    assert not tr.immediate
     send(c, cmd="resume")
     thread.join(timeout=10)
+
+
+def test_without_stats_the_observer_sees_module_events_at_the_step_end():
+    # So a pause asked for from the viewer takes effect between steps, not inside one.
+    model = nested_model(engine)
+    opt = engine.optim.SGD(model.parameters(), lr=0.1)
+    progress = {"backward_done": False}
+    seen: list[tuple[str, bool]] = []
+    tr = modscope.trace(model, observer=lambda e: seen.append((e["kind"], progress["backward_done"])))
+    with tr:
+        model(engine.randn(3, 4)).pow(2).mean().backward()
+        progress["backward_done"] = True
+        opt.step()
+    module_events = [done for kind, done in seen if kind in ("forward_pre", "forward", "backward_pre", "backward")]
+    assert module_events and all(module_events)
+    assert [k for k, _ in seen].index("forward_pre") < [k for k, _ in seen].index("params")  # order kept
 
 
 def test_breakpoint_on_nan_and_on_grad_norm():

@@ -130,15 +130,17 @@ def test_a_user_hook_that_raises_is_reported_and_still_raises():
     assert errors[0]["where"].startswith("forward_pre hook") and errors[0]["module"] == "blk.a"
 
 
-def test_a_failure_inside_the_tracer_never_breaks_training(monkeypatch):
+@pytest.mark.parametrize("stats", [False, True])
+def test_a_failure_inside_the_tracer_never_breaks_training(monkeypatch, stats):
     import modscope.tracer as tracer_mod
 
     def explode(*a, **k):
         raise RuntimeError("tracer bug")
 
-    monkeypatch.setattr(tracer_mod, "summarize_all", explode)
+    monkeypatch.setattr(tracer_mod, "summarize_all", explode)  # the stats path
+    monkeypatch.setattr(tracer_mod, "capture_all", explode)  # the deferred path
     model = nested_model(engine)
-    tr = run(model)  # no exception reaches the training code
+    tr = run(model, stats=stats)  # no exception reaches the training code
     errors = [e for e in tr.events if e["kind"] == "error"]
     assert errors and all(e["message"] == "tracer bug" for e in errors)
 
