@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -42,19 +43,26 @@ class StatsPlan:
         batched = set(self.small)
         self.large = [i for i in range(len(self.tensors)) if i not in batched]
         sizes = [self.tensors[i]._data.size for i in self.small]
-        self.sizes = np.array(sizes, dtype=np.float64)
+        self.sizes = sizes
         self.starts = np.concatenate(([0], np.cumsum(sizes[:-1]))).astype(np.intp) if sizes else None
         self.total = sum(sizes)
-        self._buffers: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # made on first use
+        self._old: np.ndarray | None = None  # the small tensors before the step, concatenated
+        self._rows: np.ndarray | None = None  # values, squares, grad squares, update squares
         self.large_old: dict[int, np.ndarray] = {}
         self.has_snapshot = False
 
     @property
-    def buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(before, values, scratch): float32 buffers for the small tensors, one element each."""
-        if self._buffers is None:
-            self._buffers = tuple(np.empty(self.total, np.float32) for _ in range(3))
-        return self._buffers
+    def old(self) -> np.ndarray:
+        if self._old is None:
+            self._old = np.empty(self.total, np.float32)
+        return self._old
+
+    @property
+    def rows(self) -> np.ndarray:
+        """Four float32 rows over the small tensors' elements; one ``reduceat`` sums them all."""
+        if self._rows is None:
+            self._rows = np.zeros((4, self.total), np.float32)
+        return self._rows
 
     def matches(self, tensors: list[Any]) -> bool:
         """The same tensors, with the same sizes, as when the plan was made."""
@@ -63,7 +71,7 @@ class StatsPlan:
     def snapshot(self) -> None:
         """Remember the current values, so that ``stats`` can measure the update."""
         if self.small:
-            np.concatenate([self.tensors[i]._data.reshape(-1) for i in self.small], out=self.buffers[0])
+            np.concatenate([self.tensors[i]._data.reshape(-1) for i in self.small], out=self.old)
         for i in self.large:
             data = self.tensors[i]._data
             old = self.large_old.get(i)
@@ -88,42 +96,43 @@ class StatsPlan:
         return out
 
     def _batched(self, paths: list[str], update: bool) -> list[dict[str, Any]]:
-        old, values, scratch = self.buffers
-        starts, sizes = self.starts, self.sizes
+        rows, starts, sizes = self.rows, self.starts, self.sizes
         tensors = [self.tensors[i] for i in self.small]
+        values, squares, grad_squares, update_squares = rows
         np.concatenate([t._data.reshape(-1) for t in tensors], out=values)
-        sums = np.add.reduceat(values, starts, dtype=np.float64)
-        sq = np.add.reduceat(np.multiply(values, values, out=scratch), starts, dtype=np.float64)
-        ratios = [None] * len(paths)
+        np.multiply(values, values, out=squares)
+        has_grad = self._grad_squares(tensors, grad_squares)
         if update:
-            diff = np.subtract(values, old, out=scratch)
-            dsq = np.add.reduceat(np.multiply(diff, diff, out=scratch), starts, dtype=np.float64)
-            ratios = np.sqrt(dsq / sq).tolist()
-        grad_sq = self._grad_sq(tensors)
-        mean = sums / sizes
-        std = np.sqrt(np.maximum(sq / sizes - mean * mean, 0.0))
-        bad = np.flatnonzero(~np.isfinite(sq)).tolist()  # rare: count NaN/Inf only where there are some
-        counts = {k: _nonfinite(values[starts[k]:starts[k] + int(sizes[k])]) for k in bad}
+            np.subtract(values, self.old, out=update_squares)
+            np.multiply(update_squares, update_squares, out=update_squares)
+        sums, sq, grad_sq, update_sq = np.add.reduceat(rows, starts, axis=1, dtype=np.float64).tolist()
         records = []
-        for k, (path, sqk, m, sd, r, g) in enumerate(zip(
-                paths, sq.tolist(), mean.tolist(), std.tolist(), ratios, grad_sq, strict=True)):
-            nan, inf = counts.get(k, (0, 0))
-            records.append(_record(path, sqk, m, sd, g, r if sqk > 0 else None, nan, inf))
+        for k, path in enumerate(paths):
+            n, total, sqk = sizes[k], sums[k], sq[k]
+            mean = total / n
+            nan = inf = 0
+            if not math.isfinite(sqk):  # rare: count NaN/Inf only where there are some
+                nan, inf = _nonfinite(values[starts[k]:starts[k] + n])
+            ratio = math.sqrt(update_sq[k] / sqk) if update and sqk > 0 else None
+            grad = has_grad[k]
+            records.append(_record(path, sqk, mean, math.sqrt(max(sqk / n - mean * mean, 0.0)) if nan + inf == 0
+                                   else math.nan, grad_sq[k] if grad is True else grad, ratio, nan, inf))
         return records
 
-    def _grad_sq(self, tensors: list[Any]) -> list[float | None]:
-        """Squared gradient norms (``None`` without a gradient), through the same buffer."""
+    @staticmethod
+    def _grad_squares(tensors: list[Any], out: np.ndarray) -> list[bool | float | None]:
+        """Squared gradients into ``out``. Per tensor: ``True`` (its squares are in ``out``),
+        ``None`` (no gradient) or the squared norm itself (a gradient of another size, left from
+        before ``.data`` was resized)."""
         grads = [t._grad._data.reshape(-1) if t._grad is not None else None for t in tensors]
-        if all(g is None for g in grads):
-            return [None] * len(tensors)
-        filled = [g if g is not None and g.size == t._data.size else np.zeros(t._data.size, np.float32)
-                  for g, t in zip(grads, tensors, strict=True)]
-        scratch = self.buffers[2]
-        np.concatenate(filled, out=scratch, casting="same_kind")
-        sq = np.add.reduceat(np.multiply(scratch, scratch, out=scratch), self.starts,
-                             dtype=np.float64).tolist()
-        return [None if g is None else (s if g.size == t._data.size else _sumsq(g))
-                for g, s, t in zip(grads, sq, tensors, strict=True)]
+        fits = [g is not None and g.size == t._data.size for g, t in zip(grads, tensors, strict=True)]
+        if not any(fits):
+            out.fill(0.0)
+        else:
+            np.concatenate([g if ok else np.zeros(t._data.size, np.float32)
+                            for g, ok, t in zip(grads, fits, tensors, strict=True)], out=out, casting="same_kind")
+            np.multiply(out, out, out=out)
+        return [True if ok else (None if g is None else _sumsq(g)) for g, ok in zip(grads, fits, strict=True)]
 
 
 def _key(tensors: list[Any]) -> tuple:

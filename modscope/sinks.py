@@ -27,6 +27,7 @@ class Sink(Protocol):
     dropped: int
 
     def write(self, event: dict[str, Any]) -> None: ...
+    # optional: ``write_many(events)``, a batch in order (the tracer uses it when present)
     def flush(self) -> None: ...
     def close(self) -> None: ...
 
@@ -50,6 +51,15 @@ class MemorySink:
         if self.max_events is not None and len(self.body) == self.max_events:
             self.dropped += 1
         self.body.append(event)
+
+    def write_many(self, events: list[dict[str, Any]]) -> None:
+        for event in events:
+            if event["kind"] in HEADER_KINDS:
+                self.headers.append(event)
+                continue
+            if self.max_events is not None and len(self.body) == self.max_events:
+                self.dropped += 1
+            self.body.append(event)
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -85,6 +95,11 @@ class JsonlSink:
 
     def write(self, event: dict[str, Any]) -> None:
         self._lines.append(dumps_bytes(event))
+        if len(self._lines) >= self.BATCH:
+            self._drain()
+
+    def write_many(self, events: list[dict[str, Any]]) -> None:
+        self._lines += [dumps_bytes(event) for event in events]
         if len(self._lines) >= self.BATCH:
             self._drain()
 
@@ -146,6 +161,13 @@ class SocketSink:
             self._queue.put_nowait(dumps_bytes(event) + b"\n")
         except queue.Full:
             self.dropped += 1
+
+    def write_many(self, events: list[dict[str, Any]]) -> None:
+        """A step's events as one queue item: one hand-over to the sender thread."""
+        try:
+            self._queue.put_nowait(b"".join([dumps_bytes(event) + b"\n" for event in events]))
+        except queue.Full:
+            self.dropped += len(events)
 
     def _send_loop(self) -> None:
         while True:
@@ -216,6 +238,15 @@ class TeeSink:
     def write(self, event: dict[str, Any]) -> None:
         for sink in self.sinks:
             sink.write(event)
+
+    def write_many(self, events: list[dict[str, Any]]) -> None:
+        for sink in self.sinks:
+            write_many = getattr(sink, "write_many", None)
+            if write_many is not None:
+                write_many(events)
+            else:
+                for event in events:
+                    sink.write(event)
 
     def flush(self) -> None:
         for sink in self.sinks:

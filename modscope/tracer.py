@@ -276,14 +276,27 @@ class Trace:
             self._deliver_pending()
 
     def _deliver_pending(self) -> None:
-        """Build and deliver the recorded events, in order (sinks, observer)."""
+        """Build the recorded events and deliver them, in order: memory and sinks take the batch
+        at once, then the observer sees each event (it may pause the program at any of them)."""
         pending, self._pending = self._pending, []
-        for i, item in enumerate(pending):
+        if not pending:
+            return
+        events = [item if type(item) is dict else _module_event(*item) for item in pending]
+        self._events_in_step += len(events)
+        self._memory.write_many(events)
+        for sink in list(self._extra_sinks):
             try:
-                self._push(item if type(item) is dict else _module_event(*item))
-            except BaseException:
-                self._pending[:0] = pending[i + 1:]  # the observer stopped the program: keep the rest
-                raise
+                write_many = getattr(sink, "write_many", None)
+                if write_many is not None:
+                    write_many(events)
+                else:
+                    for event in events:
+                        sink.write(event)
+            except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
+                self._detach(sink, exc)
+        if self.observer is not None:
+            for event in events:
+                self._observe(event)
 
     def _push(self, event: dict[str, Any]) -> None:
         """Deliver one event: memory, the other sinks, the observer."""
@@ -293,19 +306,27 @@ class Trace:
             try:
                 sink.write(event)
             except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
-                self._sinks.remove(sink)
-                self._extra_sinks.remove(sink)
-                self._emit_error(exc, where=f"sink {type(sink).__name__} (detached)")
-        if self.observer is not None and not self._observing:
-            self._observing = True  # events the observer emits itself are not observed again
-            try:
-                self.observer(event)
-            except (KeyboardInterrupt, SystemExit):
-                raise  # the viewer asked the traced program to stop
-            except Exception as exc:  # noqa: BLE001
-                self._emit_error(exc, where="trace observer")
-            finally:
-                self._observing = False
+                self._detach(sink, exc)
+        if self.observer is not None:
+            self._observe(event)
+
+    def _observe(self, event: dict[str, Any]) -> None:
+        if self._observing:
+            return  # events the observer emits itself are not observed again
+        self._observing = True
+        try:
+            self.observer(event)
+        except (KeyboardInterrupt, SystemExit):
+            raise  # the viewer asked the traced program to stop
+        except Exception as exc:  # noqa: BLE001
+            self._emit_error(exc, where="trace observer")
+        finally:
+            self._observing = False
+
+    def _detach(self, sink: Sink, exc: Exception) -> None:
+        self._sinks.remove(sink)
+        self._extra_sinks.remove(sink)
+        self._emit_error(exc, where=f"sink {type(sink).__name__} (detached)")
 
     def _emit_error(self, exc: BaseException, where: str, module: str | None = None) -> None:
         self._errors += 1

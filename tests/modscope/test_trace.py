@@ -341,3 +341,47 @@ def test_a_model_trace_ignores_other_models_optimizers():
         other_opt.step()
     assert not [e for e in tr.events if e["kind"] in ("step", "params")]
     assert tr.events[-1]["step"] == 0
+
+
+class ListSink:
+    """A user's own sink with only the protocol's required methods (no ``write_many``)."""
+
+    def __init__(self, fail_on: str | None = None):
+        self.events, self.dropped, self.fail_on = [], 0, fail_on
+
+    def write(self, event):
+        if event["kind"] == self.fail_on:
+            raise OSError("disk full")
+        self.events.append(event)
+
+    def flush(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def test_a_sink_without_write_many_gets_every_event_in_order():
+    sink = ListSink()
+    model = nested_model(engine)
+    opt = engine.optim.SGD(model.parameters(), lr=0.1)
+    with modscope.trace(model, sink=modscope.sinks.TeeSink(sink)) as tr:
+        model(engine.randn(3, 4)).sum().backward()
+        opt.step()
+    assert sink.events == tr.events
+
+
+@pytest.mark.parametrize("fail_on", ["session", "forward"], ids=["immediate", "batched"])
+def test_a_broken_sink_is_detached_with_an_error_and_training_goes_on(fail_on):
+    sink = ListSink(fail_on=fail_on)
+    model = nested_model(engine)
+    opt = engine.optim.SGD(model.parameters(), lr=0.1)
+    with modscope.trace(model, sink=sink) as tr:
+        for _ in range(2):
+            model(engine.randn(3, 4)).sum().backward()
+            opt.step()
+    errors = [e for e in tr.events if e["kind"] == "error"]
+    assert len(errors) == 1 and errors[0]["where"] == "sink ListSink (detached)"
+    assert errors[0]["message"] == "disk full"
+    assert sum(e["kind"] == "params" for e in tr.events) == 2  # the trace itself carried on
+    assert not any(e["kind"] == fail_on for e in sink.events)
