@@ -80,6 +80,15 @@ def test_values_whose_sum_overflows_float32_are_exact_and_silent():
     assert got["max"] == pytest.approx(3e38, rel=1e-6)
 
 
+def test_values_whose_squares_overflow_float32_keep_a_finite_spread():
+    check(np.array([1e20, 2e20, 3e20], dtype=np.float32))
+
+
+@pytest.mark.parametrize("offset", [0.0, 3.0, 1e3])
+def test_spread_with_the_mean_near_or_far_from_zero(offset):
+    check((offset + np.random.default_rng(1).standard_normal(50_000)).astype(np.float32))
+
+
 def test_empty_and_all_nan():
     assert array_stats(np.zeros((0, 3), np.float32)) == {
         "mean": None, "std": None, "min": None, "max": None, "absmax": None, "zeros": 0.0, "nan": 0, "inf": 0}
@@ -94,3 +103,18 @@ def test_summary_shape_dtype_and_tid():
     assert summarize(t, stats=False)["tid"] == s["tid"]  # same data, same id
     assert "tid" not in summarize(t, stats=False, tid=False)
     assert summarize(3.0) is None
+
+
+def test_forward_stats_are_shared_but_never_stale():
+    from modscope.summaries import forget_arrays
+
+    t = engine.ones(4)
+    first = summarize(t, stats=True)
+    assert summarize(t, stats=True)["mean"] == first["mean"] == 1.0
+    t.mul_(3.0)  # in place: the version counter moves, the statistics are taken again
+    assert summarize(t, stats=True)["mean"] == 3.0
+    view = t[:2]
+    view.add_(1.0)  # through a view: same counter
+    assert summarize(t, stats=True)["max"] == 4.0
+    forget_arrays()
+    assert summarize(t, stats=True)["mean"] == 3.5
