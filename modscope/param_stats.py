@@ -47,7 +47,9 @@ class StatsPlan:
         self.starts = np.concatenate(([0], np.cumsum(sizes[:-1]))).astype(np.intp) if sizes else None
         self.total = sum(sizes)
         self._old: np.ndarray | None = None  # the small tensors before the step, concatenated
-        self._rows: np.ndarray | None = None  # values, squares, grad squares, update squares
+        self._rows: np.ndarray | None = None  # values, grads, their squares, update squares
+        self.small_tensors = [self.tensors[i] for i in self.small]
+        self._zeros: list[np.ndarray] | None = None  # stand-ins for missing gradients
         self.large_old: dict[int, np.ndarray] = {}
         self.has_snapshot = False
 
@@ -59,9 +61,11 @@ class StatsPlan:
 
     @property
     def rows(self) -> np.ndarray:
-        """Four float32 rows over the small tensors' elements; one ``reduceat`` sums them all."""
+        """Five float32 rows over the small tensors' elements (values, gradients, values squared,
+        gradients squared, updates squared): a few whole-buffer NumPy calls fill them and one
+        ``reduceat`` sums them all (pairwise, as NumPy sums every float reduction)."""
         if self._rows is None:
-            self._rows = np.zeros((4, self.total), np.float32)
+            self._rows = np.zeros((5, self.total), np.float32)
         return self._rows
 
     def matches(self, tensors: list[Any]) -> bool:
@@ -71,7 +75,7 @@ class StatsPlan:
     def snapshot(self) -> None:
         """Remember the current values, so that ``stats`` can measure the update."""
         if self.small:
-            np.concatenate([self.tensors[i]._data.reshape(-1) for i in self.small], out=self.old)
+            np.concatenate([t._data.reshape(-1) for t in self.small_tensors], out=self.old)
         for i in self.large:
             data = self.tensors[i]._data
             old = self.large_old.get(i)
@@ -96,43 +100,44 @@ class StatsPlan:
         return out
 
     def _batched(self, paths: list[str], update: bool) -> list[dict[str, Any]]:
-        rows, starts, sizes = self.rows, self.starts, self.sizes
-        tensors = [self.tensors[i] for i in self.small]
-        values, squares, grad_squares, update_squares = rows
-        np.concatenate([t._data.reshape(-1) for t in tensors], out=values)
-        np.multiply(values, values, out=squares)
-        has_grad = self._grad_squares(tensors, grad_squares)
+        rows, starts, sizes, tensors = self.rows, self.starts, self.sizes, self.small_tensors
+        grads = [t._grad for t in tensors]
+        stand_in = self._stand_ins(grads)
+        # values and gradients in one copy (rows 0 and 1 are contiguous), then their squares
+        np.concatenate([t._data.reshape(-1) for t in tensors] + (
+            [g._data.reshape(-1) for g in grads] if stand_in is None else stand_in),
+            out=rows[:2].reshape(-1), casting="same_kind")
+        np.multiply(rows[:2], rows[:2], out=rows[2:4])
         if update:
-            np.subtract(values, self.old, out=update_squares)
-            np.multiply(update_squares, update_squares, out=update_squares)
-        sums, sq, grad_sq, update_sq = np.add.reduceat(rows, starts, axis=1, dtype=np.float64).tolist()
+            np.subtract(rows[0], self.old, out=rows[4])
+            np.multiply(rows[4], rows[4], out=rows[4])
+        sums, _, sq, grad_sq, update_sq = np.add.reduceat(rows, starts, axis=1).tolist()
         records = []
         for k, path in enumerate(paths):
-            n, total, sqk = sizes[k], sums[k], sq[k]
-            mean = total / n
+            n, sqk, g = sizes[k], sq[k], grads[k]
+            mean = sums[k] / n
             nan = inf = 0
             if not math.isfinite(sqk):  # rare: count NaN/Inf only where there are some
-                nan, inf = _nonfinite(values[starts[k]:starts[k] + n])
-            ratio = math.sqrt(update_sq[k] / sqk) if update and sqk > 0 else None
-            grad = has_grad[k]
+                nan, inf = _nonfinite(rows[0, starts[k]:starts[k] + n])
+            if g is None:
+                gsq = None
+            else:
+                gsq = grad_sq[k] if g._data.size == n else _sumsq(g._data.reshape(-1))
             records.append(_record(path, sqk, mean, math.sqrt(max(sqk / n - mean * mean, 0.0)) if nan + inf == 0
-                                   else math.nan, grad_sq[k] if grad is True else grad, ratio, nan, inf))
+                                   else math.nan, gsq, math.sqrt(update_sq[k] / sqk) if update and sqk > 0 else None,
+                                   nan, inf))
         return records
 
-    @staticmethod
-    def _grad_squares(tensors: list[Any], out: np.ndarray) -> list[bool | float | None]:
-        """Squared gradients into ``out``. Per tensor: ``True`` (its squares are in ``out``),
-        ``None`` (no gradient) or the squared norm itself (a gradient of another size, left from
-        before ``.data`` was resized)."""
-        grads = [t._grad._data.reshape(-1) if t._grad is not None else None for t in tensors]
-        fits = [g is not None and g.size == t._data.size for g, t in zip(grads, tensors, strict=True)]
-        if not any(fits):
-            out.fill(0.0)
-        else:
-            np.concatenate([g if ok else np.zeros(t._data.size, np.float32)
-                            for g, ok, t in zip(grads, fits, tensors, strict=True)], out=out, casting="same_kind")
-            np.multiply(out, out, out=out)
-        return [True if ok else (None if g is None else _sumsq(g)) for g, ok in zip(grads, fits, strict=True)]
+    def _stand_ins(self, grads: list[Any]) -> list[np.ndarray] | None:
+        """``None`` when every tensor has a gradient of its size (the usual case); otherwise the
+        arrays to copy in their place, with zeros for the missing or misfit ones."""
+        tensors = self.small_tensors
+        if all(g is not None and g._data.size == t._data.size for g, t in zip(grads, tensors, strict=True)):
+            return None
+        if self._zeros is None:
+            self._zeros = [np.zeros(t._data.size, np.float32) for t in tensors]
+        return [g._data.reshape(-1) if g is not None and g._data.size == t._data.size else z
+                for g, t, z in zip(grads, tensors, self._zeros, strict=True)]
 
 
 def _key(tensors: list[Any]) -> tuple:
