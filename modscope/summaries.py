@@ -165,13 +165,23 @@ Captured = tuple[tuple[int, ...], np.dtype, int | None] | None
 
 
 def capture_all(value: Any, tid: bool = True) -> list[Captured]:
-    """What ``summarize_all(value, stats=False, tid)`` will need: shape, dtype and tensor id."""
-    leaves = value if type(value) is tuple and not any(type(v) in _NESTED for v in value) else flatten_values(value)
-    return [(v._data.shape, v._data.dtype, tensor_id(v) if tid else None) if isinstance(v, Tensor) else None
-            for v in leaves]
-
-
-_NESTED = (tuple, list, dict)
+    """What ``summarize_all(value, stats=False, tid)`` will need: shape, dtype and tensor id of
+    each leaf of ``value`` (in ``flatten_values`` order)."""
+    if isinstance(value, Tensor):
+        return [(value._data.shape, value._data.dtype, tensor_id(value) if tid else None)]
+    if isinstance(value, dict):
+        value = list(value.values())
+    elif not isinstance(value, tuple | list):
+        return [None]
+    out: list[Captured] = []
+    for v in value:
+        if isinstance(v, Tensor):
+            out.append((v._data.shape, v._data.dtype, tensor_id(v) if tid else None))
+        elif isinstance(v, tuple | list | dict):
+            out += capture_all(v, tid)
+        else:
+            out.append(None)
+    return out
 
 
 def expand(captured: list[Captured]) -> list[dict[str, Any] | None]:

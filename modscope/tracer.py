@@ -19,7 +19,6 @@ import sys
 import threading
 import time
 import traceback
-import warnings
 import weakref
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -43,7 +42,6 @@ DEFAULT_MEMORY_WITH_SINK = 10_000
 _PENDING_LIMIT = 512  # recorded module events delivered at the latest after this many (a step without an optimizer)
 _VALUES_FIELD = {"forward_pre": "inputs", "forward": "outputs", "backward_pre": "grad_outputs",
                  "backward": "grad_inputs"}
-_OUR_HOOK_WARNING = "Full backward hook is firing when gradients are computed with respect to module outputs"
 
 
 class Trace:
@@ -96,7 +94,6 @@ class Trace:
         self._graph_pending = graph
         self._errors = 0
         self._observing = False
-        self._warning_filter: tuple | None = None
         self._roots_of_step: list[weakref.ref] = []
         self._scanned: dict[int, tuple] = {}
         # RemovableHandle.next_id when a module's hooks (or the graph's tensor hooks) were last
@@ -124,10 +121,6 @@ class Trace:
         if self.model is not None:
             self._add_root(self.model, prefix="")
         self._attach()
-        # The backward hooks are ours, so torch's warning about them (a first layer whose input
-        # needs no grad) would only confuse the user; it is silenced while tracing.
-        warnings.filterwarnings("ignore", message=_OUR_HOOK_WARNING, category=UserWarning)
-        self._warning_filter = warnings.filters[0]
         return self
 
     def stop(self) -> Trace:
@@ -136,9 +129,6 @@ class Trace:
             return self
         self._running = False
         self.observer = None  # nothing may pause or interrupt the shutdown itself
-        if self._warning_filter in warnings.filters:
-            warnings.filters.remove(self._warning_filter)
-            getattr(warnings, "_filters_mutated", lambda: None)()  # drop the module's filter cache
         for handle in self._handles:
             handle.remove()
         self._handles.clear()

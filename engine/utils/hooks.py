@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from collections import OrderedDict
 from typing import Any
@@ -103,7 +104,9 @@ def transparent_hook(f: Any) -> Any:
     an observer is unaffected, because the identity passes the gradient of the value the module
     produced. When *every* backward hook and pre-hook on a module is transparent, the engine
     lets the module's outputs be updated in place, so a tracing tool attaching such hooks never
-    changes what the traced program may do. (An engine extension: torch has no such marker.)
+    changes what the traced program may do. Such a module also skips torch's warning that its
+    backward hooks fire without grad_input (an observer does not need it). (An engine extension:
+    torch has no such marker.)
     """
     f._engine_transparent_hook = True
     return f
@@ -263,8 +266,6 @@ class BackwardHook:
         return res if is_tuple else res[0]
 
     def _output_hook(self, _: tuple, grad_output: tuple) -> tuple | None:
-        import warnings
-
         self.grad_outputs = self._pack_with_none(self.output_tensors_index, grad_output, self.n_outputs)
         if self.user_pre_hooks:
             expected_len = len(self.grad_outputs)
@@ -280,7 +281,8 @@ class BackwardHook:
         # Kept aside: the no-input case below clears ``self.grad_outputs`` but must return it.
         local_grad_outputs = self.grad_outputs
         if self.input_tensors_index is None:
-            warnings.warn(_NO_INPUT_GRAD_WARNING, stacklevel=5)
+            if not self.transparent:  # an observer expects no grad_input: nothing to warn about
+                warnings.warn(_NO_INPUT_GRAD_WARNING, stacklevel=5)
             grad_inputs = self._pack_with_none([], (), self.n_inputs)
             for user_hook in self.user_hooks:
                 res = user_hook(self.module, grad_inputs, self.grad_outputs)

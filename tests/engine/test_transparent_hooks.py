@@ -30,3 +30,25 @@ def test_all_transparent_hooks_allow_inplace_and_still_fire():
 def test_one_ordinary_hook_keeps_torchs_rule():
     with pytest.raises(RuntimeError, match="Output 0 of BackwardHookFunction is a view"):
         _run([("hook", transparent_hook(lambda m, gi, go: None)), ("pre_hook", lambda m, go: None)])
+
+
+def _first_layer(hook_kinds):
+    lin = engine.nn.Linear(3, 3)
+    for kind, fn in hook_kinds:
+        getattr(lin, f"register_full_backward_{kind}")(fn)
+    lin(engine.randn(2, 3)).sum().backward()  # the input needs no grad: no grad_input
+
+
+def test_observers_on_a_first_layer_get_no_warning():
+    import warnings
+
+    seen = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _first_layer([("hook", transparent_hook(lambda m, gi, go: seen.append(gi)))])
+    assert seen == [(None,)]
+
+
+def test_an_ordinary_hook_on_a_first_layer_warns_as_in_torch():
+    with pytest.warns(UserWarning, match="Full backward hook is firing when gradients are computed"):
+        _first_layer([("hook", lambda m, gi, go: None), ("pre_hook", transparent_hook(lambda m, go: None))])

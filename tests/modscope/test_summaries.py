@@ -118,3 +118,16 @@ def test_forward_stats_are_shared_but_never_stale():
     assert summarize(t, stats=True)["max"] == 4.0
     forget_arrays()
     assert summarize(t, stats=True)["mean"] == 3.5
+
+
+@pytest.mark.parametrize("value", [
+    lambda t: t, lambda t: (t, 3, None), lambda t: [t, (t, {"a": t, "b": 2})], lambda t: {"x": t},
+    lambda t: 5, lambda t: (), lambda t: ((t,), [])], ids=["tensor", "tuple", "nested", "dict", "scalar",
+                                                          "empty", "empty-inner"])
+def test_deferred_summaries_equal_immediate_ones(value):
+    from modscope.summaries import capture_all, expand, summarize_all
+
+    t = engine.ones(2, 3)
+    v = value(t)
+    assert expand(capture_all(v)) == summarize_all(v, stats=False)
+    assert expand(capture_all(v, tid=False)) == summarize_all(v, stats=False, tid=False)

@@ -385,3 +385,12 @@ def test_a_broken_sink_is_detached_with_an_error_and_training_goes_on(fail_on):
     assert errors[0]["message"] == "disk full"
     assert sum(e["kind"] == "params" for e in tr.events) == 2  # the trace itself carried on
     assert not any(e["kind"] == fail_on for e in sink.events)
+
+
+def test_tracing_a_first_layer_whose_input_needs_no_grad_shows_no_warning():
+    # The tracer's backward hooks are transparent observers: torch's warning that backward hooks
+    # fire without grad_input is for hooks that expect one, so the user never sees it because of us.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tr = run(nested_model(engine), grad_input=False)
+    assert ("backward", "") in tr.firing_order()
