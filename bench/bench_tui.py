@@ -19,6 +19,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -141,14 +142,17 @@ def headless_rate(steps: int) -> float:
 
 
 async def tui_rate(steps: int) -> float:
-    """The same script as a ``modscope run`` child, with the TUI (headless) drawing it live."""
+    """The same script as a ``modscope run`` child, with the TUI (headless) drawing it live and
+    the trace recorded to a file, as ``modscope run`` does."""
     source = SocketSource()
-    child = ChildProcess(source, str(ROOT / "bench" / "_timed_net.py"), [str(steps)], None)
-    app = ModscopeApp(source, child=child)
-    async with app.run_test(size=(200, 55)) as pilot:
-        while child.returncode is None:
-            await pilot.pause(0.2)
-        await pilot.pause(0.5)
+    with tempfile.TemporaryDirectory() as tmp:
+        child = ChildProcess(source, str(ROOT / "bench" / "_timed_net.py"), [str(steps)],
+                             str(Path(tmp) / "trace.jsonl.gz"))
+        app = ModscopeApp(source, child=child)
+        async with app.run_test(size=(200, 55)) as pilot:
+            while child.returncode is None:
+                await pilot.pause(0.2)
+            await pilot.pause(0.5)
     line = next(line for line in child.log if line.startswith("STEPS_PER_S"))
     return float(line.split()[1])
 

@@ -20,7 +20,7 @@ import traceback
 
 from . import session  # noqa: F401 - the process-wide trace lives there
 from .control import Controller
-from .sinks import JsonlSink, SocketSink, TeeSink
+from .sinks import BackgroundSink, JsonlSink, SocketSink, TeeSink
 from .tracer import trace
 
 
@@ -47,7 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConnectionError as e:
         print(f"modscope: {e}", file=sys.stderr)
         return 2
-    file_sink = JsonlSink(opts.trace_file) if opts.trace_file else None
+    # The trace file is written on a thread of its own: compression and disk I/O stay out of
+    # the training loop (the viewer shows everything live anyway).
+    file_sink = BackgroundSink(JsonlSink(opts.trace_file)) if opts.trace_file else None
     tr = trace(None, stats=opts.stats, sink=TeeSink(socket_sink, file_sink), max_events=1000,
                observer=controller.observe)
     controller.trace = tr

@@ -128,7 +128,7 @@ class JsonlSink:
 class SocketSink:
     """Streams events as JSON lines to a listening viewer (the TUI) over a local socket.
 
-    A background thread does the sending; ``write`` only enqueues. When the viewer falls behind
+    A background thread encodes and sends; ``write`` only enqueues. When the viewer falls behind
     and the queue is full, events are dropped and counted, so training never waits for the UI.
     The first line sent is ``{"hello": "modscope", "token": ...}`` so the viewer can refuse
     strangers. Messages coming back (the control channel) are handed to ``on_control``.
@@ -143,7 +143,7 @@ class SocketSink:
         except OSError as e:
             self._sock.close()
             raise ConnectionError(f"cannot connect to the modscope viewer at {address}: {e.strerror}") from e
-        self._queue: queue.Queue[bytes | None] = queue.Queue(maxsize=queue_size)
+        self._queue: queue.Queue[list[dict[str, Any]] | None] = queue.Queue(maxsize=queue_size)
         self.dropped = 0
         self.on_control = on_control
         self._send_raw(dumps_bytes({"hello": "modscope", "token": token}) + b"\n")
@@ -157,15 +157,12 @@ class SocketSink:
         self._sock.sendall(data)
 
     def write(self, event: dict[str, Any]) -> None:
-        try:
-            self._queue.put_nowait(dumps_bytes(event) + b"\n")
-        except queue.Full:
-            self.dropped += 1
+        self.write_many([event])
 
     def write_many(self, events: list[dict[str, Any]]) -> None:
-        """A step's events as one queue item: one hand-over to the sender thread."""
+        """Hand a batch to the sender thread, which encodes it (out of the training loop)."""
         try:
-            self._queue.put_nowait(b"".join([dumps_bytes(event) + b"\n" for event in events]))
+            self._queue.put_nowait(events)
         except queue.Full:
             self.dropped += len(events)
 
@@ -186,15 +183,17 @@ class SocketSink:
                 chunk.append(nxt)
             self._send_batch(chunk)
 
-    def _send_batch(self, chunk: list[bytes]) -> None:
+    def _send_batch(self, chunk: list[list[dict[str, Any]]]) -> None:
+        data, sent, bad = _encode([event for batch in chunk for event in batch])
+        self.dropped += bad  # not JSON: never sent (the tracer makes none; a user's code might)
         if not self.connected:
-            self.dropped += len(chunk)
+            self.dropped += sent
             return
         try:
-            self._sock.sendall(b"".join(chunk))
+            self._sock.sendall(data)
         except OSError:
             self.connected = False  # the viewer went away: keep training, count what is lost
-            self.dropped += len(chunk)
+            self.dropped += sent
 
     def _receive_loop(self) -> None:
         buffer = b""
@@ -223,6 +222,97 @@ class SocketSink:
         except OSError:
             pass
         self._sock.close()
+
+
+class BackgroundSink:
+    """Runs another sink (e.g. a ``JsonlSink``) on a thread of its own: ``write``/``write_many``/
+    ``flush`` only hand events over, so encoding, compression and file I/O stay out of the
+    training loop. ``modscope run`` records its trace file this way.
+
+    The guarantee shifts by one hand-over: ``flush`` returns at once and first waits, if need be,
+    until the *previous* flush reached the file. A hard crash (a kill, not an exception: the
+    runner closes the trace then) can lose the step in progress and, in the moment after a step
+    ends, that step too. ``close`` writes everything. A handover that finds the queue full is
+    dropped and counted (the writer never blocks training).
+    """
+
+    def __init__(self, sink: Any, *, queue_size: int = 4096) -> None:
+        self.sink = sink
+        self._queue: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=queue_size)
+        self._flushed = threading.Event()
+        self._flushed.set()
+        self._lost = 0
+        self.error: Exception | None = None  # the first error the wrapped sink raised
+        self._thread = threading.Thread(target=self._run, name="modscope-writer", daemon=True)
+        self._thread.start()
+
+    @property
+    def dropped(self) -> int:
+        return self._lost + self.sink.dropped
+
+    def write(self, event: dict[str, Any]) -> None:
+        self._put(("events", [event]), 1)
+
+    def write_many(self, events: list[dict[str, Any]]) -> None:
+        self._put(("events", events), len(events))
+
+    def flush(self) -> None:
+        self._flushed.wait()  # the previous step is on disk before this one is handed over
+        self._flushed.clear()
+        if not self._put(("flush", None), 0):
+            self._flushed.set()
+
+    def close(self) -> None:
+        self._queue.put(("close", None))  # blocks if full: closing must not lose the end
+        self._thread.join()
+
+    def _put(self, item: tuple[str, Any], count: int) -> bool:
+        if self.error is not None:
+            raise self.error  # the tracer detaches a failing sink and reports why
+        try:
+            self._queue.put_nowait(item)
+            return True
+        except queue.Full:
+            self._lost += count
+            return False
+
+    def _run(self) -> None:
+        while True:
+            what, payload = self._queue.get()
+            try:
+                if what == "events":
+                    write_many = getattr(self.sink, "write_many", None)
+                    if write_many is not None:
+                        write_many(payload)
+                    else:
+                        for event in payload:
+                            self.sink.write(event)
+                elif what == "flush":
+                    self.sink.flush()
+                else:
+                    self.sink.close()
+                    return
+            except Exception as exc:  # noqa: BLE001 - reported through the next hand-over
+                self.error = self.error or exc
+                if what == "close":
+                    return
+            finally:
+                if what == "flush":
+                    self._flushed.set()
+
+
+def _encode(events: list[dict[str, Any]]) -> tuple[bytes, int, int]:
+    """JSON lines for ``events``: (bytes, events encoded, events that JSON cannot carry)."""
+    try:
+        return b"".join([dumps_bytes(event) + b"\n" for event in events]), len(events), 0
+    except (TypeError, ValueError):
+        lines = []
+        for event in events:
+            try:
+                lines.append(dumps_bytes(event) + b"\n")
+            except (TypeError, ValueError):
+                pass
+        return b"".join(lines), len(lines), len(events) - len(lines)
 
 
 class TeeSink:

@@ -1,0 +1,135 @@
+"""Sinks that work off the training thread: BackgroundSink (the trace file of ``modscope run``)
+and the socket sink's encoding on its sender thread."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+
+import pytest
+
+import engine
+import modscope
+from modscope import JsonlSink, load_trace
+from modscope.sinks import BackgroundSink
+from tests.modscope.models import nested_model
+
+
+def train(sink, steps=3):
+    model = nested_model(engine)
+    opt = engine.optim.SGD(model.parameters(), lr=0.1)
+    tr = modscope.trace(model, sink=sink).start()
+    for _ in range(steps):
+        model(engine.randn(3, 4)).sum().backward()
+        opt.step()
+    return tr
+
+
+def test_background_file_is_complete_after_close(tmp_path):
+    path = tmp_path / "bg.jsonl.gz"
+    tr = train(BackgroundSink(JsonlSink(path)))
+    tr.close()
+    assert load_trace(path).events == tr.events
+
+
+def test_background_flush_puts_the_previous_step_on_disk(tmp_path):
+    path = tmp_path / "bg.jsonl"
+    tr = train(BackgroundSink(JsonlSink(path)), steps=2)  # step 1's end waited for step 0's flush
+    steps_on_disk = {json.loads(line)["step"] for line in path.read_text().splitlines()}
+    assert 0 in steps_on_disk
+    tr.close()
+
+
+class SlowSink:
+    def __init__(self, fail: bool = False):
+        self.events, self.dropped, self.fail, self.closed = [], 0, fail, False
+
+    def write(self, event):
+        if self.fail:
+            raise OSError("disk full")
+        time.sleep(0.05)
+        self.events.append(event)
+
+    def flush(self):
+        pass
+
+    def close(self):
+        self.closed = True
+
+
+def test_a_full_queue_drops_and_counts_instead_of_blocking():
+    sink = BackgroundSink(SlowSink(), queue_size=1)
+    start = time.perf_counter()
+    for i in range(20):
+        sink.write({"seq": i})
+    assert time.perf_counter() - start < 0.5  # training never waited for the writer
+    assert sink.dropped >= 15
+    sink.close()
+    assert sink.sink.closed and len(sink.sink.events) + sink.dropped == 20
+
+
+def test_a_failing_inner_sink_is_reported_and_detached():
+    sink = BackgroundSink(SlowSink(fail=True))
+    model = nested_model(engine)
+    opt = engine.optim.SGD(model.parameters(), lr=0.1)
+    with modscope.trace(model, sink=sink) as tr:
+        for _ in range(3):
+            model(engine.randn(3, 4)).sum().backward()
+            opt.step()
+            time.sleep(0.05)  # let the writer meet the error
+    errors = [e for e in tr.events if e["kind"] == "error"]
+    assert len(errors) == 1 and errors[0]["message"] == "disk full"
+    assert errors[0]["where"] == "sink BackgroundSink (detached)"
+
+
+def test_socket_sink_skips_and_counts_what_json_cannot_carry(tmp_path):
+    address = str(tmp_path / "v.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(address)
+    server.listen(1)
+    received: list[bytes] = []
+
+    def accept():
+        conn, _ = server.accept()
+        with conn:
+            while chunk := conn.recv(65536):
+                received.append(chunk)
+
+    thread = threading.Thread(target=accept)
+    thread.start()
+    sink = modscope.SocketSink(address, token="t")
+    sink.write_many([{"seq": 0}, {"seq": 1, "bad": object()}, {"seq": 2}])
+    sink.close()
+    thread.join(timeout=10)
+    server.close()
+    lines = [json.loads(x) for x in b"".join(received).decode().splitlines()]
+    assert lines[1:] == [{"seq": 0}, {"seq": 2}] and sink.dropped == 1
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz"])
+def test_child_style_tee_of_socket_and_background_file(tmp_path, suffix):
+    """What ``modscope run`` records: a Tee of the viewer's socket and a background file."""
+    address = str(tmp_path / "v.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(address)
+    server.listen(1)
+    received: list[bytes] = []
+
+    def accept():
+        conn, _ = server.accept()
+        with conn:
+            while chunk := conn.recv(65536):
+                received.append(chunk)
+
+    thread = threading.Thread(target=accept)
+    thread.start()
+    path = tmp_path / f"t{suffix}"
+    tee = modscope.TeeSink(modscope.SocketSink(address, token="t"), BackgroundSink(JsonlSink(path)))
+    tr = train(tee)
+    tr.close()
+    thread.join(timeout=10)
+    server.close()
+    streamed = [json.loads(x) for x in b"".join(received).decode().splitlines()][1:]
+    assert streamed == tr.events == load_trace(path).events
