@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import heapq
 import os
-import queue
 import socket
 import threading
 import zlib
@@ -125,17 +124,83 @@ class JsonlSink:
         self._raw.close()
 
 
-class SocketSink:
+class _Courier:
+    """Carries batches of events from the training thread to a worker thread, which handles them
+    (``_deliver``) at most every ``interval`` seconds: a training step only appends to a list,
+    and the worker wakes a few dozen times a second instead of once per step (each wake-up would
+    take the GIL from the training loop). ``write`` (a single event: a status, an error) wakes
+    the worker at once. Past ``limit`` waiting events, new ones are dropped and counted."""
+
+    interval = 0.025
+
+    def __init__(self, name: str, limit: int) -> None:
+        self._lost = 0
+        self._limit = limit
+        self._waiting: list[list[dict[str, Any]]] = []
+        self._count = 0
+        self._closing = False
+        self._cond = threading.Condition()
+        self._worker = threading.Thread(target=self._work, name=name, daemon=True)
+
+    @property
+    def dropped(self) -> int:
+        return self._lost
+
+    def write(self, event: dict[str, Any]) -> None:
+        self._hand_over([event], urgent=True)
+
+    def write_many(self, events: list[dict[str, Any]]) -> None:
+        self._hand_over(events, urgent=False)
+
+    def _hand_over(self, events: list[dict[str, Any]], urgent: bool) -> None:
+        with self._cond:
+            if self._count + len(events) > self._limit:
+                self._lost += len(events)  # the worker is far behind: training never waits
+                return
+            self._waiting.append(events)
+            self._count += len(events)
+            if urgent:
+                self._cond.notify()
+
+    def _stop_worker(self) -> None:
+        with self._cond:
+            self._closing = True
+            self._cond.notify()
+        self._worker.join(timeout=10)
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                if not self._closing:
+                    self._cond.wait(self.interval)
+                batches, self._waiting, self._count = self._waiting, [], 0
+                closing = self._closing
+            if batches:
+                self._deliver([event for batch in batches for event in batch])
+            if closing:
+                self._finish()
+                return
+
+    def _deliver(self, events: list[dict[str, Any]]) -> None:
+        raise NotImplementedError
+
+    def _finish(self) -> None:
+        pass
+
+
+class SocketSink(_Courier):
     """Streams events as JSON lines to a listening viewer (the TUI) over a local socket.
 
-    A background thread encodes and sends; ``write`` only enqueues. When the viewer falls behind
-    and the queue is full, events are dropped and counted, so training never waits for the UI.
-    The first line sent is ``{"hello": "modscope", "token": ...}`` so the viewer can refuse
-    strangers. Messages coming back (the control channel) are handed to ``on_control``.
+    A worker thread encodes and sends (see ``_Courier``: every 25 ms, or at once for a single
+    event such as a pause status). When the viewer falls far behind, events are dropped and
+    counted, so training never waits for the UI. The first line sent is
+    ``{"hello": "modscope", "token": ...}`` so the viewer can refuse strangers. Messages coming
+    back (the control channel) are handed to ``on_control``.
     """
 
     def __init__(self, address: str | tuple[str, int], token: str, *, queue_size: int = 65536,
                  on_control: Any = None) -> None:
+        super().__init__("modscope-sink", queue_size)
         family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
         self._sock = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -143,57 +208,24 @@ class SocketSink:
         except OSError as e:
             self._sock.close()
             raise ConnectionError(f"cannot connect to the modscope viewer at {address}: {e.strerror}") from e
-        self._queue: queue.Queue[list[dict[str, Any]] | None] = queue.Queue(maxsize=queue_size)
-        self.dropped = 0
         self.on_control = on_control
-        self._send_raw(dumps_bytes({"hello": "modscope", "token": token}) + b"\n")
-        self._sender = threading.Thread(target=self._send_loop, name="modscope-sink", daemon=True)
-        self._sender.start()
+        self.connected = True
+        self._sock.sendall(dumps_bytes({"hello": "modscope", "token": token}) + b"\n")
+        self._worker.start()
         self._receiver = threading.Thread(target=self._receive_loop, name="modscope-control", daemon=True)
         self._receiver.start()
-        self.connected = True
 
-    def _send_raw(self, data: bytes) -> None:
-        self._sock.sendall(data)
-
-    def write(self, event: dict[str, Any]) -> None:
-        self.write_many([event])
-
-    def write_many(self, events: list[dict[str, Any]]) -> None:
-        """Hand a batch to the sender thread, which encodes it (out of the training loop)."""
-        try:
-            self._queue.put_nowait(events)
-        except queue.Full:
-            self.dropped += len(events)
-
-    def _send_loop(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            chunk = [item]
-            while len(chunk) < 512:  # batch what is already waiting: fewer syscalls
-                try:
-                    nxt = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    self._send_batch(chunk)
-                    return
-                chunk.append(nxt)
-            self._send_batch(chunk)
-
-    def _send_batch(self, chunk: list[list[dict[str, Any]]]) -> None:
-        data, sent, bad = _encode([event for batch in chunk for event in batch])
-        self.dropped += bad  # not JSON: never sent (the tracer makes none; a user's code might)
+    def _deliver(self, events: list[dict[str, Any]]) -> None:
+        data, sent, bad = _encode(events)
+        self._lost += bad  # not JSON: never sent (the tracer makes none; a user's code might)
         if not self.connected:
-            self.dropped += sent
+            self._lost += sent
             return
         try:
             self._sock.sendall(data)
         except OSError:
             self.connected = False  # the viewer went away: keep training, count what is lost
-            self.dropped += sent
+            self._lost += sent
 
     def _receive_loop(self) -> None:
         buffer = b""
@@ -212,11 +244,10 @@ class SocketSink:
                     self.on_control(line)
 
     def flush(self) -> None:
-        pass
+        pass  # the worker sends within ``interval``
 
     def close(self) -> None:
-        self._queue.put(None)
-        self._sender.join(timeout=5)
+        self._stop_worker()
         try:
             self._sock.shutdown(socket.SHUT_RDWR)
         except OSError:
@@ -224,81 +255,61 @@ class SocketSink:
         self._sock.close()
 
 
-class BackgroundSink:
-    """Runs another sink (e.g. a ``JsonlSink``) on a thread of its own: ``write``/``write_many``/
-    ``flush`` only hand events over, so encoding, compression and file I/O stay out of the
-    training loop. ``modscope run`` records its trace file this way.
+class BackgroundSink(_Courier):
+    """Runs another sink (e.g. a ``JsonlSink``) on a worker thread: the training thread only
+    hands events over, and encoding, compression and file I/O happen every 25 ms out of its way
+    (see ``_Courier``). ``modscope run`` records its trace file this way.
 
-    The guarantee shifts by one hand-over: ``flush`` returns at once and first waits, if need be,
-    until the *previous* flush reached the file. A hard crash (a kill, not an exception: the
-    runner closes the trace then) can lose the step in progress and, in the moment after a step
-    ends, that step too. ``close`` writes everything. A handover that finds the queue full is
-    dropped and counted (the writer never blocks training).
+    The file is flushed after each delivery, so a hard crash (a kill; an exception closes the
+    trace properly) loses at most the last 25 ms of events. ``close`` writes everything. An error
+    of the wrapped sink is raised at the next hand-over, so the tracer detaches it and says why.
     """
 
-    def __init__(self, sink: Any, *, queue_size: int = 4096) -> None:
+    def __init__(self, sink: Any, *, queue_size: int = 1 << 18) -> None:
+        super().__init__("modscope-writer", queue_size)
         self.sink = sink
-        self._queue: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=queue_size)
-        self._flushed = threading.Event()
-        self._flushed.set()
-        self._lost = 0
         self.error: Exception | None = None  # the first error the wrapped sink raised
-        self._thread = threading.Thread(target=self._run, name="modscope-writer", daemon=True)
-        self._thread.start()
+        self._close_error: Exception | None = None
+        self._worker.start()
 
     @property
     def dropped(self) -> int:
-        return self._lost + self.sink.dropped
+        return self._lost + getattr(self.sink, "dropped", 0)
 
-    def write(self, event: dict[str, Any]) -> None:
-        self._put(("events", [event]), 1)
-
-    def write_many(self, events: list[dict[str, Any]]) -> None:
-        self._put(("events", events), len(events))
+    def _hand_over(self, events: list[dict[str, Any]], urgent: bool) -> None:
+        if self.error is not None:
+            raise self.error
+        super()._hand_over(events, urgent)
 
     def flush(self) -> None:
-        self._flushed.wait()  # the previous step is on disk before this one is handed over
-        self._flushed.clear()
-        if not self._put(("flush", None), 0):
-            self._flushed.set()
+        if self.error is not None:
+            raise self.error
 
     def close(self) -> None:
-        self._queue.put(("close", None))  # blocks if full: closing must not lose the end
-        self._thread.join()
+        self._stop_worker()
+        if self._close_error is not None:
+            raise self._close_error
 
-    def _put(self, item: tuple[str, Any], count: int) -> bool:
+    def _deliver(self, events: list[dict[str, Any]]) -> None:
         if self.error is not None:
-            raise self.error  # the tracer detaches a failing sink and reports why
+            self._lost += len(events)
+            return
         try:
-            self._queue.put_nowait(item)
-            return True
-        except queue.Full:
-            self._lost += count
-            return False
+            write_many = getattr(self.sink, "write_many", None)
+            if write_many is not None:
+                write_many(events)
+            else:
+                for event in events:
+                    self.sink.write(event)
+            self.sink.flush()
+        except Exception as exc:  # noqa: BLE001 - raised in the training thread at the next hand-over
+            self.error = exc
 
-    def _run(self) -> None:
-        while True:
-            what, payload = self._queue.get()
-            try:
-                if what == "events":
-                    write_many = getattr(self.sink, "write_many", None)
-                    if write_many is not None:
-                        write_many(payload)
-                    else:
-                        for event in payload:
-                            self.sink.write(event)
-                elif what == "flush":
-                    self.sink.flush()
-                else:
-                    self.sink.close()
-                    return
-            except Exception as exc:  # noqa: BLE001 - reported through the next hand-over
-                self.error = self.error or exc
-                if what == "close":
-                    return
-            finally:
-                if what == "flush":
-                    self._flushed.set()
+    def _finish(self) -> None:
+        try:
+            self.sink.close()
+        except Exception as exc:  # noqa: BLE001 - raised by close(), in the caller's thread
+            self._close_error = exc
 
 
 def _encode(events: list[dict[str, Any]]) -> tuple[bytes, int, int]:
