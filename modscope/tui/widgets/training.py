@@ -21,6 +21,7 @@ class TrainingPanel(Static):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.border_title = "Training"
+        self._rows = -1
 
     def show(self, snap: dict) -> None:
         table = Table.grid(padding=(0, 1))
@@ -48,4 +49,7 @@ class TrainingPanel(Static):
         table.add_row("events", dropped)
         if snap["errors"]:
             table.add_row("errors", Text(f"{snap['errors']} (press x)", style="bold red"))
-        self.update(table)
+        # A new layout of the whole screen only when the panel's height changes: at ten
+        # updates a second, re-laying out every widget was most of the viewer's CPU time.
+        self.update(table, layout=table.row_count != self._rows)
+        self._rows = table.row_count
