@@ -131,3 +131,16 @@ def test_deferred_summaries_equal_immediate_ones(value):
     v = value(t)
     assert expand(capture_all(v)) == summarize_all(v, stats=False)
     assert expand(capture_all(v, tid=False)) == summarize_all(v, stats=False, tid=False)
+
+
+@pytest.mark.parametrize("n", [8191, 8192, 100_003, 2_000_000])
+def test_blocked_sum_is_as_accurate_as_numpys(n):
+    from modscope.summaries import _sum
+
+    a = (np.random.default_rng(n).standard_normal(n) * 5 + 2).astype(np.float32)
+    exact = a.astype(np.float64).sum()
+    assert abs(_sum(a) - exact) <= 4 * abs(float(np.add.reduce(a)) - exact) + 1e-6 * np.abs(a).sum() * 1e-3
+    a[n // 2] = np.nan
+    assert np.isnan(_sum(a))
+    a[n // 2] = -np.inf
+    assert _sum(a) == -np.inf
