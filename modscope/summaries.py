@@ -44,6 +44,7 @@ def forget_arrays() -> None:
     """Drop the arrays remembered so far (the tracer calls this at each step's end)."""
     _by_array.clear()
     _stats_of.clear()
+    _grad_stats_of.clear()
 
 
 _DTYPE_NAMES: dict[np.dtype, str] = {}
@@ -66,8 +67,31 @@ def summarize(x: Any, stats: bool = False, tid: bool = True) -> dict[str, Any] |
     if tid:
         out["tid"] = tensor_id(x)
     if stats:
-        out.update(_forward_stats(x) if tid else array_stats(arr))
+        out.update(_forward_stats(x) if tid else _gradient_stats(arr))
     return out
+
+
+_grad_stats_of: dict[int, tuple[np.ndarray, dict[str, Any]]] = {}
+
+
+def _gradient_stats(arr: np.ndarray) -> dict[str, Any]:
+    """``array_stats`` of a gradient, once for an array that two events show (a module's
+    grad_input is often the next module's grad_output). Gradients have no version counter, so
+    the tracer calls ``forget_gradients`` whenever a user's hook ran: a hook may change one in
+    place. (A hook added straight onto an autograd node, unseen by the tracer, could too.)"""
+    entry = _grad_stats_of.get(id(arr))
+    if entry is not None and entry[0] is arr:
+        return entry[1]
+    stats = array_stats(arr)
+    if len(_grad_stats_of) >= _KEEP:
+        _grad_stats_of.clear()
+    _grad_stats_of[id(arr)] = (arr, stats)
+    return stats
+
+
+def forget_gradients() -> None:
+    """Drop the remembered gradient statistics (a user's hook ran and may have changed one)."""
+    _grad_stats_of.clear()
 
 
 _stats_of: dict[int, tuple[np.ndarray, list[int], int, dict[str, Any]]] = {}

@@ -36,7 +36,7 @@ from .graph.attribution import label_call
 from .graph_capture import graph_event_fields, walk
 from .param_stats import StatsPlan
 from .sinks import MemorySink, Sink
-from .summaries import capture_all, expand, flatten_values, forget_arrays, summarize_all
+from .summaries import capture_all, expand, flatten_values, forget_arrays, forget_gradients, summarize_all
 
 DEFAULT_MEMORY_WITH_SINK = 10_000
 _PENDING_LIMIT = 512  # recorded module events delivered at the latest after this many (a step without an optimizer)
@@ -664,6 +664,8 @@ class _UserHook:
         except Exception as exc:
             self.tracer._emit_error(exc, where=f"{self.kind} hook {self.__qualname__}", module=target)
             raise
+        finally:
+            forget_gradients()  # the hook may have changed a gradient in place
         self.tracer._emit("hook", qualname=self.__qualname__, target=target, hook_kind=self.kind,
                           replaced=result is not None, dur_ns=time.perf_counter_ns() - t0)
         return result

@@ -394,3 +394,23 @@ def test_tracing_a_first_layer_whose_input_needs_no_grad_shows_no_warning():
         warnings.simplefilter("error")
         tr = run(nested_model(engine), grad_input=False)
     assert ("backward", "") in tr.firing_order()
+
+
+def test_gradient_statistics_see_a_user_hook_that_changes_a_gradient_in_place():
+    engine.manual_seed(0)
+    model = engine.nn.Sequential(engine.nn.Linear(4, 4), engine.nn.Linear(4, 4))  # 0's output is 1's input
+
+    def double_in_place(module, grad_input, grad_output):
+        grad_input[0].mul_(2.0)  # allowed on a full backward hook's grad_input
+
+    with modscope.trace(model, stats=True) as tr:
+        model[1].register_full_backward_hook(double_in_place)  # runs after the tracer's own hook
+        for _ in range(2):  # (the hook is timed, as a ``hook`` event, from its second call)
+            model(engine.randn(3, 4, requires_grad=True)).sum().backward()
+            tr.step()
+    assert any(e["kind"] == "hook" and e["qualname"].endswith("double_in_place") for e in tr.events)
+    events = {(e["kind"], e["path"]): e for e in tr.events if e["kind"] in ("backward", "backward_pre")}
+    grad_in_1 = events[("backward", "1")]["grad_inputs"][0]
+    grad_out_0 = events[("backward_pre", "0")]["grad_outputs"][0]
+    # the same array: layer 1's event was recorded before the user's hook doubled it, layer 0's after
+    assert grad_out_0["absmax"] == pytest.approx(2 * grad_in_1["absmax"])
