@@ -2,7 +2,7 @@
 
 1. the seed MNIST ``Net`` training step (batch 64: forward, NLL loss, backward, SGD momentum)
    untraced vs under ``modscope.trace(model)`` with ``stats=False`` and ``stats=True``, copies of
-   the model interleaved step by step in one run (400 rounds), one BLAS thread;
+   the model interleaved step by step in one run (600 rounds), one BLAS thread;
 2. the JSON Lines sink: realistic events (module events with tensor summaries) written per
    second, plain and gzip.
 
@@ -84,7 +84,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     # One step per candidate per round, many rounds: the machine's slow drifts hit every
     # candidate alike (rounds of 10 steps let a drift land on one candidate's whole round).
-    parser.add_argument("--rounds", type=int, default=400)
+    parser.add_argument("--rounds", type=int, default=600)
     parser.add_argument("--steps", type=int, default=1)
     parser.add_argument("--events", type=int, default=200_000)
     args = parser.parse_args()
