@@ -187,7 +187,7 @@ class AutogradGraphView(ScrollView, can_focus=True):
         self._restyle()
         self._set_status("ready", "")
         self._place_view(canvas)
-        self.refresh()
+        self.refresh(layout=True)  # the scrollbars the new virtual size calls for
 
     def _place_view(self, canvas: Canvas) -> None:
         """After a zoom keep the same point centred; else show the cursor, the highlighted
@@ -215,6 +215,7 @@ class AutogradGraphView(ScrollView, can_focus=True):
         if status in ("empty", "no dot", "error"):  # while laying out, the old drawing stays
             self.canvas = None
             self.virtual_size = Size(0, 0)
+            self.refresh(layout=True)
         self._titles()
         self.refresh()
 
