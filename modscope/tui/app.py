@@ -17,6 +17,7 @@ from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
@@ -95,10 +96,11 @@ class ModscopeApp(App[int]):
 
     def on_mount(self) -> None:
         self.source.start(self.state)
-        self.set_interval(self.refresh_interval, self.refresh_views)
+        self._ticker = self.set_interval(self.refresh_interval, self.refresh_views)
         self._check_size()
 
     def on_unmount(self) -> None:
+        self._ticker.stop()
         self.source.stop()
 
     def _check_size(self) -> None:
@@ -118,6 +120,12 @@ class ModscopeApp(App[int]):
 
     def refresh_views(self) -> None:
         """Redraw what changed since the last tick (timer callback on the UI thread)."""
+        try:
+            self._refresh_views()
+        except NoMatches:
+            pass  # a tick during shutdown, after the views were removed: nothing left to draw
+
+    def _refresh_views(self) -> None:
         self._check_size()
         state = self.state
         if not state.lock.acquire(blocking=False):

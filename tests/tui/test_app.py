@@ -205,3 +205,13 @@ async def test_a_connection_without_the_token_is_refused():
             break
         time.sleep(0.05)
     assert not os.path.exists(source.address)
+
+
+@pytest.mark.asyncio
+async def test_a_refresh_tick_during_shutdown_is_harmless(events):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        await app.query_one(ModuleTree).remove()  # as when the app tears its screen down
+        app._seen = {}  # everything looks changed: the tick would redraw every view
+        app.refresh_views()  # no NoMatches escapes into Textual's timer
