@@ -31,6 +31,16 @@ class Sink(Protocol):
     def close(self) -> None: ...
 
 
+def write_batch(sink: Sink, events: list[dict[str, Any]]) -> None:
+    """Hand ``events`` to ``sink`` at once when it has ``write_many``, else one by one."""
+    write_many = getattr(sink, "write_many", None)
+    if write_many is not None:
+        write_many(events)
+    else:
+        for event in events:
+            sink.write(event)
+
+
 class MemorySink:
     """Keeps events in a list. With ``max_events`` it keeps the header events (session, model, end)
     and the most recent others, counting what it evicted in ``dropped``."""
@@ -53,12 +63,7 @@ class MemorySink:
 
     def write_many(self, events: list[dict[str, Any]]) -> None:
         for event in events:
-            if event["kind"] in HEADER_KINDS:
-                self.headers.append(event)
-                continue
-            if self.max_events is not None and len(self.body) == self.max_events:
-                self.dropped += 1
-            self.body.append(event)
+            self.write(event)
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -295,12 +300,7 @@ class BackgroundSink(_Courier):
             self._lost += len(events)
             return
         try:
-            write_many = getattr(self.sink, "write_many", None)
-            if write_many is not None:
-                write_many(events)
-            else:
-                for event in events:
-                    self.sink.write(event)
+            write_batch(self.sink, events)
             self.sink.flush()
         except Exception as exc:  # noqa: BLE001 - raised in the training thread at the next hand-over
             self.error = exc
@@ -342,12 +342,7 @@ class TeeSink:
 
     def write_many(self, events: list[dict[str, Any]]) -> None:
         for sink in self.sinks:
-            write_many = getattr(sink, "write_many", None)
-            if write_many is not None:
-                write_many(events)
-            else:
-                for event in events:
-                    sink.write(event)
+            write_batch(sink, events)
 
     def flush(self) -> None:
         for sink in self.sinks:

@@ -35,7 +35,7 @@ from .events import MODULE_EVENTS, SCHEMA_VERSION, finite_or_none
 from .graph.attribution import label_call
 from .graph_capture import graph_event_fields, walk
 from .param_stats import StatsPlan
-from .sinks import MemorySink, Sink
+from .sinks import MemorySink, Sink, write_batch
 from .summaries import capture_all, expand, flatten_values, forget_arrays, forget_gradients, summarize_all
 
 DEFAULT_MEMORY_WITH_SINK = 10_000
@@ -276,12 +276,7 @@ class Trace:
         self._memory.write_many(events)
         for sink in list(self._extra_sinks):
             try:
-                write_many = getattr(sink, "write_many", None)
-                if write_many is not None:
-                    write_many(events)
-                else:
-                    for event in events:
-                        sink.write(event)
+                write_batch(sink, events)
             except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
                 self._detach(sink, exc)
         if self.observer is not None:

@@ -4,8 +4,6 @@ and the socket sink's encoding on its sender thread."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import time
 
 import pytest
@@ -14,6 +12,7 @@ import engine
 import modscope
 from modscope import JsonlSink, load_trace
 from modscope.sinks import BackgroundSink
+from tests.modscope.fakes import FakeViewer, RecordingSink
 from tests.modscope.models import nested_model
 
 
@@ -47,7 +46,7 @@ def test_background_file_is_on_disk_moments_after_a_step(tmp_path):
 
 
 def test_background_sink_reports_a_failing_close():
-    class BadClose(SlowSink):
+    class BadClose(RecordingSink):
         def close(self):
             raise OSError("cannot finish the file")
 
@@ -56,25 +55,8 @@ def test_background_sink_reports_a_failing_close():
         sink.close()
 
 
-class SlowSink:
-    def __init__(self, fail: bool = False):
-        self.events, self.dropped, self.fail, self.closed = [], 0, fail, False
-
-    def write(self, event):
-        if self.fail:
-            raise OSError("disk full")
-        time.sleep(0.05)
-        self.events.append(event)
-
-    def flush(self):
-        pass
-
-    def close(self):
-        self.closed = True
-
-
 def test_a_full_queue_drops_and_counts_instead_of_blocking():
-    sink = BackgroundSink(SlowSink(), queue_size=1)
+    sink = BackgroundSink(RecordingSink(delay=0.05), queue_size=1)
     start = time.perf_counter()
     for i in range(20):
         sink.write({"seq": i})
@@ -85,7 +67,7 @@ def test_a_full_queue_drops_and_counts_instead_of_blocking():
 
 
 def test_a_failing_inner_sink_is_reported_and_detached():
-    sink = BackgroundSink(SlowSink(fail=True))
+    sink = BackgroundSink(RecordingSink(fail_on="*"))
     model = nested_model(engine)
     opt = engine.optim.SGD(model.parameters(), lr=0.1)
     with modscope.trace(model, sink=sink) as tr:
@@ -99,51 +81,19 @@ def test_a_failing_inner_sink_is_reported_and_detached():
 
 
 def test_socket_sink_skips_and_counts_what_json_cannot_carry(tmp_path):
-    address = str(tmp_path / "v.sock")
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(address)
-    server.listen(1)
-    received: list[bytes] = []
-
-    def accept():
-        conn, _ = server.accept()
-        with conn:
-            while chunk := conn.recv(65536):
-                received.append(chunk)
-
-    thread = threading.Thread(target=accept)
-    thread.start()
-    sink = modscope.SocketSink(address, token="t")
+    viewer = FakeViewer(tmp_path)
+    sink = modscope.SocketSink(viewer.address, token="t")
     sink.write_many([{"seq": 0}, {"seq": 1, "bad": object()}, {"seq": 2}])
     sink.close()
-    thread.join(timeout=10)
-    server.close()
-    lines = [json.loads(x) for x in b"".join(received).decode().splitlines()]
-    assert lines[1:] == [{"seq": 0}, {"seq": 2}] and sink.dropped == 1
+    assert viewer.lines()[1:] == [{"seq": 0}, {"seq": 2}] and sink.dropped == 1
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz"])
 def test_child_style_tee_of_socket_and_background_file(tmp_path, suffix):
     """What ``modscope run`` records: a Tee of the viewer's socket and a background file."""
-    address = str(tmp_path / "v.sock")
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(address)
-    server.listen(1)
-    received: list[bytes] = []
-
-    def accept():
-        conn, _ = server.accept()
-        with conn:
-            while chunk := conn.recv(65536):
-                received.append(chunk)
-
-    thread = threading.Thread(target=accept)
-    thread.start()
+    viewer = FakeViewer(tmp_path)
     path = tmp_path / f"t{suffix}"
-    tee = modscope.TeeSink(modscope.SocketSink(address, token="t"), BackgroundSink(JsonlSink(path)))
+    tee = modscope.TeeSink(modscope.SocketSink(viewer.address, token="t"), BackgroundSink(JsonlSink(path)))
     tr = train(tee)
     tr.close()
-    thread.join(timeout=10)
-    server.close()
-    streamed = [json.loads(x) for x in b"".join(received).decode().splitlines()][1:]
-    assert streamed == tr.events == load_trace(path).events
+    assert viewer.lines()[1:] == tr.events == load_trace(path).events

@@ -12,6 +12,7 @@ import engine
 import modscope
 from modscope.events import validate
 from modscope.testing import assert_firing_order, assert_no_hooks, hooks_on
+from tests.modscope.fakes import RecordingSink
 from tests.modscope.models import hook_order, nested_model, sequential_model
 
 warnings.filterwarnings("ignore", message="Full backward hook is firing")
@@ -343,26 +344,8 @@ def test_a_model_trace_ignores_other_models_optimizers():
     assert tr.events[-1]["step"] == 0
 
 
-class ListSink:
-    """A user's own sink with only the protocol's required methods (no ``write_many``)."""
-
-    def __init__(self, fail_on: str | None = None):
-        self.events, self.dropped, self.fail_on = [], 0, fail_on
-
-    def write(self, event):
-        if event["kind"] == self.fail_on:
-            raise OSError("disk full")
-        self.events.append(event)
-
-    def flush(self):
-        pass
-
-    def close(self):
-        pass
-
-
 def test_a_sink_without_write_many_gets_every_event_in_order():
-    sink = ListSink()
+    sink = RecordingSink()
     model = nested_model(engine)
     opt = engine.optim.SGD(model.parameters(), lr=0.1)
     with modscope.trace(model, sink=modscope.sinks.TeeSink(sink)) as tr:
@@ -373,7 +356,7 @@ def test_a_sink_without_write_many_gets_every_event_in_order():
 
 @pytest.mark.parametrize("fail_on", ["session", "forward"], ids=["immediate", "batched"])
 def test_a_broken_sink_is_detached_with_an_error_and_training_goes_on(fail_on):
-    sink = ListSink(fail_on=fail_on)
+    sink = RecordingSink(fail_on=fail_on)
     model = nested_model(engine)
     opt = engine.optim.SGD(model.parameters(), lr=0.1)
     with modscope.trace(model, sink=sink) as tr:
@@ -381,7 +364,7 @@ def test_a_broken_sink_is_detached_with_an_error_and_training_goes_on(fail_on):
             model(engine.randn(3, 4)).sum().backward()
             opt.step()
     errors = [e for e in tr.events if e["kind"] == "error"]
-    assert len(errors) == 1 and errors[0]["where"] == "sink ListSink (detached)"
+    assert len(errors) == 1 and errors[0]["where"] == "sink RecordingSink (detached)"
     assert errors[0]["message"] == "disk full"
     assert sum(e["kind"] == "params" for e in tr.events) == 2  # the trace itself carried on
     assert not any(e["kind"] == fail_on for e in sink.events)

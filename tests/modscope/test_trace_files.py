@@ -5,8 +5,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import socket
-import threading
 import warnings
 
 import pytest
@@ -15,6 +13,7 @@ import engine
 import modscope
 from modscope import JsonlSink, TraceFileError, load_trace
 from modscope.events import EventError, validate
+from tests.modscope.fakes import FakeViewer
 from tests.modscope.models import nested_model
 
 warnings.filterwarnings("ignore", message="Full backward hook is firing")
@@ -175,27 +174,11 @@ def test_validate_rejects_bad_events():
 
 
 def test_socket_sink_streams_to_a_listener_and_drops_when_the_viewer_is_gone(tmp_path):
-    address = str(tmp_path / "viewer.sock")
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(address)
-    server.listen(1)
-    received: list[bytes] = []
-
-    def accept():
-        conn, _ = server.accept()
-        with conn:
-            while chunk := conn.recv(65536):
-                received.append(chunk)
-
-    thread = threading.Thread(target=accept)
-    thread.start()
-    sink = modscope.SocketSink(address, token="secret")
-    tr = traced(sink=sink)
-    thread.join(timeout=10)
-    server.close()
-    lines = b"".join(received).decode().splitlines()
-    assert json.loads(lines[0]) == {"hello": "modscope", "token": "secret"}
-    assert [json.loads(x) for x in lines[1:]] == tr.events
+    viewer = FakeViewer(tmp_path)
+    tr = traced(sink=modscope.SocketSink(viewer.address, token="secret"))
+    lines = viewer.lines()
+    assert lines[0] == {"hello": "modscope", "token": "secret"}
+    assert lines[1:] == tr.events
     with pytest.raises(ConnectionError, match="cannot connect to the modscope viewer"):
         modscope.SocketSink(str(tmp_path / "nobody.sock"), token="x")
 
