@@ -232,15 +232,25 @@ class BackwardHook:
 
     def _apply_on_tensors(self, fn: Any, args: tuple) -> tuple[tuple, list[int] | None]:
         """Route the tensors of ``args`` through ``BackwardHookFunction`` and hand its node to
-        ``fn``; unchanged ``args`` (and ``None``) when nothing requires grad."""
+        ``fn``; unchanged ``args`` (and ``None``) when nothing requires grad. (Plain loops, no
+        generators: this runs twice per call of every module with backward hooks.)"""
+        if not _grad_mode._state.enabled:
+            return args, None
         Tensor = _Tensor
         tensors_idx = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
         tensors = [args[i] for i in tensors_idx]
-        if not (_grad_mode._state.enabled and any(t._requires_grad for t in tensors)):
+        for t in tensors:
+            if t._requires_grad:
+                break
+        else:
             return args, None
         new_tensors = _identity(tensors, keep_inplace=self.transparent)
-        # Some tensor requires grad and grad mode is on, so the identity node was recorded.
-        fn(next(t.grad_fn for t in new_tensors if t.grad_fn is not None))
+        for t in new_tensors:  # the identity node (recorded: some tensor requires grad)
+            if t.grad_fn is not None:
+                fn(t.grad_fn)
+                break
+        if len(tensors_idx) == len(args) and type(args) is tuple:
+            return new_tensors, tensors_idx
         arg_list = list(args)
         for idx, val in zip(tensors_idx, new_tensors, strict=True):
             arg_list[idx] = val
