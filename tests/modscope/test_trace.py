@@ -397,3 +397,16 @@ def test_gradient_statistics_see_a_user_hook_that_changes_a_gradient_in_place():
     grad_out_0 = events[("backward_pre", "0")]["grad_outputs"][0]
     # the same array: layer 1's event was recorded before the user's hook doubled it, layer 0's after
     assert grad_out_0["absmax"] == pytest.approx(2 * grad_in_1["absmax"])
+
+
+def test_an_inference_loop_without_steps_still_delivers_as_it_goes():
+    # No optimizer step ends a step here: recorded events are delivered every 512 at the latest.
+    sink = RecordingSink()
+    model = nested_model(engine)
+    with modscope.trace(model, sink=sink), engine.no_grad():
+        for _ in range(100):  # 8 module calls a forward: 1,600 module events
+            model(engine.randn(3, 4))
+        delivered_before_exit = len(sink.events)
+    assert len(sink.events) == 2 + 1600 + 1  # session, model, ..., end
+    assert delivered_before_exit >= 2 + 1600 - 512
+    assert [e["seq"] for e in sink.events] == list(range(len(sink.events)))
