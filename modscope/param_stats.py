@@ -5,9 +5,10 @@ This runs at every optimizer step, right after the step's heavy array work has p
 parameters out of the CPU caches, so it is built to touch little memory and call NumPy rarely:
 
 - a ``StatsPlan`` is made once for a list of tensors and reused while the list stays the same;
-- small float32 tensors (the many biases and norms of a model) are copied into one buffer the plan
-  keeps, and reduced per tensor with ``np.add.reduceat`` (float64 accumulation): a handful of
-  NumPy calls however many tensors there are, and no allocation;
+- small float32 tensors (the many biases and norms of a model) are copied, values and gradients
+  in one call, into a buffer the plan keeps, and reduced per tensor by one ``np.add.reduceat``
+  (pairwise, as NumPy sums every float reduction): a handful of NumPy calls however many tensors
+  there are, and no allocation;
 - large tensors, where a call's overhead is nothing next to the pass over the data, each get BLAS
   passes, and their pre-step copy lives in a buffer the plan keeps too.
 
