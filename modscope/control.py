@@ -40,8 +40,8 @@ class Controller:
     """Pauses the traced program where the viewer asks. ``trace`` must be set before use.
 
     The tracer delivers a step's module events at the step's end (``Trace._record``), so a pause
-    asked for from the viewer takes effect there; breakpoints on a module switch the tracer to
-    delivering every event as it happens, and stop right at that module's forward."""
+    asked for from the viewer takes effect there; breakpoints on a module or on NaN/Inf switch the
+    tracer to delivering every event as it happens, and stop right where they fire."""
 
     def __init__(self) -> None:
         self._trace: Any = None
@@ -91,10 +91,10 @@ class Controller:
         self._sync_delivery()
 
     def _sync_delivery(self) -> None:
-        # A module breakpoint must stop at that module's forward, so the tracer then delivers
-        # every event as it happens instead of at the step's end.
+        # A breakpoint on a module, or on the first NaN/Inf, must stop right there, so the tracer
+        # then delivers every event as it happens instead of at the step's end.
         if self._trace is not None:
-            self._trace.immediate = bool(self.break_modules)
+            self._trace.immediate = bool(self.break_modules) or self.break_nan
 
     def observe(self, event: dict[str, Any]) -> None:
         """Called on every event in the training thread; blocks while paused."""

@@ -198,14 +198,14 @@ def summarize_all(value: Any, stats: bool, tid: bool = True) -> list[dict[str, A
 # tuple when the hook fires and builds the dicts in one batch at the end of the step, out of the
 # training loop's way (see ``Trace._record``).
 
-Captured = tuple[tuple[int, ...], np.dtype, int | None] | None
+Captured = tuple[tuple[int, ...], np.dtype, int | None, dict[str, Any] | None] | None
 
 
-def capture_all(value: Any, tid: bool = True) -> list[Captured]:
-    """What ``summarize_all(value, stats=False, tid)`` will need: shape, dtype and tensor id of
-    each leaf of ``value`` (in ``flatten_values`` order)."""
+def capture_all(value: Any, tid: bool = True, stats: bool = False) -> list[Captured]:
+    """What ``summarize_all(value, stats, tid)`` will need: shape, dtype, tensor id and (with
+    ``stats``) the statistics, taken now, of each leaf of ``value`` (``flatten_values`` order)."""
     if isinstance(value, Tensor):
-        return [(value._data.shape, value._data.dtype, tensor_id(value) if tid else None)]
+        return [_capture(value, tid, stats)]
     if isinstance(value, dict):
         value = list(value.values())
     elif not isinstance(value, tuple | list):
@@ -213,12 +213,18 @@ def capture_all(value: Any, tid: bool = True) -> list[Captured]:
     out: list[Captured] = []
     for v in value:
         if isinstance(v, Tensor):
-            out.append((v._data.shape, v._data.dtype, tensor_id(v) if tid else None))
+            out.append(_capture(v, tid, stats))
         elif isinstance(v, tuple | list | dict):
-            out += capture_all(v, tid)
+            out += capture_all(v, tid, stats)
         else:
             out.append(None)
     return out
+
+
+def _capture(t: Tensor, tid: bool, stats: bool) -> Captured:
+    arr = t._data
+    return (arr.shape, arr.dtype, tensor_id(t) if tid else None,
+            (_forward_stats(t) if tid else _gradient_stats(arr)) if stats else None)
 
 
 def expand(captured: list[Captured]) -> list[dict[str, Any] | None]:
@@ -227,8 +233,11 @@ def expand(captured: list[Captured]) -> list[dict[str, Any] | None]:
     for c in captured:
         if c is None:
             out.append(None)
-        elif c[2] is None:
-            out.append({"shape": list(c[0]), "dtype": _dtype_name(c[1])})
-        else:
-            out.append({"shape": list(c[0]), "dtype": _dtype_name(c[1]), "tid": c[2]})
+            continue
+        summary = {"shape": list(c[0]), "dtype": _dtype_name(c[1])}
+        if c[2] is not None:
+            summary["tid"] = c[2]
+        if c[3] is not None:
+            summary.update(c[3])
+        out.append(summary)
     return out

@@ -103,7 +103,7 @@ class Trace:
         self._modules: list[tuple[str, engine.nn.Module]] = []  # (path, module), every root
         # Module events recorded as tuples, made into dicts at the step's end (see _record).
         self._pending: list[tuple | dict[str, Any]] = []
-        self.immediate = False  # True: every event is delivered as it happens (module breakpoints)
+        self.immediate = False  # True: every event is delivered as it happens (breakpoints)
         self._thread: int | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -419,10 +419,10 @@ class Trace:
                 self._wrap_user_hooks(module, path)
             call = self._calls.get(path, 0)
             self._calls[path] = call + 1
-            if self.stats or self.immediate:
+            if self.immediate:
                 self._emit("forward_pre", path=path, call=call, inputs=summarize_all(args, self.stats))
             else:
-                self._record("forward_pre", path, call, capture_all(args), None)
+                self._record("forward_pre", path, call, capture_all(args, stats=self.stats), None)
             self._fstack.append((path, call, time.perf_counter_ns(), current_sequence_nr()))
         except Exception as exc:  # noqa: BLE001 - the tracer never breaks training
             self._emit_error(exc, where="forward_pre hook")
@@ -434,13 +434,14 @@ class Trace:
                 return
             _, call, t0, start_seq = self._fstack.pop()
             dur = time.perf_counter_ns() - t0
-            if self.stats or self.immediate:
+            if self.immediate:
                 outputs = summarize_all(output, self.stats)
                 self._emit("forward", path=path, call=call, outputs=outputs, dur_ns=dur)
-                if self.stats:
-                    self._check_finite(outputs, path, "forward output")
             else:
-                self._record("forward", path, call, capture_all(output), dur)
+                outputs = capture_all(output, stats=self.stats)
+                self._record("forward", path, call, outputs, dur)
+            if self.stats:
+                self._check_finite(outputs, path, "forward output")
             if not self._fstack:  # a top-level call: its graph is where tensor hooks will fire
                 self._roots_of_step = [weakref.ref(o.grad_fn) for o in flatten_values(output)
                                        if isinstance(o, engine.Tensor) and o.grad_fn is not None]
@@ -465,11 +466,11 @@ class Trace:
             self._bcalls[path] = call + 1
             if self._roots_of_step:
                 self._wrap_tensor_hooks()
-            if self.stats or self.immediate:
+            if self.immediate:
                 self._emit("backward_pre", path=path, call=call,
                            grad_outputs=summarize_all(grad_output, self.stats, tid=False))
             else:
-                self._record("backward_pre", path, call, capture_all(grad_output, tid=False), None)
+                self._record("backward_pre", path, call, capture_all(grad_output, tid=False, stats=self.stats), None)
             self._bstart.setdefault(path, []).append(time.perf_counter_ns())
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="backward_pre hook")
@@ -483,28 +484,34 @@ class Trace:
             starts = self._bstart.get(path)
             dur = time.perf_counter_ns() - starts.pop() if starts else 0
             call = max(self._bcalls.get(path, 1) - 1, 0)
-            if self.stats or self.immediate:
+            if self.immediate:
                 grads = summarize_all(grad_input, self.stats, tid=False)
                 self._emit("backward", path=path, call=call, grad_inputs=grads, dur_ns=dur)
-                if self.stats:
-                    self._check_finite(grads, path, "gradient")
             else:
-                self._record("backward", path, call, capture_all(grad_input, tid=False), dur)
+                grads = capture_all(grad_input, tid=False, stats=self.stats)
+                self._record("backward", path, call, grads, dur)
+            if self.stats:
+                self._check_finite(grads, path, "gradient")
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="backward hook")
 
     def _check_finite(self, summaries: list, path: str, what: str) -> None:
         """The first NaN/Inf of each kind (forward output, gradient) becomes an error event
-        naming the module where it appeared (inner modules report first)."""
+        naming the module where it appeared (inner modules report first). ``summaries`` are
+        summary dicts or ``capture_all`` tuples."""
         if what in self._reported_nonfinite:
             return
         for s in summaries:
-            if s is not None and (s.get("nan") or s.get("inf")):
+            if type(s) is tuple:
+                shape, stats = list(s[0]), s[3]
+            else:
+                shape, stats = (s["shape"], s) if s is not None else (None, None)
+            if stats is not None and (stats.get("nan") or stats.get("inf")):
                 self._reported_nonfinite.add(what)
                 self._errors += 1
                 self._emit("error", etype="NonFiniteValue", where=what, module=path, traceback="",
                            message=f"first NaN/Inf in a {what} of module {path!r}: "
-                                   f"{s['nan']} NaN, {s['inf']} Inf in a tensor of shape {s['shape']}")
+                                   f"{stats['nan']} NaN, {stats['inf']} Inf in a tensor of shape {shape}")
                 return
 
     # --- user hooks ---------------------------------------------------------------------------

@@ -130,6 +130,7 @@ def test_breakpoint_on_nan_and_on_grad_norm():
     c = Controller()
     send(c, cmd="break", nan=True)
     tr, thread, _ = training_thread(c, steps=3, nan_at=1)
+    assert tr.immediate  # the pause must come at the module where the NaN appears
     status = wait_status(tr, "paused")
     assert status["reason"].startswith("breakpoint: first NaN/Inf") and status["step"] == 1
     send(c, cmd="stop")

@@ -410,3 +410,32 @@ def test_an_inference_loop_without_steps_still_delivers_as_it_goes():
     assert len(sink.events) == 2 + 1600 + 1  # session, model, ..., end
     assert delivered_before_exit >= 2 + 1600 - 512
     assert [e["seq"] for e in sink.events] == list(range(len(sink.events)))
+
+
+@pytest.mark.parametrize("stats", [False, True])
+def test_deferred_and_immediate_delivery_give_the_same_events(stats):
+    def events(immediate):
+        model = nested_model(engine)
+        opt = engine.optim.SGD(model.parameters(), lr=0.1)
+        tr = modscope.trace(model, stats=stats)
+        tr.immediate = immediate
+        with tr:
+            for _ in range(2):
+                engine.manual_seed(3)
+                model(engine.randn(3, 4, requires_grad=True)).sum().backward()
+                opt.step()
+        drop = {"t", "dur_ns", "started", "pid", "argv"}
+        # (a graph event is built at once either way; its node sequence numbers are per process)
+        out = [{k: v for k, v in e.items() if k not in drop} if e["kind"] != "graph" else {"kind": "graph"}
+               for e in tr.events]
+        tids: dict[int, int] = {}  # tensor ids count per process: number them by first use
+        for e in out:
+            for key in ("inputs", "outputs"):
+                for summary in e.get(key, []):
+                    if summary and "tid" in summary:
+                        summary["tid"] = tids.setdefault(summary["tid"], len(tids))
+        return out
+
+    deferred, immediate = events(False), events(True)
+    assert deferred == immediate
+    assert any(e["kind"] == "forward" for e in deferred)
