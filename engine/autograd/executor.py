@@ -156,6 +156,11 @@ def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
             if type(node)._materialize_in_engine:
                 grads = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)]
         outs = node._fn(*grads)
+        if node._array_hooks:  # a module's backward hooks: on arrays, wrapped only for its hooks
+            for hook in node._array_hooks:
+                res = hook(outs, grads)
+                if res is not None:
+                    outs = res
         if node._post_hooks:
             outs = _call_post_hooks(node, outs, grads, Tensor)
         if not retain_graph:

@@ -23,7 +23,6 @@ Edge = tuple["Node | None", int]
 
 # Monotonic creation counter: the executor runs ready nodes newest-first, as torch's does.
 _sequence = itertools.count()
-_internal_hook_ids = itertools.count(-1, -1)  # never a RemovableHandle id (those are >= 0)
 _last_sequence_nr = [-1]  # mirrors the counter so it can be read without consuming a number
 
 
@@ -78,6 +77,12 @@ class Node:
         self._retains_grad_hooks: dict[int, Callable] | None = None
         self._metadata: dict | None = None
 
+    # Hooks the engine itself runs on raw arrays, before the post hooks: ``hook(grad_inputs,
+    # grad_outputs) -> arrays | None``. Only a module's BackwardHook identity nodes have them (a
+    # slot of their class); registering them creates no RemovableHandle, so ``next_id`` counts
+    # only hooks someone can remove.
+    _array_hooks: list | None = None
+
     def name(self) -> str:
         """The node's op name, e.g. ``'MulBackward0'``."""
         return type(self).__name__
@@ -101,14 +106,6 @@ class Node:
         handle = RemovableHandle(self._post_hooks)
         self._post_hooks[handle.id] = fn
         return handle
-
-    def _add_internal_post_hook(self, fn: Callable) -> None:
-        """A post hook the engine itself adds for the life of this node (module backward hooks):
-        no ``RemovableHandle``, so ``RemovableHandle.next_id`` counts only hooks someone can remove
-        and a tool can tell from it whether any hook was registered since it last looked."""
-        if self._post_hooks is None:
-            self._post_hooks = OrderedDict()
-        self._post_hooks[next(_internal_hook_ids)] = fn
 
     def register_prehook(self, fn: Callable) -> RemovableHandle:
         """``fn(grad_outputs) -> tuple | None`` runs before this node; a tuple it returns

@@ -130,6 +130,7 @@ def _identity(tensors: list, keep_inplace: bool) -> tuple:
         return tuple([np.zeros(*m) if g is None else g for g, m in zip(grads, meta)])
 
     node = _identity_node_class()(pass_through, tuple([_edge(t) for t in tensors]), meta)
+    node._array_hooks = []  # the module's BackwardHook, on raw arrays (see the executor)
     wrap = _Tensor._wrap
     outs = []
     for nr, t in enumerate(tensors):
@@ -163,7 +164,7 @@ def _identity_node_class() -> Any:
         from ..autograd.graph import Node
 
         _identity_cls = type("BackwardHookFunctionBackward", (Node,),
-                             {"__slots__": (), "_materialize_in_engine": False})
+                             {"__slots__": ("_array_hooks",), "_materialize_in_engine": False})
     return _identity_cls
 
 
@@ -209,12 +210,12 @@ class BackwardHook:
         return tuple(values[idx] for idx in indices)
 
     def _set_user_hook(self, grad_fn: Any) -> None:
-        def hook(grad_input: tuple, _: tuple) -> tuple | None:
+        def hook(grad_input: tuple, _: list) -> tuple | None:
             if self.grad_outputs is None:
                 # The gradient reached the inputs without passing through the outputs (e.g. a
                 # second backward through the inputs only): torch skips the hooks then.
                 return None
-            res = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
+            res = self._pack_with_none(self.input_tensors_index, _wrap_all(grad_input), self.n_inputs)
             for user_hook in self.user_hooks:
                 out = user_hook(self.module, res, self.grad_outputs)
                 if out is None:
@@ -226,9 +227,9 @@ class BackwardHook:
                     )
                 res = out
             self.grad_outputs = None
-            return self._unpack_none(self.input_tensors_index, res)
+            return _unwrap_all(self._unpack_none(self.input_tensors_index, res))
 
-        grad_fn._add_internal_post_hook(hook)
+        grad_fn._array_hooks.append(hook)
 
     def _apply_on_tensors(self, fn: Any, args: tuple) -> tuple[tuple, list[int] | None]:
         """Route the tensors of ``args`` through ``BackwardHookFunction`` and hand its node to
@@ -267,7 +268,7 @@ class BackwardHook:
     def setup_output_hook(self, args: Any) -> Any:
         """Wrap the module's output (a tensor or a tuple); call after the forward hooks."""
         def fn(grad_fn: Any) -> None:
-            grad_fn._add_internal_post_hook(self._output_hook)
+            grad_fn._array_hooks.append(self._output_hook)
 
         is_tuple = isinstance(args, tuple)
         res, output_idx = self._apply_on_tensors(fn, args if is_tuple else (args,))
@@ -275,8 +276,9 @@ class BackwardHook:
         self.output_tensors_index = output_idx
         return res if is_tuple else res[0]
 
-    def _output_hook(self, _: tuple, grad_output: tuple) -> tuple | None:
-        self.grad_outputs = self._pack_with_none(self.output_tensors_index, grad_output, self.n_outputs)
+    def _output_hook(self, _: tuple, grad_output: list) -> tuple | None:
+        self.grad_outputs = self._pack_with_none(self.output_tensors_index, _wrap_all(grad_output),
+                                                 self.n_outputs)
         if self.user_pre_hooks:
             expected_len = len(self.grad_outputs)
             for user_pre_hook in self.user_pre_hooks:
@@ -302,4 +304,14 @@ class BackwardHook:
             self.grad_outputs = None
         if local_grad_outputs is None:
             return None
-        return tuple(local_grad_outputs[i] for i in self.output_tensors_index)
+        return _unwrap_all([local_grad_outputs[i] for i in self.output_tensors_index])
+
+
+def _wrap_all(arrays: Any) -> tuple:
+    """Gradients as the hooks see them: Tensors (``None`` where no gradient arrived)."""
+    wrap = _Tensor._wrap
+    return tuple([None if a is None else wrap(a) for a in arrays])
+
+
+def _unwrap_all(tensors: Any) -> tuple:
+    return tuple([None if t is None else t._data for t in tensors])
