@@ -162,7 +162,7 @@ _EMPTY_STATS = {"mean": None, "std": None, "min": None, "max": None, "absmax": N
 def _finite_stats(values: np.ndarray, total: float, size: int, nan: int, inf: int) -> dict[str, Any]:
     n = values.size
     mean = total / n
-    lo, hi = float(values.min()), float(values.max())
+    lo, hi = float(np.minimum.reduce(values)), float(np.maximum.reduce(values))  # no Python wrapper
     # The spread from one BLAS pass (E[x^2] - mean^2) when the mean does not dominate it: the
     # float32 dot's rounding, relative to the variance, is then below 1e-5. Otherwise (and for
     # values so small that float32 squares underflow) it is taken about the mean, in float64.
