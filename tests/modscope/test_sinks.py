@@ -4,6 +4,7 @@ and the socket sink's encoding on its sender thread."""
 from __future__ import annotations
 
 import json
+import socket
 import time
 
 import pytest
@@ -97,3 +98,14 @@ def test_child_style_tee_of_socket_and_background_file(tmp_path, suffix):
     tr = train(tee)
     tr.close()
     assert viewer.lines()[1:] == tr.events == load_trace(path).events
+
+
+def test_socket_sink_counts_what_it_cannot_send_once_the_viewer_is_gone(tmp_path):
+    viewer = FakeViewer(tmp_path)
+    sink = modscope.SocketSink(viewer.address, token="t")
+    sink._sock.shutdown(socket.SHUT_WR)  # the connection breaks under the sink
+    viewer.lines()  # the viewer has hung up too
+    for i in range(50):
+        sink.write({"seq": i})  # never raises into the training loop
+    sink.close()
+    assert not sink.connected and sink.dropped == 50
