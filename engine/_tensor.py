@@ -935,4 +935,4 @@ def _legacy_name(npdt: np.dtype) -> str:
 
 
 _core._Tensor = Tensor
-_hooks._Tensor, _hooks._grad_mode = Tensor, grad_mode
+_hooks._Tensor, _hooks._grad_mode, _hooks._edge = Tensor, grad_mode, _core.edge

@@ -314,16 +314,13 @@ class BackgroundSink(_Courier):
 
 def _encode(events: list[dict[str, Any]]) -> tuple[bytes, int, int]:
     """JSON lines for ``events``: (bytes, events encoded, events that JSON cannot carry)."""
-    try:
-        return b"".join([dumps_bytes(event) + b"\n" for event in events]), len(events), 0
-    except (TypeError, ValueError):
-        lines = []
-        for event in events:
-            try:
-                lines.append(dumps_bytes(event) + b"\n")
-            except (TypeError, ValueError):
-                pass
-        return b"".join(lines), len(lines), len(events) - len(lines)
+    lines = []
+    for event in events:
+        try:
+            lines.append(dumps_bytes(event) + b"\n")
+        except (TypeError, ValueError):
+            pass
+    return b"".join(lines), len(lines), len(events) - len(lines)
 
 
 class TeeSink:

@@ -60,15 +60,7 @@ def _dtype_name(dtype: np.dtype) -> str:
 def summarize(x: Any, stats: bool = False, tid: bool = True) -> dict[str, Any] | None:
     """The event summary of ``x``; ``None`` when ``x`` is not a tensor. ``tid=False`` for
     gradients: data flow follows the forward tensors only."""
-    if not isinstance(x, Tensor):
-        return None
-    arr = x._data
-    out: dict[str, Any] = {"shape": list(arr.shape), "dtype": _dtype_name(arr.dtype)}
-    if tid:
-        out["tid"] = tensor_id(x)
-    if stats:
-        out.update(_forward_stats(x) if tid else _gradient_stats(arr))
-    return out
+    return expand([_capture(x, tid, stats)])[0] if isinstance(x, Tensor) else None
 
 
 _grad_stats_of: dict[int, tuple[np.ndarray, dict[str, Any]]] = {}
@@ -190,13 +182,14 @@ def flatten_values(value: Any) -> list[Any]:
 
 
 def summarize_all(value: Any, stats: bool, tid: bool = True) -> list[dict[str, Any] | None]:
-    return [summarize(v, stats, tid) for v in flatten_values(value)]
+    """The summaries of every leaf of ``value`` (``flatten_values`` order)."""
+    return expand(capture_all(value, tid, stats))
 
 
-# --- deferred summaries ------------------------------------------------------------------------
-# Without stats a summary needs only metadata, which never changes: the tracer captures it in a
-# tuple when the hook fires and builds the dicts in one batch at the end of the step, out of the
-# training loop's way (see ``Trace._record``).
+# --- captured summaries ------------------------------------------------------------------------
+# What a summary needs is taken when the hook fires (metadata, which never changes, and the
+# statistics, which would): a tuple. The tracer makes the dicts in one batch at the end of the
+# step, out of the training loop's way (see ``Trace._record``).
 
 Captured = tuple[tuple[int, ...], np.dtype, int | None, dict[str, Any] | None] | None
 

@@ -36,7 +36,7 @@ from .graph.attribution import label_call
 from .graph_capture import graph_event_fields, walk
 from .param_stats import StatsPlan
 from .sinks import MemorySink, Sink, write_batch
-from .summaries import capture_all, expand, flatten_values, forget_arrays, forget_gradients, summarize_all
+from .summaries import capture_all, expand, flatten_values, forget_arrays, forget_gradients
 
 DEFAULT_MEMORY_WITH_SINK = 10_000
 _PENDING_LIMIT = 512  # recorded module events delivered at the latest after this many (a step without an optimizer)
@@ -95,7 +95,6 @@ class Trace:
         self._errors = 0
         self._observing = False
         self._roots_of_step: list[weakref.ref] = []
-        self._scanned: dict[int, tuple] = {}
         # RemovableHandle.next_id when a module's hooks (or the graph's tensor hooks) were last
         # wrapped: unchanged means nobody registered a hook since, so there is nothing to wrap.
         self._hooks_seen: dict[int, int] = {}
@@ -136,7 +135,6 @@ class Trace:
             if key in hooks and isinstance(hooks[key], _UserHook):
                 hooks[key] = original
         self._wrapped.clear()
-        self._scanned.clear()
         self._deliver_pending()
         dropped = sum(s.dropped for s in self._sinks[1:]) + self._memory.dropped
         self._emit("end", status="error" if self._errors else "ok", dropped=dropped)
@@ -163,8 +161,8 @@ class Trace:
     @property
     def events(self) -> list[dict[str, Any]]:
         """The events kept in memory, in order (bounded by ``max_events``). Read from another
-        thread while the traced one runs, it holds what was delivered so far (module events
-        without stats are delivered at each step's end)."""
+        thread while the traced one runs, it holds what was delivered so far (module events are
+        delivered at each step's end)."""
         if threading.get_ident() == self._thread:
             self._deliver_pending()
         return self._memory.events
@@ -254,15 +252,16 @@ class Trace:
             self._push(event)
 
     def _record(self, kind: str, path: str, call: int, captured: list, dur: int | None) -> None:
-        """A module event without stats, recorded as a tuple: the dict is built at the step's end
-        (``_deliver_pending``), in one batch with the step's other events. Building dicts in the
-        hooks costs several times more, because the training step between two hooks has pushed
-        the tracer's code and data out of the CPU caches. Sequence numbers and times are taken
-        now, so nothing changes for readers but the moment of delivery."""
+        """A module event, recorded as a tuple: the dict is built at the step's end
+        (``_deliver_pending``), in one batch with the step's other events, or at once when
+        ``immediate``. Building dicts in the hooks costs several times more, because the
+        training step between two hooks has pushed the tracer's code and data out of the CPU
+        caches. Sequence numbers, times and statistics are taken now, so nothing changes for
+        readers but the moment of delivery."""
         seq = self._seq
         self._seq = seq + 1
         self._pending.append((kind, seq, time.monotonic_ns(), self._step, path, call, captured, dur))
-        if len(self._pending) >= _PENDING_LIMIT:
+        if self.immediate or len(self._pending) >= _PENDING_LIMIT:
             self._deliver_pending()
 
     def _deliver_pending(self) -> None:
@@ -419,10 +418,7 @@ class Trace:
                 self._wrap_user_hooks(module, path)
             call = self._calls.get(path, 0)
             self._calls[path] = call + 1
-            if self.immediate:
-                self._emit("forward_pre", path=path, call=call, inputs=summarize_all(args, self.stats))
-            else:
-                self._record("forward_pre", path, call, capture_all(args, stats=self.stats), None)
+            self._record("forward_pre", path, call, capture_all(args, stats=self.stats), None)
             self._fstack.append((path, call, time.perf_counter_ns(), current_sequence_nr()))
         except Exception as exc:  # noqa: BLE001 - the tracer never breaks training
             self._emit_error(exc, where="forward_pre hook")
@@ -434,12 +430,8 @@ class Trace:
                 return
             _, call, t0, start_seq = self._fstack.pop()
             dur = time.perf_counter_ns() - t0
-            if self.immediate:
-                outputs = summarize_all(output, self.stats)
-                self._emit("forward", path=path, call=call, outputs=outputs, dur_ns=dur)
-            else:
-                outputs = capture_all(output, stats=self.stats)
-                self._record("forward", path, call, outputs, dur)
+            outputs = capture_all(output, stats=self.stats)
+            self._record("forward", path, call, outputs, dur)
             if self.stats:
                 self._check_finite(outputs, path, "forward output")
             if not self._fstack:  # a top-level call: its graph is where tensor hooks will fire
@@ -466,11 +458,7 @@ class Trace:
             self._bcalls[path] = call + 1
             if self._roots_of_step:
                 self._wrap_tensor_hooks()
-            if self.immediate:
-                self._emit("backward_pre", path=path, call=call,
-                           grad_outputs=summarize_all(grad_output, self.stats, tid=False))
-            else:
-                self._record("backward_pre", path, call, capture_all(grad_output, tid=False, stats=self.stats), None)
+            self._record("backward_pre", path, call, capture_all(grad_output, tid=False, stats=self.stats), None)
             self._bstart.setdefault(path, []).append(time.perf_counter_ns())
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="backward_pre hook")
@@ -484,34 +472,27 @@ class Trace:
             starts = self._bstart.get(path)
             dur = time.perf_counter_ns() - starts.pop() if starts else 0
             call = max(self._bcalls.get(path, 1) - 1, 0)
-            if self.immediate:
-                grads = summarize_all(grad_input, self.stats, tid=False)
-                self._emit("backward", path=path, call=call, grad_inputs=grads, dur_ns=dur)
-            else:
-                grads = capture_all(grad_input, tid=False, stats=self.stats)
-                self._record("backward", path, call, grads, dur)
+            grads = capture_all(grad_input, tid=False, stats=self.stats)
+            self._record("backward", path, call, grads, dur)
             if self.stats:
                 self._check_finite(grads, path, "gradient")
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="backward hook")
 
-    def _check_finite(self, summaries: list, path: str, what: str) -> None:
+    def _check_finite(self, captured: list, path: str, what: str) -> None:
         """The first NaN/Inf of each kind (forward output, gradient) becomes an error event
-        naming the module where it appeared (inner modules report first). ``summaries`` are
-        summary dicts or ``capture_all`` tuples."""
+        naming the module where it appeared (inner modules report first). ``captured``: the
+        ``capture_all`` tuples of the values, with statistics."""
         if what in self._reported_nonfinite:
             return
-        for s in summaries:
-            if type(s) is tuple:
-                shape, stats = list(s[0]), s[3]
-            else:
-                shape, stats = (s["shape"], s) if s is not None else (None, None)
-            if stats is not None and (stats.get("nan") or stats.get("inf")):
+        for c in captured:
+            stats = c[3] if c is not None else None
+            if stats is not None and (stats["nan"] or stats["inf"]):
                 self._reported_nonfinite.add(what)
                 self._errors += 1
                 self._emit("error", etype="NonFiniteValue", where=what, module=path, traceback="",
                            message=f"first NaN/Inf in a {what} of module {path!r}: "
-                                   f"{stats['nan']} NaN, {stats['inf']} Inf in a tensor of shape {shape}")
+                                   f"{stats['nan']} NaN, {stats['inf']} Inf in a tensor of shape {list(c[0])}")
                 return
 
     # --- user hooks ---------------------------------------------------------------------------
@@ -555,16 +536,11 @@ class Trace:
             self._wrap_dict(hooks, kind, "*")
 
     def _wrap_dict(self, hooks: dict, kind: str, target: str) -> None:
-        # Hook ids only grow, so (size, last id) unchanged means nothing was added since last time.
-        mark = (len(hooks), next(reversed(hooks)) if hooks else None)
-        if self._scanned.get(id(hooks)) == mark:
-            return
         for key, fn in list(hooks.items()):
             if isinstance(fn, _UserHook) or _unwrap_bound(fn) in _OUR_HOOKS:
                 continue
             hooks[key] = _UserHook(fn, self, kind, target)
             self._wrapped.append((hooks, key, fn))
-        self._scanned[id(hooks)] = mark
 
     # --- optimizer ----------------------------------------------------------------------------
 
@@ -647,6 +623,7 @@ class Trace:
                     seen.add(id(t))
                     out[f"{path}.{name}" if path else name] = t
         return out
+
 
 class _UserHook:
     """A user's hook, timed: its firing becomes a ``hook`` event. Keeps the original's

@@ -12,6 +12,7 @@ import numpy as np
 # Set by engine._tensor once Tensor exists (import cycle: Tensor registers hooks through here).
 _Tensor: Any = None
 _grad_mode: Any = None
+_edge: Any = None  # engine._ops._core.edge
 
 
 class RemovableHandle:
@@ -142,15 +143,6 @@ def _identity(tensors: list, keep_inplace: bool) -> tuple:
                 out._custom_function_output = f"Output {nr} of BackwardHookFunction"
         outs.append(out)
     return tuple(outs)
-
-
-def _edge(t: Any) -> tuple:
-    """``_ops._core.edge``, repeated here to stay out of an import cycle."""
-    if not t._requires_grad:
-        return (None, 0)
-    if t.grad_fn is not None:
-        return (t.grad_fn, t._output_nr)
-    return (t._grad_accumulator(), 0)
 
 
 _identity_cls: Any = None
