@@ -62,9 +62,9 @@ class StatsPlan:
 
     @property
     def rows(self) -> np.ndarray:
-        """Five float32 rows over the small tensors' elements (values, gradients, values squared,
-        gradients squared, updates squared): a few whole-buffer NumPy calls fill them and one
-        ``reduceat`` sums them all (pairwise, as NumPy sums every float reduction)."""
+        """Five float32 rows over the small tensors' elements (gradients, values, gradients
+        squared, values squared, updates squared): a few whole-buffer NumPy calls fill them and
+        one ``reduceat`` sums the last four (pairwise, as NumPy sums every float reduction)."""
         if self._rows is None:
             self._rows = np.zeros((5, self.total), np.float32)
         return self._rows
@@ -75,8 +75,8 @@ class StatsPlan:
 
     def snapshot(self) -> None:
         """Remember the current values, so that ``stats`` can measure the update."""
-        if self.small:
-            np.concatenate([t._data.reshape(-1) for t in self.small_tensors], out=self.old)
+        if self.small:  # axis=None flattens: no reshape call per tensor
+            np.concatenate([t._data for t in self.small_tensors], axis=None, out=self.old)
         for i in self.large:
             data = self.tensors[i]._data
             old = self.large_old.get(i)
@@ -104,22 +104,24 @@ class StatsPlan:
         rows, starts, sizes, tensors = self.rows, self.starts, self.sizes, self.small_tensors
         grads = [t._grad for t in tensors]
         stand_in = self._stand_ins(grads)
-        # values and gradients in one copy (rows 0 and 1 are contiguous), then their squares
-        np.concatenate([t._data.reshape(-1) for t in tensors] + (
-            [g._data.reshape(-1) for g in grads] if stand_in is None else stand_in),
-            out=rows[:2].reshape(-1), casting="same_kind")
+        # gradients and values in one copy (rows 0 and 1 are contiguous), then their squares
+        np.concatenate(([g._data for g in grads] if stand_in is None else stand_in)
+                       + [t._data for t in tensors], axis=None, out=rows[:2].reshape(-1), casting="same_kind")
         np.multiply(rows[:2], rows[:2], out=rows[2:4])
         if update:
-            np.subtract(rows[0], self.old, out=rows[4])
+            np.subtract(rows[1], self.old, out=rows[4])
             np.multiply(rows[4], rows[4], out=rows[4])
-        sums, _, sq, grad_sq, update_sq = np.add.reduceat(rows, starts, axis=1).tolist()
+        sums = np.add.reduceat(rows[1:5] if update else rows[1:4], starts, axis=1).tolist()
+        sums, grad_sq, sq, update_sq = sums if update else (*sums, None)
+        if stand_in is None and math.isfinite(sum(sq) + sum(grad_sq) + (sum(update_sq) if update else 0.0)):
+            return _finite_records(paths, sizes, sums, sq, grad_sq, update_sq)
         records = []
         for k, path in enumerate(paths):
             n, sqk, g = sizes[k], sq[k], grads[k]
             mean = sums[k] / n
             nan = inf = 0
             if not math.isfinite(sqk):  # rare: count NaN/Inf only where there are some
-                nan, inf = _nonfinite(rows[0, starts[k]:starts[k] + n])
+                nan, inf = _nonfinite(rows[1, starts[k]:starts[k] + n])
             if g is None:
                 gsq = None
             else:
@@ -137,7 +139,7 @@ class StatsPlan:
             return None
         if self._zeros is None:
             self._zeros = [np.zeros(t._data.size, np.float32) for t in tensors]
-        return [g._data.reshape(-1) if g is not None and g._data.size == t._data.size else z
+        return [g._data if g is not None and g._data.size == t._data.size else z
                 for g, t, z in zip(grads, tensors, self._zeros, strict=True)]
 
 
@@ -159,6 +161,20 @@ def _record(path: str, sq: float, mean: float, std: float, grad_sq: float | None
             "grad_norm": finite_or_none(grad_sq ** 0.5) if grad_sq is not None else None,
             "update_ratio": finite_or_none(ratio) if ratio is not None else None,
             "mean": finite_or_none(mean), "std": finite_or_none(std), "nan": nan, "inf": inf}
+
+
+def _finite_records(paths: list[str], sizes: list[int], sums: list[float], sq: list[float],
+                    grad_sq: list[float], update_sq: list[float] | None) -> list[dict[str, Any]]:
+    """``_record`` for every tensor, when every sum is finite (no NaN/Inf anywhere, every tensor
+    with its gradient): no per-value checks, at the step's end every call counts."""
+    records = []
+    for k, path in enumerate(paths):
+        n, s = sizes[k], sq[k]
+        mean = sums[k] / n
+        records.append({"path": path, "norm": math.sqrt(s), "grad_norm": math.sqrt(grad_sq[k]),
+                        "update_ratio": math.sqrt(update_sq[k] / s) if update_sq is not None and s > 0 else None,
+                        "mean": mean, "std": math.sqrt(max(s / n - mean * mean, 0.0)), "nan": 0, "inf": 0})
+    return records
 
 
 def _single(path: str, p: Any, old: np.ndarray | None) -> dict[str, Any]:

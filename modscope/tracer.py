@@ -31,17 +31,16 @@ from engine.optim import optimizer as optimizer_mod
 from engine.utils.hooks import RemovableHandle, transparent_hook
 
 from . import __version__
+from .event_log import EventLog, as_event
 from .events import MODULE_EVENTS, SCHEMA_VERSION, finite_or_none
 from .graph.attribution import label_call
 from .graph_capture import graph_event_fields, walk
 from .param_stats import StatsPlan
-from .sinks import MemorySink, Sink, write_batch
-from .summaries import capture_all, expand, flatten_values, forget_arrays, forget_gradients
+from .sinks import Sink, write_batch
+from .summaries import capture_all, flatten_values, forget_arrays, forget_gradients
 
 DEFAULT_MEMORY_WITH_SINK = 10_000
 _PENDING_LIMIT = 512  # recorded module events delivered at the latest after this many (a step without an optimizer)
-_VALUES_FIELD = {"forward_pre": "inputs", "forward": "outputs", "backward_pre": "grad_outputs",
-                 "backward": "grad_inputs"}
 
 
 class Trace:
@@ -70,7 +69,7 @@ class Trace:
         self.exclude = _patterns(exclude)
         self._filtering = bool(self.include or self.exclude)
         memory_bound = max_events if max_events is not None or sink is None else DEFAULT_MEMORY_WITH_SINK
-        self._memory = MemorySink(memory_bound)
+        self._memory = EventLog(memory_bound)
         self._sinks: list[Sink] = [self._memory] + ([sink] if sink is not None else [])
         self._extra_sinks: list[Sink] = self._sinks[1:]  # the hot path never slices
         self._want_graph = graph
@@ -165,6 +164,7 @@ class Trace:
         delivered at each step's end)."""
         if threading.get_ident() == self._thread:
             self._deliver_pending()
+            self._memory.materialize()
         return self._memory.events
 
     @property
@@ -265,13 +265,18 @@ class Trace:
             self._deliver_pending()
 
     def _deliver_pending(self) -> None:
-        """Build the recorded events and deliver them, in order: memory and sinks take the batch
-        at once, then the observer sees each event (it may pause the program at any of them)."""
+        """Deliver the recorded events, in order. With only the in-memory log, the tuples go
+        there as they are (``EventLog`` builds the dicts when they are read); otherwise the
+        dicts are built now, memory and sinks take the batch at once, then the observer sees
+        each event (it may pause the program at any of them)."""
         pending, self._pending = self._pending, []
         if not pending:
             return
-        events = [item if type(item) is dict else _module_event(*item) for item in pending]
-        self._events_in_step += len(events)
+        self._events_in_step += len(pending)
+        if not self._extra_sinks and self.observer is None:
+            self._memory.write_records(pending)  # dicts when read (see EventLog)
+            return
+        events = [as_event(item) for item in pending]
         self._memory.write_many(events)
         for sink in list(self._extra_sinks):
             try:
@@ -648,16 +653,6 @@ class _UserHook:
         self.tracer._emit("hook", qualname=self.__qualname__, target=target, hook_kind=self.kind,
                           replaced=result is not None, dur_ns=time.perf_counter_ns() - t0)
         return result
-
-
-def _module_event(kind: str, seq: int, t: int, step: int, path: str, call: int, captured: list,
-                  dur: int | None) -> dict[str, Any]:
-    """The event dict of a tuple made by ``Trace._record``."""
-    event = {"v": SCHEMA_VERSION, "kind": kind, "seq": seq, "t": t, "step": step, "path": path, "call": call,
-             _VALUES_FIELD[kind]: expand(captured)}
-    if dur is not None:
-        event["dur_ns"] = dur
-    return event
 
 
 def _unwrap_bound(fn: Any) -> Any:

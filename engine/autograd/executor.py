@@ -143,7 +143,8 @@ def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
             _accumulate(node, grads[0], captures, captured, Tensor)
             continue
         if node is not root:
-            grads = _call_pre_hooks(node, grads, Tensor)
+            if node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks:
+                grads = _call_pre_hooks(node, grads, Tensor)
             if captures is not None and node in captures:
                 for nr, i in captures[node]:
                     captured[i] = grads[nr]

@@ -113,8 +113,15 @@ def transparent_hook(f: Any) -> Any:
     return f
 
 
-def _all_transparent(hooks: list) -> bool:
-    return bool(hooks) and all(getattr(h, "_engine_transparent_hook", False) for h in hooks)
+def _all_transparent(*hook_lists: list) -> bool:
+    """Some hook in ``hook_lists``, and every one transparent (plain loops: runs per module call)."""
+    found = False
+    for hooks in hook_lists:
+        for h in hooks:
+            if not getattr(h, "_engine_transparent_hook", False):
+                return False
+            found = True
+    return found
 
 
 def _identity(tensors: list, keep_inplace: bool) -> tuple:
@@ -188,10 +195,12 @@ class BackwardHook:
         self.output_tensors_index: list[int] | None = None
         self.n_inputs = -1
         self.input_tensors_index: list[int] | None = None
-        self.transparent = _all_transparent(list(user_hooks) + list(user_pre_hooks))
+        self.transparent = _all_transparent(user_hooks, user_pre_hooks)
 
     @staticmethod
     def _pack_with_none(indices: list[int], values: tuple, size: int) -> tuple:
+        if len(indices) == size:  # every position is a tensor (the usual case): nothing to pad
+            return values
         res: list = [None] * size
         for idx, val in zip(indices, values, strict=True):
             res[idx] = val
@@ -199,7 +208,9 @@ class BackwardHook:
 
     @staticmethod
     def _unpack_none(indices: list[int], values: tuple) -> tuple:
-        return tuple(values[idx] for idx in indices)
+        if len(indices) == len(values):
+            return values
+        return tuple([values[idx] for idx in indices])
 
     def _set_user_hook(self, grad_fn: Any) -> None:
         def hook(grad_input: tuple, _: list) -> tuple | None:
@@ -230,8 +241,11 @@ class BackwardHook:
         if not _grad_mode._state.enabled:
             return args, None
         Tensor = _Tensor
-        tensors_idx = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
-        tensors = [args[i] for i in tensors_idx]
+        if len(args) == 1 and isinstance(args[0], Tensor):  # the usual case, without the scans
+            tensors_idx, tensors = [0], [args[0]]
+        else:
+            tensors_idx = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
+            tensors = [args[i] for i in tensors_idx]
         for t in tensors:
             if t._requires_grad:
                 break
@@ -296,7 +310,7 @@ class BackwardHook:
             self.grad_outputs = None
         if local_grad_outputs is None:
             return None
-        return _unwrap_all([local_grad_outputs[i] for i in self.output_tensors_index])
+        return _unwrap_all(self._unpack_none(self.output_tensors_index, local_grad_outputs))
 
 
 def _wrap_all(arrays: Any) -> tuple:

@@ -645,84 +645,84 @@ class Module:
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` between the hooks, in torch 2.x's order: forward pre-hooks (global,
         then own), backward-hook wiring of the inputs, forward, forward hooks (global, then own),
-        backward-hook wiring of the outputs, non-full backward hooks."""
+        backward-hook wiring of the outputs, non-full backward hooks. If anything raises, the
+        ``always_call`` forward hooks that did not run yet run before the error propagates.
+
+        One function with local variables: this runs for every call of a hooked module (a
+        tracer hooks them all), so it avoids helper calls and per-call containers."""
         forward_call = self.forward
         if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks
                 or self._forward_pre_hooks or _global_backward_pre_hooks or _global_backward_hooks
                 or _global_forward_hooks or _global_forward_pre_hooks):
             return forward_call(*args, **kwargs)
 
-        state: dict[str, Any] = {"args": args, "kwargs": kwargs, "result": None}
+        result = None
         called_always: set[int] = set()
         try:
-            return self._run_with_hooks(forward_call, state, called_always)
+            full_backward_hooks: list[Callable] = []
+            non_full_backward_hooks: list[Callable] = []
+            backward_pre_hooks: list[Callable] = []
+            if self._backward_pre_hooks or _global_backward_pre_hooks:
+                backward_pre_hooks = self._get_backward_pre_hooks()
+            if self._backward_hooks or _global_backward_hooks:
+                full_backward_hooks, non_full_backward_hooks = self._get_backward_hooks()
+
+            if _global_forward_pre_hooks or self._forward_pre_hooks:
+                with_kwargs = self._forward_pre_hooks_with_kwargs
+                for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
+                    if hook_id in with_kwargs:
+                        out = hook(self, args, kwargs)
+                        if out is not None:
+                            if isinstance(out, tuple) and len(out) == 2:
+                                args, kwargs = out
+                            else:
+                                raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                                   f"(new_args, new_kwargs), but got {out}.")
+                    else:
+                        out = hook(self, args)
+                        if out is not None:
+                            args = out if isinstance(out, tuple) else (out,)
+
+            bw_hook = None
+            if full_backward_hooks or backward_pre_hooks:
+                bw_hook = BackwardHook(self, full_backward_hooks, backward_pre_hooks)
+                args = bw_hook.setup_input_hook(args)
+
+            result = forward_call(*args, **kwargs)
+
+            if _global_forward_hooks or self._forward_hooks:
+                always, with_kwargs = self._forward_hooks_always_called, self._forward_hooks_with_kwargs
+                for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                    if hook_id in always or hook_id in _global_forward_hooks_always_called:
+                        called_always.add(hook_id)
+                    if hook_id in with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
+                        out = hook(self, args, kwargs, result)
+                    else:
+                        out = hook(self, args, result)
+                    if out is not None:
+                        result = out
+
+            if bw_hook:
+                if not isinstance(result, Tensor | tuple):
+                    warnings.warn("For backward hooks to be called, module output should be a Tensor or a "
+                                  f"tuple of Tensors but received {type(result)}", stacklevel=2)
+                result = bw_hook.setup_output_hook(result)
+            if non_full_backward_hooks:
+                self._attach_non_full_backward_hooks(non_full_backward_hooks, args, result)
+            return result
         except Exception:
-            self._run_always_called_hooks(state, called_always)
+            self._run_always_called_hooks(args, kwargs, result, called_always)
             raise
 
-    def _run_with_hooks(self, forward_call: Callable, state: dict, called_always: set[int]) -> Any:
-        full_backward_hooks: list[Callable] = []
-        non_full_backward_hooks: list[Callable] = []
-        backward_pre_hooks: list[Callable] = []
-        if self._backward_pre_hooks or _global_backward_pre_hooks:
-            backward_pre_hooks = self._get_backward_pre_hooks()
-        if self._backward_hooks or _global_backward_hooks:
-            full_backward_hooks, non_full_backward_hooks = self._get_backward_hooks()
-
-        self._run_forward_pre_hooks(state)
-        bw_hook = None
-        if full_backward_hooks or backward_pre_hooks:
-            bw_hook = BackwardHook(self, full_backward_hooks, backward_pre_hooks)
-            state["args"] = bw_hook.setup_input_hook(state["args"])
-
-        state["result"] = forward_call(*state["args"], **state["kwargs"])
-        self._run_forward_hooks(state, called_always)
-
-        result = state["result"]
-        if bw_hook:
-            if not isinstance(result, Tensor | tuple):
-                warnings.warn("For backward hooks to be called, module output should be a Tensor or a "
-                              f"tuple of Tensors but received {type(result)}", stacklevel=3)
-            result = state["result"] = bw_hook.setup_output_hook(result)
-        if non_full_backward_hooks:
-            self._attach_non_full_backward_hooks(non_full_backward_hooks, state["args"], result)
-        return result
-
-    def _run_forward_pre_hooks(self, state: dict) -> None:
-        for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
-            if hook_id in self._forward_pre_hooks_with_kwargs:
-                out = hook(self, state["args"], state["kwargs"])
-                if out is not None:
-                    if isinstance(out, tuple) and len(out) == 2:
-                        state["args"], state["kwargs"] = out
-                    else:
-                        raise RuntimeError("forward pre-hook must return None or a tuple of "
-                                           f"(new_args, new_kwargs), but got {out}.")
-            else:
-                out = hook(self, state["args"])
-                if out is not None:
-                    state["args"] = out if isinstance(out, tuple) else (out,)
-
-    def _run_forward_hooks(self, state: dict, called_always: set[int]) -> None:
-        for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
-            if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
-                called_always.add(hook_id)
-            if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
-                out = hook(self, state["args"], state["kwargs"], state["result"])
-            else:
-                out = hook(self, state["args"], state["result"])
-            if out is not None:
-                state["result"] = out
-
-    def _run_always_called_hooks(self, state: dict, called_always: set[int]) -> None:
+    def _run_always_called_hooks(self, args: tuple, kwargs: dict, result: Any, called_always: set[int]) -> None:
         """After forward raised: run the ``always_call`` forward hooks that did not run yet.
         Their own errors are turned into warnings (the forward's error is the one raised)."""
         for hook_id, hook in _global_forward_hooks.items():
             if hook_id in _global_forward_hooks_always_called and hook_id not in called_always:
                 try:
-                    out = hook(self, state["args"], state["result"])
+                    out = hook(self, args, result)
                     if out is not None:
-                        state["result"] = out
+                        result = out
                 except Exception as e:
                     warnings.warn("global module forward hook with ``always_call=True`` raised an "
                                   f"exception that was silenced as another error was raised in forward: "
@@ -731,11 +731,11 @@ class Module:
             if hook_id in self._forward_hooks_always_called and hook_id not in called_always:
                 try:
                     if hook_id in self._forward_hooks_with_kwargs:
-                        out = hook(self, state["args"], state["kwargs"], state["result"])
+                        out = hook(self, args, kwargs, result)
                     else:
-                        out = hook(self, state["args"], state["result"])
+                        out = hook(self, args, result)
                     if out is not None:
-                        state["result"] = out
+                        result = out
                 except Exception as e:
                     warnings.warn("module forward hook with ``always_call=True`` raised an exception "
                                   f"that was silenced as another error was raised in forward: {e}",

@@ -1,0 +1,82 @@
+"""The trace's own in-memory events, with module events kept as recorded tuples until read.
+
+A hook records a module event as a tuple (``Trace._record``): building the event dict costs
+more than recording it, several times more inside a training step (see ``Trace._record``). A
+trace whose events only stay in memory keeps the tuples and builds the dicts when the events
+are read, which for most traces is once, after the run, out of the training loop's way. With a
+sink or an observer the tracer builds the dicts at each step's end, because those need them
+then, and hands the same dicts to this log.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from typing import Any
+
+from .events import SCHEMA_VERSION
+from .sinks import HEADER_KINDS, MemorySink
+from .summaries import expand
+
+_VALUES_FIELD = {"forward_pre": "inputs", "forward": "outputs", "backward_pre": "grad_outputs",
+                 "backward": "grad_inputs"}
+
+
+def module_event(kind: str, seq: int, t: int, step: int, path: str, call: int, captured: list,
+                 dur: int | None) -> dict[str, Any]:
+    """The event dict of a tuple made by ``Trace._record``."""
+    event = {"v": SCHEMA_VERSION, "kind": kind, "seq": seq, "t": t, "step": step, "path": path, "call": call,
+             _VALUES_FIELD[kind]: expand(captured)}
+    if dur is not None:
+        event["dur_ns"] = dur
+    return event
+
+
+def as_event(item: tuple | dict[str, Any]) -> dict[str, Any]:
+    """An event dict from either form the tracer keeps."""
+    return item if type(item) is dict else module_event(*item)
+
+
+class EventLog(MemorySink):
+    """A ``MemorySink`` that also keeps recorded tuples (``write_records``) and turns them into
+    event dicts when read. Bounded and counted exactly like ``MemorySink``.
+
+    Example::
+
+        >>> log = EventLog(max_events=100)
+        >>> log.write_records([("forward", 3, 0, 0, "fc", 0, [], 10)])
+        >>> log.events[0]["outputs"]
+        []
+    """
+
+    def __init__(self, max_events: int | None = None) -> None:
+        super().__init__(max_events)
+        self._has_records = False
+
+    def write_records(self, items: list[tuple | dict[str, Any]]) -> None:
+        """Keep ``items`` in order: tuples from ``Trace._record`` or event dicts."""
+        body, bound = self.body, self.max_events
+        for item in items:
+            if type(item) is dict and item["kind"] in HEADER_KINDS:
+                self.headers.append(item)
+                continue
+            if len(body) == bound:
+                self.dropped += 1
+            body.append(item)
+        self._has_records = True
+
+    def materialize(self) -> None:
+        """Replace the kept tuples by their event dicts, once. Only from the writing thread:
+        the body is swapped for a new one."""
+        if self._has_records:
+            self.body = deque(map(as_event, self.body), maxlen=self.max_events)
+            self._has_records = False
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """Everything kept, in sequence order. Safe from any thread: tuples are turned into dicts
+        on a copy (``materialize`` makes that permanent)."""
+        body = list(self.body)  # one C-level copy: consistent while another thread appends
+        if self._has_records:
+            body = [as_event(item) for item in body]
+        return list(heapq.merge(self.headers, body, key=lambda e: e["seq"]))

@@ -1,0 +1,99 @@
+"""EventLog: the trace's in-memory events, module events kept as recorded tuples until read."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import engine
+import modscope
+from modscope.event_log import EventLog, module_event
+from modscope.sinks import MemorySink
+from tests.modscope.fakes import RecordingSink
+from tests.modscope.models import nested_model
+
+
+def recorded(seq: int, kind: str = "forward") -> tuple:
+    captured = [((3, 4), np.dtype(np.float32), 7, None)]
+    return (kind, seq, 1000 + seq, 0, "fc", 0, captured, 5 if kind == "forward" else None)
+
+
+def test_tuples_become_the_same_dicts_as_module_event():
+    log = EventLog()
+    log.write_records([recorded(0, "forward_pre"), {"kind": "step", "seq": 1}, recorded(2)])
+    assert log.events == [module_event(*recorded(0, "forward_pre")), {"kind": "step", "seq": 1},
+                          module_event(*recorded(2))]
+    assert log.events[0]["inputs"] == [{"shape": [3, 4], "dtype": "float32", "tid": 7}]
+    assert log.events[2]["dur_ns"] == 5 and "dur_ns" not in log.events[0]
+
+
+def test_bounds_headers_and_drops_count_as_in_a_memory_sink():
+    items = [{"kind": "session", "seq": 0}] + [recorded(i) for i in range(1, 9)] + [{"kind": "model", "seq": 9}]
+    log, plain = EventLog(max_events=3), MemorySink(max_events=3)
+    log.write_records(items)
+    plain.write_many([it if isinstance(it, dict) else module_event(*it) for it in items])
+    assert log.events == plain.events and log.dropped == plain.dropped == 5
+    assert [e["seq"] for e in log.events] == [0, 6, 7, 8, 9]
+
+
+def test_materialize_keeps_the_dicts_so_reads_return_the_same_objects():
+    log = EventLog()
+    log.write_records([recorded(0), recorded(1)])
+    log.materialize()
+    first = log.events
+    assert all(type(item) is dict for item in log.body)
+    assert first[0] is log.events[0]
+    log.materialize()  # nothing left to do
+    assert first[1] is log.events[1]
+
+
+def test_reading_from_another_thread_leaves_the_tuples_in_place():
+    log = EventLog()
+    log.write_records([recorded(0)])
+    seen = []
+    reader = threading.Thread(target=lambda: seen.append(log.events))
+    reader.start()
+    reader.join()
+    assert seen[0] == [module_event(*recorded(0))] and type(log.body[0]) is tuple
+
+
+def test_a_bad_bound_is_refused_as_by_a_memory_sink():
+    with pytest.raises(ValueError, match="max_events must be a positive number"):
+        EventLog(max_events=0)
+
+
+@pytest.mark.parametrize("stats", [False, True])
+def test_an_in_memory_trace_reads_the_events_a_sink_receives(stats):
+    """Memory only (tuples until read) and with a sink (dicts at each step's end): same events."""
+    def run(sink):
+        model = nested_model(engine)
+        opt = engine.optim.SGD(model.parameters(), lr=0.1)
+        with modscope.trace(model, stats=stats, sink=sink) as tr:
+            for _ in range(2):
+                engine.manual_seed(3)
+                model(engine.randn(3, 4, requires_grad=True)).sum().backward()
+                opt.step()
+        return tr
+
+    lazy, sink = run(None), RecordingSink()
+    eager = run(sink)
+    assert any(type(item) is tuple for item in lazy._memory.body)  # not read yet: still tuples
+    assert lazy.events[0]["kind"] == "session"
+    assert not any(type(item) is tuple for item in lazy._memory.body)  # read once: dicts for good
+    drop = {"t", "dur_ns", "started", "pid", "argv", "nodes", "edges", "leaves"}
+
+    def comparable(events):
+        tids: dict[int, int] = {}
+        out = []
+        for e in events:
+            e = {k: v for k, v in e.items() if k not in drop}
+            for key in ("inputs", "outputs"):
+                e[key] = [dict(s, tid=tids.setdefault(s["tid"], len(tids))) if s and "tid" in s else s
+                          for s in e.get(key, [])]
+            out.append(e)
+        return out
+
+    assert comparable(lazy.events) == comparable(eager.events) == comparable(sink.events)
+    assert len(lazy.events) > 40
