@@ -2,7 +2,8 @@
 
 1. the seed MNIST ``Net`` training step (batch 64: forward, NLL loss, backward, SGD momentum)
    untraced vs under ``modscope.trace(model)`` with ``stats=False`` and ``stats=True``, copies of
-   the model interleaved step by step in one run (600 rounds), one BLAS thread;
+   the model interleaved step by step in one run (600 rounds), one BLAS thread (and, for
+   reference, a copy with four no-op hooks on every module: the engine's floor);
 2. the JSON Lines sink: realistic events (module events with tensor summaries) written per
    second, plain and gzip.
 
@@ -29,6 +30,7 @@ from mnist_net import Net  # noqa: E402
 import engine  # noqa: E402
 import engine.nn.functional as F  # noqa: E402
 import modscope  # noqa: E402
+from engine.utils.hooks import transparent_hook  # noqa: E402
 
 
 def make_step(model, opt, x, y):
@@ -40,19 +42,32 @@ def make_step(model, opt, x, y):
     return step
 
 
+def add_noop_hooks(model) -> None:
+    """The hooks ``modscope.trace(model)`` registers on every module, as no-ops."""
+    for module in model.modules():
+        module.register_forward_pre_hook(lambda *a: None, prepend=True)
+        module.register_forward_hook(lambda *a: None, always_call=True)
+        module.register_full_backward_pre_hook(transparent_hook(lambda *a: None), prepend=True)
+        module.register_full_backward_hook(transparent_hook(lambda *a: None))
+
+
 def tracing_overhead(rounds: int, steps: int) -> dict[str, float]:
     rng = np.random.default_rng(0)
     x = engine.from_numpy(rng.random((64, 1, 28, 28), dtype=np.float32))
     y = engine.from_numpy(rng.integers(0, 10, 64))
     steps_by_name, traces = {}, []
-    # "untraced again" is a second, identical untraced copy: its ratio shows the noise floor.
-    for name, kw in (("untraced", None), ("untraced again", None), ("stats=False", {"stats": False}),
-                     ("stats=True", {"stats": True})):
+    # "untraced again" is a second, identical untraced copy: its ratio shows the noise floor;
+    # "no-op hooks" has the four hooks a trace registers on every module, doing nothing: what the
+    # engine's hook machinery costs before the tracer does any work.
+    for name, kw in (("untraced", None), ("untraced again", None), ("no-op hooks", "noop"),
+                     ("stats=False", {"stats": False}), ("stats=True", {"stats": True})):
         engine.manual_seed(0)
         model = Net()
         model.eval()  # dropout off: identical work in every copy
         opt = engine.optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
-        if kw is not None:  # a bounded in-memory trace, running for the whole benchmark
+        if kw == "noop":
+            add_noop_hooks(model)
+        elif kw is not None:  # a bounded in-memory trace, running for the whole benchmark
             traces.append(modscope.trace(model, max_events=20_000, **kw).start())
         steps_by_name[name] = make_step(model, opt, x, y)
     result = _common.interleaved(steps_by_name, rounds, steps, warmup=30)
