@@ -10,12 +10,11 @@ then, and hands the same dicts to this log.
 
 from __future__ import annotations
 
-import heapq
 from collections import deque
 from typing import Any
 
 from .events import SCHEMA_VERSION
-from .sinks import HEADER_KINDS, MemorySink
+from .sinks import HEADER_KINDS, MemorySink, in_sequence
 from .summaries import expand
 
 _VALUES_FIELD = {"forward_pre": "inputs", "forward": "outputs", "backward_pre": "grad_outputs",
@@ -79,4 +78,4 @@ class EventLog(MemorySink):
         body = list(self.body)  # one C-level copy: consistent while another thread appends
         if self._has_records:
             body = [as_event(item) for item in body]
-        return list(heapq.merge(self.headers, body, key=lambda e: e["seq"]))
+        return in_sequence(self.headers, body)

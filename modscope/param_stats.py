@@ -111,8 +111,9 @@ class StatsPlan:
         if update:
             np.subtract(rows[1], self.old, out=rows[4])
             np.multiply(rows[4], rows[4], out=rows[4])
-        sums = np.add.reduceat(rows[1:5] if update else rows[1:4], starts, axis=1).tolist()
-        sums, grad_sq, sq, update_sq = sums if update else (*sums, None)
+        sums, grad_sq, sq, update_sq = np.add.reduceat(rows[1:], starts, axis=1).tolist()
+        if not update:
+            update_sq = None  # row 4 holds an older step's update: summed, never read
         if stand_in is None and math.isfinite(sum(sq) + sum(grad_sq) + (sum(update_sq) if update else 0.0)):
             return _finite_records(paths, sizes, sums, sq, grad_sq, update_sq)
         records = []
@@ -155,12 +156,18 @@ def _nonfinite(a: np.ndarray) -> tuple[int, int]:
     return int(np.count_nonzero(np.isnan(a))), int(np.count_nonzero(np.isinf(a)))
 
 
+def _entry(path: str, norm: float | None, grad_norm: float | None, update_ratio: float | None,
+           mean: float | None, std: float | None, nan: int, inf: int) -> dict[str, Any]:
+    """One item of a ``params`` event."""
+    return {"path": path, "norm": norm, "grad_norm": grad_norm, "update_ratio": update_ratio,
+            "mean": mean, "std": std, "nan": nan, "inf": inf}
+
+
 def _record(path: str, sq: float, mean: float, std: float, grad_sq: float | None, ratio: float | None,
             nan: int, inf: int) -> dict[str, Any]:
-    return {"path": path, "norm": finite_or_none(sq ** 0.5),
-            "grad_norm": finite_or_none(grad_sq ** 0.5) if grad_sq is not None else None,
-            "update_ratio": finite_or_none(ratio) if ratio is not None else None,
-            "mean": finite_or_none(mean), "std": finite_or_none(std), "nan": nan, "inf": inf}
+    return _entry(path, finite_or_none(sq ** 0.5), finite_or_none(grad_sq ** 0.5) if grad_sq is not None else None,
+                  finite_or_none(ratio) if ratio is not None else None, finite_or_none(mean), finite_or_none(std),
+                  nan, inf)
 
 
 def _finite_records(paths: list[str], sizes: list[int], sums: list[float], sq: list[float],
@@ -171,9 +178,9 @@ def _finite_records(paths: list[str], sizes: list[int], sums: list[float], sq: l
     for k, path in enumerate(paths):
         n, s = sizes[k], sq[k]
         mean = sums[k] / n
-        records.append({"path": path, "norm": math.sqrt(s), "grad_norm": math.sqrt(grad_sq[k]),
-                        "update_ratio": math.sqrt(update_sq[k] / s) if update_sq is not None and s > 0 else None,
-                        "mean": mean, "std": math.sqrt(max(s / n - mean * mean, 0.0)), "nan": 0, "inf": 0})
+        records.append(_entry(path, math.sqrt(s), math.sqrt(grad_sq[k]),
+                              math.sqrt(update_sq[k] / s) if update_sq is not None and s > 0 else None,
+                              mean, math.sqrt(max(s / n - mean * mean, 0.0)), 0, 0))
     return records
 
 

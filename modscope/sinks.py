@@ -41,6 +41,11 @@ def write_batch(sink: Sink, events: list[dict[str, Any]]) -> None:
             sink.write(event)
 
 
+def in_sequence(headers: list[dict[str, Any]], body: Any) -> list[dict[str, Any]]:
+    """Header events and the rest, each already in order, merged by sequence number."""
+    return list(heapq.merge(headers, body, key=lambda e: e["seq"]))
+
+
 class MemorySink:
     """Keeps events in a list. With ``max_events`` it keeps the header events (session, model, end)
     and the most recent others, counting what it evicted in ``dropped``."""
@@ -68,7 +73,7 @@ class MemorySink:
     @property
     def events(self) -> list[dict[str, Any]]:
         """Everything kept, in sequence order (headers and the rest are each already sorted)."""
-        return list(heapq.merge(self.headers, self.body, key=lambda e: e["seq"]))
+        return in_sequence(self.headers, self.body)
 
     def flush(self) -> None:
         pass

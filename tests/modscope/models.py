@@ -1,6 +1,10 @@
-"""Small models defined for any library with torch's API (engine or torch itself)."""
+"""Small models defined for any library with torch's API (engine or torch itself), a training
+loop for them, and the form in which two traces of them compare."""
 
 from __future__ import annotations
+
+import time
+from typing import Any
 
 
 def nested_model(lib, seed: int = 0):
@@ -46,3 +50,36 @@ def hook_order(lib, model, grad_input: bool, seed: int = 1):
     lib.manual_seed(seed)
     model(lib.randn(3, 4, requires_grad=grad_input)).sum().backward()
     return order
+
+
+def sgd_steps(lib, model, steps: int, *, seed: int | None = None, grad_input: bool = False,
+              pause: float = 0.0) -> None:
+    """``steps`` plain SGD steps (lr 0.1, no ``zero_grad``) of ``model`` on random (3, 4) inputs
+    with loss ``sum()``. ``seed`` reseeds before each input; ``pause`` sleeps after each step."""
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(steps):
+        if seed is not None:
+            lib.manual_seed(seed)
+        model(lib.randn(3, 4, requires_grad=grad_input)).sum().backward()
+        opt.step()
+        if pause:
+            time.sleep(pause)
+
+
+_PER_RUN = {"t", "dur_ns", "started", "pid", "argv", "nodes", "edges", "leaves"}
+
+
+def comparable_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of ``events`` without what differs between two runs of the same program: times,
+    the process, graph nodes (their sequence numbers are per process); tensor ids are renumbered
+    by first use (they count per process)."""
+    tids: dict[int, int] = {}
+    out = []
+    for e in events:
+        e = {k: v for k, v in e.items() if k not in _PER_RUN}
+        for key in ("inputs", "outputs"):
+            if key in e:
+                e[key] = [dict(s, tid=tids.setdefault(s["tid"], len(tids))) if s and "tid" in s else s
+                          for s in e[key]]
+        out.append(e)
+    return out

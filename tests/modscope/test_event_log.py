@@ -12,7 +12,7 @@ import modscope
 from modscope.event_log import EventLog, module_event
 from modscope.sinks import MemorySink
 from tests.modscope.fakes import RecordingSink
-from tests.modscope.models import nested_model
+from tests.modscope.models import comparable_events, nested_model, sgd_steps
 
 
 def recorded(seq: int, kind: str = "forward") -> tuple:
@@ -69,12 +69,8 @@ def test_an_in_memory_trace_reads_the_events_a_sink_receives(stats):
     """Memory only (tuples until read) and with a sink (dicts at each step's end): same events."""
     def run(sink):
         model = nested_model(engine)
-        opt = engine.optim.SGD(model.parameters(), lr=0.1)
         with modscope.trace(model, stats=stats, sink=sink) as tr:
-            for _ in range(2):
-                engine.manual_seed(3)
-                model(engine.randn(3, 4, requires_grad=True)).sum().backward()
-                opt.step()
+            sgd_steps(engine, model, 2, seed=3, grad_input=True)
         return tr
 
     lazy, sink = run(None), RecordingSink()
@@ -82,18 +78,5 @@ def test_an_in_memory_trace_reads_the_events_a_sink_receives(stats):
     assert any(type(item) is tuple for item in lazy._memory.body)  # not read yet: still tuples
     assert lazy.events[0]["kind"] == "session"
     assert not any(type(item) is tuple for item in lazy._memory.body)  # read once: dicts for good
-    drop = {"t", "dur_ns", "started", "pid", "argv", "nodes", "edges", "leaves"}
-
-    def comparable(events):
-        tids: dict[int, int] = {}
-        out = []
-        for e in events:
-            e = {k: v for k, v in e.items() if k not in drop}
-            for key in ("inputs", "outputs"):
-                e[key] = [dict(s, tid=tids.setdefault(s["tid"], len(tids))) if s and "tid" in s else s
-                          for s in e.get(key, [])]
-            out.append(e)
-        return out
-
-    assert comparable(lazy.events) == comparable(eager.events) == comparable(sink.events)
+    assert comparable_events(lazy.events) == comparable_events(eager.events) == comparable_events(sink.events)
     assert len(lazy.events) > 40

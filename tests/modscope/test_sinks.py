@@ -15,16 +15,13 @@ import modscope
 from modscope import JsonlSink, load_trace
 from modscope.sinks import BackgroundSink
 from tests.modscope.fakes import FakeViewer, RecordingSink
-from tests.modscope.models import nested_model
+from tests.modscope.models import nested_model, sgd_steps
 
 
 def train(sink, steps=3):
     model = nested_model(engine)
-    opt = engine.optim.SGD(model.parameters(), lr=0.1)
     tr = modscope.trace(model, sink=sink).start()
-    for _ in range(steps):
-        model(engine.randn(3, 4)).sum().backward()
-        opt.step()
+    sgd_steps(engine, model, steps)
     return tr
 
 
@@ -79,12 +76,8 @@ def test_a_full_queue_drops_and_counts_instead_of_blocking():
 def test_a_failing_inner_sink_is_reported_and_detached():
     sink = BackgroundSink(RecordingSink(fail_on="*"))
     model = nested_model(engine)
-    opt = engine.optim.SGD(model.parameters(), lr=0.1)
     with modscope.trace(model, sink=sink) as tr:
-        for _ in range(3):
-            model(engine.randn(3, 4)).sum().backward()
-            opt.step()
-            time.sleep(0.05)  # let the writer meet the error
+        sgd_steps(engine, model, 3, pause=0.05)  # the pauses let the writer meet the error
     errors = [e for e in tr.events if e["kind"] == "error"]
     assert len(errors) == 1 and errors[0]["message"] == "disk full"
     assert errors[0]["where"] == "sink BackgroundSink (detached)"

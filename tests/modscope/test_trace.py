@@ -13,7 +13,7 @@ import modscope
 from modscope.events import validate
 from modscope.testing import assert_firing_order, assert_no_hooks, hooks_on
 from tests.modscope.fakes import RecordingSink
-from tests.modscope.models import hook_order, nested_model, sequential_model
+from tests.modscope.models import comparable_events, hook_order, nested_model, sequential_model, sgd_steps
 
 warnings.filterwarnings("ignore", message="Full backward hook is firing")
 
@@ -357,11 +357,8 @@ def test_a_sink_without_write_many_gets_every_event_in_order():
 def test_a_broken_sink_is_detached_with_an_error_and_training_goes_on(fail_on):
     sink = RecordingSink(fail_on=fail_on)
     model = nested_model(engine)
-    opt = engine.optim.SGD(model.parameters(), lr=0.1)
     with modscope.trace(model, sink=sink) as tr:
-        for _ in range(2):
-            model(engine.randn(3, 4)).sum().backward()
-            opt.step()
+        sgd_steps(engine, model, 2)
     errors = [e for e in tr.events if e["kind"] == "error"]
     assert len(errors) == 1 and errors[0]["where"] == "sink RecordingSink (detached)"
     assert errors[0]["message"] == "disk full"
@@ -415,25 +412,11 @@ def test_an_inference_loop_without_steps_still_delivers_as_it_goes():
 def test_deferred_and_immediate_delivery_give_the_same_events(stats):
     def events(immediate):
         model = nested_model(engine)
-        opt = engine.optim.SGD(model.parameters(), lr=0.1)
         tr = modscope.trace(model, stats=stats)
         tr.immediate = immediate
         with tr:
-            for _ in range(2):
-                engine.manual_seed(3)
-                model(engine.randn(3, 4, requires_grad=True)).sum().backward()
-                opt.step()
-        drop = {"t", "dur_ns", "started", "pid", "argv"}
-        # (a graph event is built at once either way; its node sequence numbers are per process)
-        out = [{k: v for k, v in e.items() if k not in drop} if e["kind"] != "graph" else {"kind": "graph"}
-               for e in tr.events]
-        tids: dict[int, int] = {}  # tensor ids count per process: number them by first use
-        for e in out:
-            for key in ("inputs", "outputs"):
-                for summary in e.get(key, []):
-                    if summary and "tid" in summary:
-                        summary["tid"] = tids.setdefault(summary["tid"], len(tids))
-        return out
+            sgd_steps(engine, model, 2, seed=3, grad_input=True)
+        return comparable_events(tr.events)
 
     deferred, immediate = events(False), events(True)
     assert deferred == immediate
