@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -17,8 +18,9 @@ from engine import Tensor
 from .events import finite_or_none
 
 _tids = itertools.count(1)
-_by_array: dict[int, tuple[np.ndarray, int]] = {}
+_by_array: dict[int, tuple[weakref.ref, int]] = {}
 _KEEP = 4096  # arrays remembered; past this the map starts over (ids stay unique, edges may break)
+_ref = weakref.ref
 
 
 def tensor_id(t: Tensor) -> int:
@@ -26,17 +28,18 @@ def tensor_id(t: Tensor) -> int:
 
     Keyed by the NumPy array, not the Tensor object: a module's backward hooks hand the next
     module a new Tensor on the same array (torch's BackwardHook identity), and data flow must
-    see through that. The map holds the arrays it names (so an ``id`` is never reused while its
-    entry lives) and starts over when it grows past ``_KEEP`` entries: cheaper than a weak
-    reference per array, and bounded."""
+    see through that. The map holds weak references: an activation is freed when backward is
+    done with it, as without a trace (holding the step's activations to its end made the next
+    allocations slower: ~1% of the seed Net's step), and a dead entry never matches an array
+    that reuses its ``id``. The map starts over past ``_KEEP`` entries."""
     arr = t._data
     entry = _by_array.get(id(arr))
-    if entry is not None and entry[0] is arr:
+    if entry is not None and entry[0]() is arr:
         return entry[1]
     if len(_by_array) >= _KEEP:
         _by_array.clear()
     tid = next(_tids)
-    _by_array[id(arr)] = (arr, tid)
+    _by_array[id(arr)] = (_ref(arr), tid)
     return tid
 
 
@@ -63,7 +66,7 @@ def summarize(x: Any, stats: bool = False, tid: bool = True) -> dict[str, Any] |
     return expand([_capture(x, tid, stats)])[0] if isinstance(x, Tensor) else None
 
 
-_grad_stats_of: dict[int, tuple[np.ndarray, dict[str, Any]]] = {}
+_grad_stats_of: dict[int, tuple[weakref.ref, dict[str, Any]]] = {}
 
 
 def _gradient_stats(arr: np.ndarray) -> dict[str, Any]:
@@ -72,12 +75,12 @@ def _gradient_stats(arr: np.ndarray) -> dict[str, Any]:
     the tracer calls ``forget_gradients`` whenever a user's hook ran: a hook may change one in
     place. (A hook added straight onto an autograd node, unseen by the tracer, could too.)"""
     entry = _grad_stats_of.get(id(arr))
-    if entry is not None and entry[0] is arr:
+    if entry is not None and entry[0]() is arr:
         return entry[1]
     stats = array_stats(arr)
     if len(_grad_stats_of) >= _KEEP:
         _grad_stats_of.clear()
-    _grad_stats_of[id(arr)] = (arr, stats)
+    _grad_stats_of[id(arr)] = (_ref(arr), stats)
     return stats
 
 
@@ -86,7 +89,7 @@ def forget_gradients() -> None:
     _grad_stats_of.clear()
 
 
-_stats_of: dict[int, tuple[np.ndarray, list[int], int, dict[str, Any]]] = {}
+_stats_of: dict[int, tuple[weakref.ref, list[int], int, dict[str, Any]]] = {}
 
 
 def _forward_stats(x: Tensor) -> dict[str, Any]:
@@ -95,12 +98,12 @@ def _forward_stats(x: Tensor) -> dict[str, Any]:
     counter is unchanged, so an in-place update in between is seen."""
     arr, version = x._data, x._version
     entry = _stats_of.get(id(arr))
-    if entry is not None and entry[0] is arr and entry[1] is version and entry[2] == version[0]:
+    if entry is not None and entry[0]() is arr and entry[1] is version and entry[2] == version[0]:
         return entry[3]
     stats = array_stats(arr)
     if len(_stats_of) >= _KEEP:
         _stats_of.clear()
-    _stats_of[id(arr)] = (arr, version, version[0], stats)
+    _stats_of[id(arr)] = (_ref(arr), version, version[0], stats)
     return stats
 
 

@@ -45,9 +45,18 @@ def check(records, named, olds=None):
         assert (rec["nan"], rec["inf"]) == (want["nan"], want["inf"])
 
 
-@pytest.mark.parametrize("small", [ps.SMALL, 8], ids=["batched", "one-by-one"])
-def test_matches_reference_with_update_ratio(monkeypatch, small):
-    monkeypatch.setattr(ps, "SMALL", small)
+@pytest.fixture(params=["batched", "one-by-one"])
+def path_kind(request, monkeypatch):
+    """Run a test through the batched pass (every small tensor batched, however few) and through
+    the BLAS passes per tensor."""
+    if request.param == "batched":
+        monkeypatch.setattr(ps, "BATCH_MIN", 1)
+    else:
+        monkeypatch.setattr(ps, "SMALL", 0)
+    return request.param
+
+
+def test_matches_reference_with_update_ratio(path_kind):
     named = make([(10, 5), (10,), (3, 4, 5), (1,), (200,), (7, 7)])
     tensors = [t for _, t in named]
     plan = ps.StatsPlan(tensors)
@@ -65,6 +74,43 @@ def paths(named):
 
 def stats(named):
     return ps.StatsPlan([t for _, t in named]).stats(paths(named))
+
+
+def test_few_small_tensors_get_blas_passes_many_are_batched():
+    few = ps.StatsPlan([t for _, t in make([(3,)] * (ps.BATCH_MIN - 1))])
+    many = ps.StatsPlan([t for _, t in make([(3,)] * ps.BATCH_MIN)])
+    assert (few.small, len(few.large)) == ([], ps.BATCH_MIN - 1)
+    assert (len(many.small), many.large) == (ps.BATCH_MIN, [])
+
+
+def test_float64_tensor_matches_reference(path_kind):
+    named = make([(50,), (6, 7)])
+    named[0][1].data = engine.from_numpy(named[0][1]._data.astype(np.float64))
+    named[0][1].grad = engine.from_numpy(np.arange(50, dtype=np.float64))
+    plan = ps.StatsPlan([t for _, t in named])
+    plan.snapshot()
+    olds = [t._data.copy() for _, t in named]
+    for _, t in named:
+        t._data *= 1.5
+    check(plan.stats(paths(named)), named, olds)
+
+
+def test_update_from_non_finite_values_is_silent(path_kind):
+    """A parameter that was Inf/NaN before the step and finite after (a reset): the ratio is
+    not finite (None), the values' figures are, and nothing warns."""
+    named = make([(8,), (4, 4)])
+    plan = ps.StatsPlan([t for _, t in named])
+    named[0][1]._data[2] = np.inf
+    named[1][1]._data[0, 1] = np.nan
+    plan.snapshot()
+    for _, t in named:
+        t._data[...] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        records = plan.stats(paths(named))
+    assert [r["update_ratio"] for r in records] == [None, None]
+    assert [r["norm"] for r in records] == [pytest.approx(8 ** 0.5), pytest.approx(4.0)]
+    assert all((r["nan"], r["inf"], r["std"]) == (0, 0, 0.0) for r in records)
 
 
 def test_update_ratio_only_right_after_a_snapshot():
@@ -96,9 +142,7 @@ def test_gradient_left_from_before_a_resize():
     assert records[0]["norm"] == 0.0
 
 
-@pytest.mark.parametrize("small", [ps.SMALL, 0], ids=["batched", "one-by-one"])
-def test_nan_and_inf_are_counted_and_silent(monkeypatch, small):
-    monkeypatch.setattr(ps, "SMALL", small)
+def test_nan_and_inf_are_counted_and_silent(path_kind):
     named = make([(6,), (3, 3), (5,)])
     named[0][1]._data[[1, 4]] = np.nan
     named[1][1]._data[0, 0] = np.inf

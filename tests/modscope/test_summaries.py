@@ -105,6 +105,42 @@ def test_summary_shape_dtype_and_tid():
     assert summarize(3.0) is None
 
 
+def test_tid_of_a_freed_array_is_never_reused():
+    """An array that died and a new one at the same address (CPython reuses it at once) get
+    different ids, though the map no longer holds the first array."""
+    seen = {}
+    for _ in range(50):
+        t = engine.ones(8)
+        address, tid = id(t._data), summarize(t)["tid"]
+        if address in seen:
+            assert tid != seen[address]
+            return
+        seen[address] = tid
+        del t
+    pytest.skip("no address was reused in 50 allocations")
+
+
+@pytest.mark.parametrize("stats", [False, True])
+def test_summaries_do_not_keep_arrays_alive(stats):
+    """Activations and gradients summarised in a step are freed when the program drops them,
+    before the step ends (holding them would slow the next allocations down)."""
+    import gc
+    import weakref
+
+    from modscope.summaries import forget_arrays
+
+    forget_arrays()
+    x = engine.ones(3, 4, requires_grad=True)
+    y = x * 2.0
+    g = engine.ones(2)
+    summarize(y, stats=stats)
+    summarize(g, stats=stats, tid=False)  # as a gradient
+    refs = [weakref.ref(y._data), weakref.ref(g._data)]
+    del y, g
+    gc.collect()
+    assert [r() for r in refs] == [None, None]
+
+
 def test_forward_stats_are_shared_but_never_stale():
     from modscope.summaries import forget_arrays
 
