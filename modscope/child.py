@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     # the training loop (the viewer shows everything live anyway).
     file_sink = BackgroundSink(JsonlSink(opts.trace_file)) if opts.trace_file else None
     tr = trace(None, stats=opts.stats, sink=TeeSink(socket_sink, file_sink), max_events=1000,
-               observer=controller.observe)
+               observer=controller)
     controller.trace = tr
     session.active = tr
     signal.signal(signal.SIGTERM, _interrupt)

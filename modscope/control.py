@@ -96,6 +96,16 @@ class Controller:
         if self._trace is not None:
             self._trace.immediate = bool(self.break_modules) or self.break_nan
 
+    @property
+    def idle(self) -> bool:
+        """Nothing asked for (no pause, step, stop or breakpoint): no event could make ``observe``
+        act, so the tracer need not call it (``Trace`` checks this before each delivery)."""
+        return not (self.pause_requested or self.step_mode or self.stop_requested or self.break_nan
+                    or self.break_modules or self.break_grad_norm is not None)
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        self.observe(event)
+
     def observe(self, event: dict[str, Any]) -> None:
         """Called on every event in the training thread; blocks while paused."""
         if self.stop_requested:

@@ -63,7 +63,9 @@ class Trace:
                  sink: Sink | None = None, max_events: int | None = None, graph: bool = True,
                  observer: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.model = model
-        self.observer = observer  # called with each event, in the traced thread (may block: pause)
+        # Called with each event, in the traced thread (may block: pause). An observer with a true
+        # ``idle`` attribute is skipped: nothing it could see would make it act (see Controller).
+        self.observer = observer
         self.stats = stats
         self.include = _patterns(include)
         self.exclude = _patterns(exclude)
@@ -283,7 +285,7 @@ class Trace:
                 write_batch(sink, events)
             except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
                 self._detach(sink, exc)
-        if self.observer is not None:
+        if self.observer is not None and not getattr(self.observer, "idle", False):
             for event in events:
                 self._observe(event)
 
@@ -296,7 +298,7 @@ class Trace:
                 sink.write(event)
             except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
                 self._detach(sink, exc)
-        if self.observer is not None:
+        if self.observer is not None and not getattr(self.observer, "idle", False):
             self._observe(event)
 
     def _observe(self, event: dict[str, Any]) -> None:
@@ -689,6 +691,7 @@ def trace(model: engine.nn.Module | None = None, *, stats: bool = False,
     ``include``/``exclude`` are glob patterns on module paths; ``sink`` receives every event
     (``JsonlSink``, ``SocketSink``); ``max_events`` bounds what is kept in memory; ``graph``
     records the autograd graph of the first forward; ``observer(event)`` sees every event in the
-    traced thread (the TUI's pause and breakpoints block there)."""
+    traced thread (the TUI's pause and breakpoints block there), except while the observer has a
+    true ``idle`` attribute (it says no event could make it act: a step's worth of calls saved)."""
     return Trace(model, stats=stats, include=include, exclude=exclude, sink=sink, max_events=max_events,
                  graph=graph, observer=observer)

@@ -21,7 +21,7 @@ def training_thread(controller: Controller, steps: int, nan_at: int | None = Non
     """Train in a thread (as the child does) with the controller observing every event."""
     model = nested_model(engine)
     opt = engine.optim.SGD(model.parameters(), lr=0.1)
-    tr = modscope.trace(model, stats=stats, observer=controller.observe)
+    tr = modscope.trace(model, stats=stats, observer=controller)  # as the child passes it
     controller.trace = tr
     result: dict = {}
 
@@ -156,3 +156,38 @@ def test_bad_control_messages_are_refused_and_recorded(line, message):
     c = Controller()
     c.handle(line)  # never raises on the receiver thread
     assert c.rejected and message in c.rejected[0]
+
+
+@pytest.mark.parametrize("msg", [{"cmd": "pause"}, {"cmd": "step"}, {"cmd": "stop"},
+                                 {"cmd": "break", "nan": True}, {"cmd": "break", "grad_norm": 0.0},
+                                 {"cmd": "break", "modules": ["blk"]}])
+def test_controller_is_idle_until_something_is_asked(msg):
+    controller = Controller()
+    assert controller.idle
+    send(controller, **msg)
+    assert not controller.idle
+    if msg["cmd"] == "break":  # clearing every breakpoint makes it idle again
+        send(controller, cmd="break")
+        assert controller.idle
+
+
+def test_an_idle_observer_is_not_called():
+    class Observer:
+        idle = True
+
+        def __init__(self):
+            self.seen = []
+
+        def __call__(self, event):
+            self.seen.append(event["kind"])
+
+    observer = Observer()
+    model = nested_model(engine)
+    with modscope.trace(model, observer=observer) as tr:
+        model(engine.randn(3, 4)).sum().backward()
+        tr.step()
+        assert observer.seen == []
+        observer.idle = False
+        model(engine.randn(3, 4)).sum().backward()
+        tr.step()
+    assert observer.seen[:2] == ["forward_pre", "forward_pre"] and "backward" in observer.seen
