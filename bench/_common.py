@@ -9,6 +9,7 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
+import random  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
@@ -17,7 +18,10 @@ from collections.abc import Callable  # noqa: E402
 def interleaved(candidates: dict[str, Callable[[], object]], rounds: int, steps: int,
                 warmup: int = 3, clock: Callable[[], float] = time.thread_time) -> dict[str, float]:
     """Median seconds per call of each candidate, alternating candidates round by round so that
-    machine noise hits all of them alike.
+    machine noise hits all of them alike. Each round runs them in a new (seeded) random order, so
+    every candidate runs after every other about equally often: what one leaves in the caches
+    and the allocator for the next (one trace frees its activations earlier than another) is no
+    systematic edge for any of them.
 
     The default clock is this thread's CPU time: with one BLAS thread all the work runs here, and
     time spent waiting while other processes hold the CPU is left out (on a shared 2-core machine
@@ -27,8 +31,10 @@ def interleaved(candidates: dict[str, Callable[[], object]], rounds: int, steps:
         for _ in range(warmup):
             fn()
     samples: dict[str, list[float]] = {name: [] for name in candidates}
+    order, shuffle = list(candidates.items()), random.Random(0).shuffle
     for _ in range(rounds):
-        for name, fn in candidates.items():
+        shuffle(order)
+        for name, fn in order:
             start = clock()
             for _ in range(steps):
                 fn()
