@@ -179,22 +179,26 @@ def _record(path: str, sq: float, mean: float, std: float, grad_sq: float | None
 
 def _finite_records(paths: list[str], sizes: list[int], sums: list[float], sq: list[float],
                     grad_sq: list[float], update_sq: list[float] | None) -> list[dict[str, Any]]:
-    """``_record`` for every tensor, when every sum is finite (no NaN/Inf anywhere, every tensor
-    with its gradient): no per-value checks, at the step's end every call counts."""
-    records = []
-    for k, path in enumerate(paths):
-        n, s = sizes[k], sq[k]
-        mean = sums[k] / n
-        records.append(_entry(path, math.sqrt(s), math.sqrt(grad_sq[k]),
-                              math.sqrt(update_sq[k] / s) if update_sq is not None and s > 0 else None,
-                              mean, math.sqrt(max(s / n - mean * mean, 0.0)), 0, 0))
-    return records
+    """``_finite_entry`` for every tensor of the batched pass, when every sum is finite (no
+    NaN/Inf anywhere, every tensor with its gradient)."""
+    return [_finite_entry(path, sizes[k], sums[k], sq[k], grad_sq[k], None if update_sq is None else update_sq[k])
+            for k, path in enumerate(paths)]
+
+
+def _finite_entry(path: str, n: int, total: float, sq: float, grad_sq: float | None,
+                  update_sq: float | None) -> dict[str, Any]:
+    """The item of a tensor of ``n`` values from its sums, known to be finite: no per-value
+    checks (at the step's end every call counts)."""
+    mean = total / n
+    ratio = None if update_sq is None or sq <= 0 else finite_or_none(math.sqrt(update_sq / sq))
+    return _entry(path, math.sqrt(sq), None if grad_sq is None else math.sqrt(grad_sq), ratio,
+                  mean, math.sqrt(max(sq / n - mean * mean, 0.0)), 0, 0)
 
 
 def _single(path: str, p: Any, old: np.ndarray | None) -> dict[str, Any]:
-    """The record of one large (or empty, or not float32) tensor, from BLAS passes over the
-    tensor itself: no copy, and right after the optimizer's step its values and gradient are
-    still in the CPU caches. ``old`` (flat, the values before the step) becomes the update.
+    """The record of one tensor outside the batched pass, from BLAS passes over the tensor
+    itself: no copy, and right after the optimizer's step its values and gradient are still in
+    the CPU caches. ``old`` (flat, the values before the step) becomes the update.
 
     A finite sum of squares (of values and gradient) means no value is NaN/Inf and none can
     overflow the sums that follow, so that common case needs neither ``np.errstate`` nor
@@ -208,14 +212,11 @@ def _single(path: str, p: Any, old: np.ndarray | None) -> dict[str, Any]:
         gflat = None if grad is None else grad.reshape(-1)
         grad_sq = None if gflat is None else float(np.dot(gflat, gflat))
         if math.isfinite(sq) and (grad_sq is None or math.isfinite(grad_sq)):
-            n = flat.size
-            mean = float(np.add.reduce(flat)) / n
-            ratio = None
+            update_sq = None
             if old is not None and sq > 0:
                 diff = np.subtract(flat, old, out=old)
-                ratio = finite_or_none(math.sqrt(float(np.dot(diff, diff)) / sq))
-            return _entry(path, math.sqrt(sq), None if grad_sq is None else math.sqrt(grad_sq), ratio,
-                          mean, math.sqrt(max(sq / n - mean * mean, 0.0)), 0, 0)
+                update_sq = float(np.dot(diff, diff))
+            return _finite_entry(path, flat.size, float(np.add.reduce(flat)), sq, grad_sq, update_sq)
     with np.errstate(all="ignore"):  # non-finite values are counted, never warned about
         return _checked_single(path, p, old)
 

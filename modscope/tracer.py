@@ -285,7 +285,7 @@ class Trace:
                 write_batch(sink, events)
             except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
                 self._detach(sink, exc)
-        if self.observer is not None and not getattr(self.observer, "idle", False):
+        if self._observer_listening():
             for event in events:
                 self._observe(event)
 
@@ -298,8 +298,12 @@ class Trace:
                 sink.write(event)
             except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
                 self._detach(sink, exc)
-        if self.observer is not None and not getattr(self.observer, "idle", False):
+        if self._observer_listening():
             self._observe(event)
+
+    def _observer_listening(self) -> bool:
+        """An observer that may act on events: set, and not ``idle`` (checked per delivery)."""
+        return self.observer is not None and not getattr(self.observer, "idle", False)
 
     def _observe(self, event: dict[str, Any]) -> None:
         if self._observing:
