@@ -21,8 +21,8 @@ _VALUES_FIELD = {"forward_pre": "inputs", "forward": "outputs", "backward_pre": 
                  "backward": "grad_inputs"}
 
 
-def module_event(kind: str, seq: int, t: int, step: int, path: str, call: int, captured: list,
-                 dur: int | None) -> dict[str, Any]:
+def module_event(kind: str, seq: int, t: int, step: int, path: str, call: int, dur: int | None,
+                 *captured: Any) -> dict[str, Any]:
     """The event dict of a tuple made by ``Trace._record``."""
     event = {"v": SCHEMA_VERSION, "kind": kind, "seq": seq, "t": t, "step": step, "path": path, "call": call,
              _VALUES_FIELD[kind]: expand(captured)}
@@ -43,7 +43,7 @@ class EventLog(MemorySink):
     Example::
 
         >>> log = EventLog(max_events=100)
-        >>> log.write_records([("forward", 3, 0, 0, "fc", 0, [], 10)])
+        >>> log.write_records([("forward", 3, 0, 0, "fc", 0, 10)])  # no values
         >>> log.events[0]["outputs"]
         []
     """

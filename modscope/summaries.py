@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 import weakref
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -66,10 +67,15 @@ def summarize(x: Any, stats: bool = False, tid: bool = True) -> dict[str, Any] |
     return expand([_capture(x, tid, stats)])[0] if isinstance(x, Tensor) else None
 
 
-_grad_stats_of: dict[int, tuple[weakref.ref, dict[str, Any]]] = {}
+# The statistics of a summary, in this order. Summaries waiting in a trace keep them as a tuple
+# of numbers (see ``capture_all``: a dict would keep every waiting summary in the collector's lists).
+STATS_KEYS = ("mean", "std", "min", "max", "absmax", "zeros", "nan", "inf")
+StatsValues = tuple[float | int | None, ...]
+
+_grad_stats_of: dict[int, tuple[weakref.ref, StatsValues]] = {}
 
 
-def _gradient_stats(arr: np.ndarray) -> dict[str, Any]:
+def _gradient_stats(arr: np.ndarray) -> StatsValues:
     """``array_stats`` of a gradient, once for an array that two events show (a module's
     grad_input is often the next module's grad_output). Gradients have no version counter, so
     the tracer calls ``forget_gradients`` whenever a user's hook ran: a hook may change one in
@@ -77,7 +83,7 @@ def _gradient_stats(arr: np.ndarray) -> dict[str, Any]:
     entry = _grad_stats_of.get(id(arr))
     if entry is not None and entry[0]() is arr:
         return entry[1]
-    stats = array_stats(arr)
+    stats = _stats_values(arr)
     if len(_grad_stats_of) >= _KEEP:
         _grad_stats_of.clear()
     _grad_stats_of[id(arr)] = (_ref(arr), stats)
@@ -89,10 +95,10 @@ def forget_gradients() -> None:
     _grad_stats_of.clear()
 
 
-_stats_of: dict[int, tuple[weakref.ref, list[int], int, dict[str, Any]]] = {}
+_stats_of: dict[int, tuple[weakref.ref, list[int], int, StatsValues]] = {}
 
 
-def _forward_stats(x: Tensor) -> dict[str, Any]:
+def _forward_stats(x: Tensor) -> StatsValues:
     """``array_stats`` of a forward value, computed once per step for data that several events
     show (a module's output is the next module's input). Reused only while the data's version
     counter is unchanged, so an in-place update in between is seen."""
@@ -100,7 +106,7 @@ def _forward_stats(x: Tensor) -> dict[str, Any]:
     entry = _stats_of.get(id(arr))
     if entry is not None and entry[0]() is arr and entry[1] is version and entry[2] == version[0]:
         return entry[3]
-    stats = array_stats(arr)
+    stats = _stats_values(arr)
     if len(_stats_of) >= _KEEP:
         _stats_of.clear()
     _stats_of[id(arr)] = (_ref(arr), version, version[0], stats)
@@ -114,13 +120,18 @@ def array_stats(arr: np.ndarray) -> dict[str, Any]:
     finite exactly when every value is (or it overflowed, which takes the careful path too). The
     sum is NumPy's pairwise one and the spread is taken about the mean, so float32 activations
     give float64-close figures without a float64 copy."""
+    return dict(zip(STATS_KEYS, _stats_values(arr), strict=True))
+
+
+def _stats_values(arr: np.ndarray) -> StatsValues:
+    """``array_stats`` as a tuple in ``STATS_KEYS`` order."""
     if arr.size == 0:
-        return _EMPTY_STATS | {"zeros": 0.0, "nan": 0, "inf": 0}
+        return _EMPTY_STATS + (0.0, 0, 0)
     with np.errstate(all="ignore"):  # overflow is handled below; the user's program sees no warning
         return _array_stats(arr)
 
 
-def _array_stats(arr: np.ndarray) -> dict[str, Any]:
+def _array_stats(arr: np.ndarray) -> StatsValues:
     flat = arr.reshape(-1)
     if flat.dtype.kind != "f":
         flat = flat.astype(np.float64)  # bool/int: exact in float64
@@ -134,7 +145,7 @@ def _array_stats(arr: np.ndarray) -> dict[str, Any]:
     inf = int(flat.size - nan - np.count_nonzero(finite))
     values = flat[finite].astype(np.float64) if nan or inf else flat.astype(np.float64)  # float64: no overflow
     if values.size == 0:
-        return _EMPTY_STATS | {"zeros": 0.0, "nan": nan, "inf": inf}
+        return _EMPTY_STATS + (0.0, nan, inf)
     return _finite_stats(values, float(np.add.reduce(values)), arr.size, nan=nan, inf=inf)
 
 
@@ -151,10 +162,10 @@ def _sum(flat: np.ndarray) -> float:
     return float(np.add.reduce(columns)) + float(np.add.reduce(flat[body:]))
 
 
-_EMPTY_STATS = {"mean": None, "std": None, "min": None, "max": None, "absmax": None}
+_EMPTY_STATS = (None, None, None, None, None)  # mean, std, min, max, absmax of no values
 
 
-def _finite_stats(values: np.ndarray, total: float, size: int, nan: int, inf: int) -> dict[str, Any]:
+def _finite_stats(values: np.ndarray, total: float, size: int, nan: int, inf: int) -> StatsValues:
     n = values.size
     mean = total / n
     lo, hi = float(np.minimum.reduce(values)), float(np.maximum.reduce(values))  # no Python wrapper
@@ -166,13 +177,9 @@ def _finite_stats(values: np.ndarray, total: float, size: int, nan: int, inf: in
     if not (math.isfinite(mean_sq) and var >= 0.1 * mean_sq and max(-lo, hi) >= 1e-15):
         centred = values.astype(np.float64) - mean
         var = float(np.dot(centred, centred)) / n
-    return {
-        "mean": finite_or_none(mean), "std": finite_or_none(var ** 0.5),
-        "min": finite_or_none(lo), "max": finite_or_none(hi),
-        "absmax": finite_or_none(max(abs(lo), abs(hi))),
-        "zeros": float(np.count_nonzero(values == 0)) / size if lo <= 0.0 <= hi else 0.0,
-        "nan": nan, "inf": inf,
-    }
+    return (finite_or_none(mean), finite_or_none(var ** 0.5), finite_or_none(lo), finite_or_none(hi),
+            finite_or_none(max(abs(lo), abs(hi))),
+            float(np.count_nonzero(values == 0)) / size if lo <= 0.0 <= hi else 0.0, nan, inf)
 
 
 def flatten_values(value: Any) -> list[Any]:
@@ -194,18 +201,26 @@ def summarize_all(value: Any, stats: bool, tid: bool = True) -> list[dict[str, A
 # statistics, which would): a tuple. The tracer makes the dicts in one batch at the end of the
 # step, out of the training loop's way (see ``Trace._record``).
 
-Captured = tuple[tuple[int, ...], np.dtype, int | None, dict[str, Any] | None] | None
+# (shape, dtype, tensor id or None, *statistics in STATS_KEYS order when taken); None: no tensor.
+# Flat, so that a trace's waiting summaries leave the garbage collector's lists in one pass.
+Captured = tuple[Any, ...] | None
 
 
-def capture_all(value: Any, tid: bool = True, stats: bool = False) -> list[Captured]:
+def capture_all(value: Any, tid: bool = True, stats: bool = False) -> tuple[Captured, ...]:
     """What ``summarize_all(value, stats, tid)`` will need: shape, dtype, tensor id and (with
-    ``stats``) the statistics, taken now, of each leaf of ``value`` (``flatten_values`` order)."""
+    ``stats``) the statistics, taken now, of each leaf of ``value`` (``flatten_values`` order).
+
+    Tuples, not lists: a trace keeps thousands of these, and tuples holding only numbers,
+    strings and dtypes are dropped from the garbage collector's lists at its next pass, where
+    lists would stay and be walked by every full collection (~1% of the seed Net's step)."""
     if isinstance(value, Tensor):
-        return [_capture(value, tid, stats)]
+        return (_capture(value, tid, stats),)
     if isinstance(value, dict):
         value = list(value.values())
     elif not isinstance(value, tuple | list):
-        return [None]
+        return (None,)
+    if len(value) == 1 and isinstance(value[0], Tensor):  # a module's usual positional input
+        return (_capture(value[0], tid, stats),)
     out: list[Captured] = []
     for v in value:
         if isinstance(v, Tensor):
@@ -214,16 +229,29 @@ def capture_all(value: Any, tid: bool = True, stats: bool = False) -> list[Captu
             out += capture_all(v, tid, stats)
         else:
             out.append(None)
-    return out
+    return tuple(out)
 
 
 def _capture(t: Tensor, tid: bool, stats: bool) -> Captured:
     arr = t._data
-    return (arr.shape, arr.dtype, tensor_id(t) if tid else None,
-            (_forward_stats(t) if tid else _gradient_stats(arr)) if stats else None)
+    shape = arr.shape  # a new tuple at each access: the first equal one is kept instead
+    shape = _shapes.get(shape) or _intern_shape(shape)
+    if not stats:
+        return (shape, arr.dtype, tensor_id(t) if tid else None)
+    return (shape, arr.dtype, tensor_id(t) if tid else None) + (_forward_stats(t) if tid else _gradient_stats(arr))
 
 
-def expand(captured: list[Captured]) -> list[dict[str, Any] | None]:
+_shapes: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+
+def _intern_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    if len(_shapes) >= _KEEP:
+        _shapes.clear()
+    _shapes[shape] = shape
+    return shape
+
+
+def expand(captured: Iterable[Captured]) -> list[dict[str, Any] | None]:
     """The summaries of ``capture_all``'s tuples (the same dicts ``summarize_all`` makes)."""
     out: list[dict[str, Any] | None] = []
     for c in captured:
@@ -233,7 +261,7 @@ def expand(captured: list[Captured]) -> list[dict[str, Any] | None]:
         summary = {"shape": list(c[0]), "dtype": _dtype_name(c[1])}
         if c[2] is not None:
             summary["tid"] = c[2]
-        if c[3] is not None:
-            summary.update(c[3])
+        if len(c) > 3:
+            summary.update(zip(STATS_KEYS, c[3:]))
         out.append(summary)
     return out

@@ -37,9 +37,10 @@ from .graph.attribution import label_call
 from .graph_capture import graph_event_fields, walk
 from .param_stats import StatsPlan
 from .sinks import Sink, write_batch
-from .summaries import capture_all, flatten_values, forget_arrays, forget_gradients
+from .summaries import STATS_KEYS, capture_all, flatten_values, forget_arrays, forget_gradients
 
 DEFAULT_MEMORY_WITH_SINK = 10_000
+_NAN, _INF = STATS_KEYS.index("nan"), STATS_KEYS.index("inf")
 _PENDING_LIMIT = 512  # recorded module events delivered at the latest after this many (a step without an optimizer)
 
 
@@ -253,7 +254,7 @@ class Trace:
         else:
             self._push(event)
 
-    def _record(self, kind: str, path: str, call: int, captured: list, dur: int | None) -> None:
+    def _record(self, kind: str, path: str, call: int, captured: tuple, dur: int | None) -> None:
         """A module event, recorded as a tuple: the dict is built at the step's end
         (``_deliver_pending``), in one batch with the step's other events, or at once when
         ``immediate``. Building dicts in the hooks costs several times more, because the
@@ -262,7 +263,9 @@ class Trace:
         readers but the moment of delivery."""
         seq = self._seq
         self._seq = seq + 1
-        self._pending.append((kind, seq, time.monotonic_ns(), self._step, path, call, captured, dur))
+        # One flat tuple (the values' summaries last), which leaves the garbage collector's
+        # lists at its next pass: a trace keeps thousands of these.
+        self._pending.append((kind, seq, time.monotonic_ns(), self._step, path, call, dur) + captured)
         if self.immediate or len(self._pending) >= _PENDING_LIMIT:
             self._deliver_pending()
 
@@ -490,20 +493,20 @@ class Trace:
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="backward hook")
 
-    def _check_finite(self, captured: list, path: str, what: str) -> None:
+    def _check_finite(self, captured: tuple, path: str, what: str) -> None:
         """The first NaN/Inf of each kind (forward output, gradient) becomes an error event
         naming the module where it appeared (inner modules report first). ``captured``: the
         ``capture_all`` tuples of the values, with statistics."""
         if what in self._reported_nonfinite:
             return
         for c in captured:
-            stats = c[3] if c is not None else None
-            if stats is not None and (stats["nan"] or stats["inf"]):
+            stats = c[3:] if c is not None else ()
+            if stats and (stats[_NAN] or stats[_INF]):
                 self._reported_nonfinite.add(what)
                 self._errors += 1
                 self._emit("error", etype="NonFiniteValue", where=what, module=path, traceback="",
                            message=f"first NaN/Inf in a {what} of module {path!r}: "
-                                   f"{stats['nan']} NaN, {stats['inf']} Inf in a tensor of shape {list(c[0])}")
+                                   f"{stats[_NAN]} NaN, {stats[_INF]} Inf in a tensor of shape {list(c[0])}")
                 return
 
     # --- user hooks ---------------------------------------------------------------------------
