@@ -14,7 +14,7 @@ from collections import deque
 from typing import Any
 
 from .events import SCHEMA_VERSION
-from .sinks import HEADER_KINDS, MemorySink, in_sequence
+from .sinks import _HEADER_SET, HEADER_KINDS, MemorySink, _kind_of, in_sequence
 from .summaries import expand
 
 _VALUES_FIELD = {"forward_pre": "inputs", "forward": "outputs", "backward_pre": "grad_outputs",
@@ -54,6 +54,11 @@ class EventLog(MemorySink):
 
     def write_records(self, items: list[tuple | dict[str, Any]]) -> None:
         """Keep ``items`` in order: tuples from ``Trace._record`` or event dicts."""
+        self._has_records = True
+        dicts = [item for item in items if type(item) is dict]  # a step's: its step and params events
+        if not dicts or _HEADER_SET.isdisjoint(map(_kind_of, dicts)):
+            self._extend(items)
+            return
         body, bound = self.body, self.max_events
         for item in items:
             if type(item) is dict and item["kind"] in HEADER_KINDS:
@@ -62,7 +67,6 @@ class EventLog(MemorySink):
             if len(body) == bound:
                 self.dropped += 1
             body.append(item)
-        self._has_records = True
 
     def materialize(self) -> None:
         """Replace the kept tuples by their event dicts, once. Only from the writing thread:

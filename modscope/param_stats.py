@@ -28,6 +28,7 @@ Example::
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,8 @@ class StatsPlan:
 
     def __init__(self, tensors: list[Any]) -> None:
         self.tensors = list(tensors)
+        # The arrays are held, so that their ids (in ``key``) cannot be reused while the plan lives.
+        self.arrays = [t._data for t in self.tensors]
         self.key = _key(self.tensors)
         small = [i for i, t in enumerate(self.tensors) if t._data.dtype == np.float32 and 0 < t._data.size <= SMALL]
         self.small = small if len(small) >= BATCH_MIN else []
@@ -56,7 +59,8 @@ class StatsPlan:
         self._rows: np.ndarray | None = None  # values, grads, their squares, update squares
         self.small_tensors = [self.tensors[i] for i in self.small]
         self._zeros: list[np.ndarray] | None = None  # stand-ins for missing gradients
-        self.large_old: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # i -> (shaped, flat) views
+        self.large_old: dict[int, np.ndarray] = {}  # i -> its values before the step (a flat view)
+        self._old_groups: list[tuple[list[np.ndarray], np.ndarray]] | None = None  # (arrays, buffer)
         self.has_snapshot = False
 
     @property
@@ -82,14 +86,28 @@ class StatsPlan:
         """Remember the current values, so that ``stats`` can measure the update."""
         if self.small:  # axis=None flattens: no reshape call per tensor
             np.concatenate([t._data for t in self.small_tensors], axis=None, out=self.old)
-        for i in self.large:
-            data = self.tensors[i]._data
-            old = self.large_old.get(i)
-            if old is None or old[0].shape != data.shape or old[0].dtype is not data.dtype:
-                flat = np.empty(data.size, data.dtype)
-                old = self.large_old[i] = (flat.reshape(data.shape), flat)
-            np.copyto(old[0], data)
+        if self._old_groups is None:
+            self._old_groups = self._group_buffers()
+        for arrays, buffer in self._old_groups:  # one copy per dtype, however many tensors
+            np.concatenate(arrays, axis=None, out=buffer)
         self.has_snapshot = True
+
+    def _group_buffers(self) -> list[tuple[list[np.ndarray], np.ndarray]]:
+        """One buffer per dtype for the values before the step of the tensors outside the
+        batched pass; ``large_old`` gets each tensor's flat view into its buffer."""
+        by_dtype: dict[np.dtype, list[int]] = {}
+        for i in self.large:
+            by_dtype.setdefault(self.arrays[i].dtype, []).append(i)
+        groups = []
+        for dtype, indices in by_dtype.items():
+            arrays = [self.arrays[i] for i in indices]
+            buffer = np.empty(sum(a.size for a in arrays), dtype)
+            start = 0
+            for i, a in zip(indices, arrays, strict=True):
+                self.large_old[i] = buffer[start:start + a.size]
+                start += a.size
+            groups.append((arrays, buffer))
+        return groups
 
     def stats(self, paths: list[str]) -> list[dict[str, Any]]:
         """One record per tensor, named by ``paths``; ``update_ratio`` (||after - before|| /
@@ -103,8 +121,7 @@ class StatsPlan:
             for i, record in zip(self.small, records, strict=True):
                 out[i] = record
         for i in self.large:
-            old = self.large_old.get(i) if update else None
-            out[i] = _single(paths[i], self.tensors[i], None if old is None else old[1])
+            out[i] = _single(paths[i], self.tensors[i], self.large_old.get(i) if update else None)
         return out
 
     def _batched(self, paths: list[str], update: bool) -> list[dict[str, Any]]:
@@ -152,7 +169,12 @@ class StatsPlan:
 
 
 def _key(tensors: list[Any]) -> tuple:
-    return tuple((id(t), t._data.size, t._data.dtype) for t in tensors)
+    """The tensors and the arrays they hold (a ``.data =`` assignment gives a new one): C-level
+    passes, no Python loop (this runs at every step)."""
+    return tuple(map(id, tensors)) + tuple(map(id, map(_data_of, tensors)))
+
+
+_data_of = operator.attrgetter("_data")
 
 
 def _sumsq(a: np.ndarray) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import heapq
+import operator
 import os
 import socket
 import threading
@@ -20,6 +21,8 @@ from typing import IO, Any, Protocol
 from .events import dumps_bytes
 
 HEADER_KINDS = ("session", "model", "end")  # always kept, never evicted
+_HEADER_SET = frozenset(HEADER_KINDS)
+_kind_of = operator.itemgetter("kind")
 
 
 class Sink(Protocol):
@@ -67,8 +70,17 @@ class MemorySink:
         self.body.append(event)
 
     def write_many(self, events: list[dict[str, Any]]) -> None:
+        if _HEADER_SET.isdisjoint(map(_kind_of, events)):  # a step's events: one C-level scan
+            self._extend(events)
+            return
         for event in events:
             self.write(event)
+
+    def _extend(self, items: list[Any]) -> None:
+        """Append ``items``, none of them a header, evicting (and counting) as ``write`` does."""
+        if self.max_events is not None:
+            self.dropped += max(0, len(self.body) + len(items) - self.max_events)
+        self.body.extend(items)
 
     @property
     def events(self) -> list[dict[str, Any]]:

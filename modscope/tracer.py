@@ -254,7 +254,7 @@ class Trace:
         else:
             self._push(event)
 
-    def _record(self, kind: str, path: str, call: int, captured: tuple, dur: int | None) -> None:
+    def _record(self, kind: str, path: str, call: int, captured: tuple, dur: int | None, t: int) -> None:
         """A module event, recorded as a tuple: the dict is built at the step's end
         (``_deliver_pending``), in one batch with the step's other events, or at once when
         ``immediate``. Building dicts in the hooks costs several times more, because the
@@ -265,7 +265,7 @@ class Trace:
         self._seq = seq + 1
         # One flat tuple (the values' summaries last), which leaves the garbage collector's
         # lists at its next pass: a trace keeps thousands of these.
-        self._pending.append((kind, seq, time.monotonic_ns(), self._step, path, call, dur) + captured)
+        self._pending.append((kind, seq, t, self._step, path, call, dur) + captured)
         if self.immediate or len(self._pending) >= _PENDING_LIMIT:
             self._deliver_pending()
 
@@ -432,8 +432,11 @@ class Trace:
                 self._wrap_user_hooks(module, path)
             call = self._calls.get(path, 0)
             self._calls[path] = call + 1
-            self._record("forward_pre", path, call, capture_all(args, stats=self.stats), None)
-            self._fstack.append((path, call, time.perf_counter_ns(), current_sequence_nr()))
+            inputs = capture_all(args, stats=self.stats)
+            t = time.monotonic_ns()  # the event's time and the start of the call's duration
+            self._record("forward_pre", path, call, inputs, None, t)
+            # the first node the call will create (only the first step's graph is labelled)
+            self._fstack.append((path, call, t, self._graph_pending and current_sequence_nr()))
         except Exception as exc:  # noqa: BLE001 - the tracer never breaks training
             self._emit_error(exc, where="forward_pre hook")
 
@@ -443,9 +446,9 @@ class Trace:
             if path is None or not self._fstack or self._fstack[-1][0] != path:
                 return
             _, call, t0, start_seq = self._fstack.pop()
-            dur = time.perf_counter_ns() - t0
+            t = time.monotonic_ns()
             outputs = capture_all(output, stats=self.stats)
-            self._record("forward", path, call, outputs, dur)
+            self._record("forward", path, call, outputs, t - t0, t)
             if self.stats:
                 self._check_finite(outputs, path, "forward output")
             if not self._fstack:  # a top-level call: its graph is where tensor hooks will fire
@@ -472,8 +475,10 @@ class Trace:
             self._bcalls[path] = call + 1
             if self._roots_of_step:
                 self._wrap_tensor_hooks()
-            self._record("backward_pre", path, call, capture_all(grad_output, tid=False, stats=self.stats), None)
-            self._bstart.setdefault(path, []).append(time.perf_counter_ns())
+            grads = capture_all(grad_output, tid=False, stats=self.stats)
+            t = time.monotonic_ns()
+            self._record("backward_pre", path, call, grads, None, t)
+            self._bstart.setdefault(path, []).append(t)
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="backward_pre hook")
 
@@ -484,10 +489,11 @@ class Trace:
             if path is None or (self._filtering and not self._traced(path)):
                 return
             starts = self._bstart.get(path)
-            dur = time.perf_counter_ns() - starts.pop() if starts else 0
+            t = time.monotonic_ns()
+            dur = t - starts.pop() if starts else 0
             call = max(self._bcalls.get(path, 1) - 1, 0)
             grads = capture_all(grad_input, tid=False, stats=self.stats)
-            self._record("backward", path, call, grads, dur)
+            self._record("backward", path, call, grads, dur, t)
             if self.stats:
                 self._check_finite(grads, path, "gradient")
         except Exception as exc:  # noqa: BLE001

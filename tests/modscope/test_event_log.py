@@ -80,3 +80,20 @@ def test_an_in_memory_trace_reads_the_events_a_sink_receives(stats):
     assert not any(type(item) is tuple for item in lazy._memory.body)  # read once: dicts for good
     assert comparable_events(lazy.events) == comparable_events(eager.events) == comparable_events(sink.events)
     assert len(lazy.events) > 40
+
+
+@pytest.mark.parametrize("bound", [None, 1, 4, 7])
+def test_batches_without_headers_keep_and_drop_exactly_as_one_by_one(bound):
+    """A step's batch (no header in it) is appended at once: what is kept and the count of what
+    was evicted are those of writing each event by itself."""
+    batches = [[recorded(i) for i in range(0, 3)], [recorded(3), {"kind": "step", "seq": 4}],
+               [recorded(i) for i in range(5, 11)], [], [recorded(11)]]
+    log, batched, single = EventLog(max_events=bound), MemorySink(max_events=bound), MemorySink(max_events=bound)
+    for batch in batches:
+        log.write_records(batch)
+        dicts = [it if isinstance(it, dict) else module_event(*it) for it in batch]
+        batched.write_many(dicts)
+        for event in dicts:
+            single.write(event)
+    assert log.events == batched.events == single.events
+    assert log.dropped == batched.dropped == single.dropped == (0 if bound is None else 12 - bound)
