@@ -141,14 +141,15 @@ def headless_rate(steps: int) -> float:
     return float(out.stdout.split("STEPS_PER_S")[1])
 
 
-async def tui_rate(steps: int) -> float:
+async def tui_rate(steps: int, refresh: float | None = None) -> float:
     """The same script as a ``modscope run`` child, with the TUI (headless) drawing it live and
-    the trace recorded to a file, as ``modscope run`` does."""
+    the trace recorded to a file, as ``modscope run`` does (``refresh``: the app's redraw
+    interval, its default when None)."""
     source = SocketSource()
     with tempfile.TemporaryDirectory() as tmp:
         child = ChildProcess(source, str(ROOT / "bench" / "_timed_net.py"), [str(steps)],
                              str(Path(tmp) / "trace.jsonl.gz"))
-        app = ModscopeApp(source, child=child)
+        app = ModscopeApp(source, child=child, **({} if refresh is None else {"refresh_interval": refresh}))
         async with app.run_test(size=(200, 55)) as pilot:
             while child.returncode is None:
                 await pilot.pause(0.2)
@@ -157,13 +158,19 @@ async def tui_rate(steps: int) -> float:
     return float(line.split()[1])
 
 
-def throughput(steps: int, rounds: int) -> tuple[float, float]:
-    """Median steps/s headless and with the TUI attached, alternating runs."""
-    headless, live = [], []
-    for _ in range(rounds):
-        headless.append(headless_rate(steps))
-        live.append(asyncio.run(tui_rate(steps)))
-    return statistics.median(headless), statistics.median(live)
+def throughput(steps: int, rounds: int, refresh: float | None = None) -> tuple[float, float, float]:
+    """Median steps/s headless and with the TUI attached, and the median of the rounds' ratios.
+    Each round runs both, in turn first (the machine's speed drifts over minutes: a ratio of two
+    runs side by side is steadier than the ratio of two medians)."""
+    headless, live, ratios = [], [], []
+    for i in range(rounds):
+        pair = {}
+        for kind in (("headless", "live") if i % 2 == 0 else ("live", "headless")):
+            pair[kind] = headless_rate(steps) if kind == "headless" else asyncio.run(tui_rate(steps, refresh))
+        headless.append(pair["headless"])
+        live.append(pair["live"])
+        ratios.append(pair["live"] / pair["headless"])
+    return statistics.median(headless), statistics.median(live), statistics.median(ratios)
 
 
 def main() -> None:
@@ -177,10 +184,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200, help="Net steps per throughput run")
     parser.add_argument("--rounds", type=int, default=3, help="throughput runs each way")
     parser.add_argument("--throughput-only", action="store_true")
+    parser.add_argument("--refresh", type=float, help="the TUI's redraw interval (default: the app's)")
     args = parser.parse_args()
-    headless, live = throughput(args.steps, args.rounds)
-    print(f"Net training, {args.steps} steps, median of {args.rounds}: headless {headless:.1f} steps/s, "
-          f"with the TUI attached {live:.1f} steps/s  (ratio {live / headless:.3f})")
+    headless, live, ratio = throughput(args.steps, args.rounds, args.refresh)
+    print(f"Net training, {args.steps} steps, median of {args.rounds} rounds: headless {headless:.1f} steps/s, "
+          f"with the TUI attached {live:.1f} steps/s  (median ratio of a round's two runs {ratio:.3f})")
     if args.throughput_only:
         return
     print("first screen (replay of the fixture):", {k: round(v, 3) for k, v in asyncio.run(first_screen()).items()})

@@ -270,19 +270,19 @@ class Trace:
             self._deliver_pending()
 
     def _deliver_pending(self) -> None:
-        """Deliver the recorded events, in order. With only the in-memory log, the tuples go
-        there as they are (``EventLog`` builds the dicts when they are read); otherwise the
-        dicts are built now, memory and sinks take the batch at once, then the observer sees
-        each event (it may pause the program at any of them)."""
+        """Deliver the recorded events, in order. The in-memory log takes the tuples as they are
+        (``EventLog`` builds the dicts when they are read, and evicting a tuple frees less than
+        a dict); for the other sinks and the observer the dicts are built now, the sinks take
+        the batch at once, then the observer sees each event (it may pause the program at any
+        of them)."""
         pending, self._pending = self._pending, []
         if not pending:
             return
         self._events_in_step += len(pending)
+        self._memory.write_records(pending)  # dicts when read (see EventLog)
         if not self._extra_sinks and self.observer is None:
-            self._memory.write_records(pending)  # dicts when read (see EventLog)
             return
         events = [as_event(item) for item in pending]
-        self._memory.write_many(events)
         for sink in list(self._extra_sinks):
             try:
                 write_batch(sink, events)
