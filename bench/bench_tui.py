@@ -5,8 +5,7 @@
    long each takes to be answered (the selection changed and the screen refreshed): p50/p95;
 2. the viewer's resident memory at 10 %, 50 % and 100 % of the flood (flat = bounded state);
 3. time to the first screen and to the first model drawn (replay of a recorded trace);
-4. training throughput of the MNIST Net with the TUI attached vs the same script headless
-   (median of each round's ratio; the viewer yields the CPU to the child as ``modscope run``'s does).
+4. training throughput of the MNIST Net with the TUI attached vs the same script headless.
 
 Run: ``.venv/bin/python bench/bench_tui.py`` (defaults: 25,000 events/s, 1,000,000 events).
 """
@@ -32,7 +31,6 @@ import _common  # noqa: E402,F401  (one BLAS thread here and in every child: a f
 from textual import events  # noqa: E402
 
 from modscope.tui.app import ModscopeApp  # noqa: E402
-from modscope.tui.launch import yield_to_training  # noqa: E402
 from modscope.tui.sources import ChildProcess, ReplaySource, SocketSource  # noqa: E402
 from modscope.tui.widgets.module_tree import ModuleTree  # noqa: E402
 
@@ -87,7 +85,6 @@ async def flood(rate: int, total: int) -> dict:
     async with app.run_test(size=(200, 55)) as pilot:
         proc = subprocess.Popen([sys.executable, __file__, "--produce", source.address, source.token,
                                  str(rate), str(total)])
-        yield_to_training()  # as ``modscope run`` does once its child runs (the producer stands in)
         start = time.perf_counter()
         while not app.query_one(ModuleTree).modules:
             await pilot.pause(0.05)
@@ -144,22 +141,14 @@ def headless_rate(steps: int) -> float:
     return float(out.stdout.split("STEPS_PER_S")[1])
 
 
-def tui_rate(steps: int, refresh: float | None = None) -> float:
+async def tui_rate(steps: int, refresh: float | None = None) -> float:
     """The same script as a ``modscope run`` child, with the TUI (headless) drawing it live and
     the trace recorded to a file, as ``modscope run`` does (``refresh``: the app's redraw
-    interval, its default when None). In a process of its own: the viewer lowers its priority
-    once the child runs, for good."""
-    cmd = [sys.executable, __file__, "--live-run", str(steps)] + ([] if refresh is None else [str(refresh)])
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    return float(out.stdout.split("STEPS_PER_S")[1])
-
-
-async def live_run(steps: int, refresh: float | None = None) -> float:
+    interval, its default when None)."""
     source = SocketSource()
     with tempfile.TemporaryDirectory() as tmp:
         child = ChildProcess(source, str(ROOT / "bench" / "_timed_net.py"), [str(steps)],
                              str(Path(tmp) / "trace.jsonl.gz"))
-        yield_to_training()  # as ``modscope run`` does
         app = ModscopeApp(source, child=child, **({} if refresh is None else {"refresh_interval": refresh}))
         async with app.run_test(size=(200, 55)) as pilot:
             while child.returncode is None:
@@ -177,7 +166,7 @@ def throughput(steps: int, rounds: int, refresh: float | None = None) -> tuple[f
     for i in range(rounds):
         pair = {}
         for kind in (("headless", "live") if i % 2 == 0 else ("live", "headless")):
-            pair[kind] = headless_rate(steps) if kind == "headless" else tui_rate(steps, refresh)
+            pair[kind] = headless_rate(steps) if kind == "headless" else asyncio.run(tui_rate(steps, refresh))
         headless.append(pair["headless"])
         live.append(pair["live"])
         ratios.append(pair["live"] / pair["headless"])
@@ -188,10 +177,6 @@ def main() -> None:
     if sys.argv[1:2] == ["--produce"]:  # the producer process
         address, token, rate, total = sys.argv[2:6]
         producer(address, token, int(rate), int(total))
-        return
-    if sys.argv[1:2] == ["--live-run"]:  # one live run (see tui_rate)
-        refresh = float(sys.argv[3]) if len(sys.argv) > 3 else None
-        print("STEPS_PER_S", asyncio.run(live_run(int(sys.argv[2]), refresh)))
         return
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rate", type=int, default=25_000)

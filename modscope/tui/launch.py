@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -23,24 +22,6 @@ DEMOS: dict[str, tuple[str, list[str]]] = {
     "transformer": ("transformer_tiny.py", ["--epochs", "1000"]),
     "mlp": ("mlp_mnist.py", ["--epochs", "1000"]),
 }
-
-
-# How much the viewer lowers its own CPU priority once the training child runs (see
-# ``yield_to_training``).
-VIEWER_NICENESS = 10
-
-
-def yield_to_training(increment: int = VIEWER_NICENESS) -> bool:
-    """Lower this process's CPU priority (``os.nice``), so that where the machine has fewer free
-    cores than there is work, the scheduler runs the training child first and the viewer after:
-    with a spare core the viewer runs as before; on a busy one it redraws a little later instead
-    of slowing training down (measured with ``bench/bench_tui.py``). Call after the child has
-    started: a child inherits its parent's priority. False where the platform cannot do it."""
-    try:
-        os.nice(increment)
-    except (AttributeError, OSError):
-        return False
-    return True
 
 
 class LaunchError(RuntimeError):
@@ -66,7 +47,6 @@ def run_script(script: str, args: list[str], trace_file: str | None = None, stat
     source = SocketSource()
     source.description = f"live {Path(script).name}"
     child = ChildProcess(source, script, args, str(trace_path), stats=stats)
-    yield_to_training()
     app = ModscopeApp(source, child=child)
     try:
         app.run()
