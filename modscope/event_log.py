@@ -59,14 +59,11 @@ class EventLog(MemorySink):
         if not dicts or _HEADER_SET.isdisjoint(map(_kind_of, dicts)):
             self._extend(items)
             return
-        body, bound = self.body, self.max_events
-        for item in items:
+        for item in items:  # a batch with a header in it (the start of a run, a new model)
             if type(item) is dict and item["kind"] in HEADER_KINDS:
                 self.headers.append(item)
-                continue
-            if len(body) == bound:
-                self.dropped += 1
-            body.append(item)
+            else:
+                self._extend((item,))
 
     def materialize(self) -> None:
         """Replace the kept tuples by their event dicts, once. Only from the writing thread:

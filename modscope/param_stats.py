@@ -84,21 +84,19 @@ class StatsPlan:
 
     def snapshot(self) -> None:
         """Remember the current values, so that ``stats`` can measure the update."""
-        if self.small:  # axis=None flattens: no reshape call per tensor
-            np.concatenate([t._data for t in self.small_tensors], axis=None, out=self.old)
         if self._old_groups is None:
             self._old_groups = self._group_buffers()
-        for arrays, buffer in self._old_groups:  # one copy per dtype, however many tensors
+        for arrays, buffer in self._old_groups:  # axis=None flattens: one copy per buffer
             np.concatenate(arrays, axis=None, out=buffer)
         self.has_snapshot = True
 
     def _group_buffers(self) -> list[tuple[list[np.ndarray], np.ndarray]]:
-        """One buffer per dtype for the values before the step of the tensors outside the
-        batched pass; ``large_old`` gets each tensor's flat view into its buffer."""
+        """Where the values before the step go: the batched tensors into ``old``, the others
+        into one buffer per dtype, whose flat view per tensor ``large_old`` keeps."""
         by_dtype: dict[np.dtype, list[int]] = {}
         for i in self.large:
             by_dtype.setdefault(self.arrays[i].dtype, []).append(i)
-        groups = []
+        groups = [([self.arrays[i] for i in self.small], self.old)] if self.small else []
         for dtype, indices in by_dtype.items():
             arrays = [self.arrays[i] for i in indices]
             buffer = np.empty(sum(a.size for a in arrays), dtype)

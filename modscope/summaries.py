@@ -234,21 +234,16 @@ def capture_all(value: Any, tid: bool = True, stats: bool = False) -> tuple[Capt
 
 def _capture(t: Tensor, tid: bool, stats: bool) -> Captured:
     arr = t._data
+    if len(_shapes) >= _KEEP:
+        _shapes.clear()
     shape = arr.shape  # a new tuple at each access: the first equal one is kept instead
-    shape = _shapes.get(shape) or _intern_shape(shape)
+    shape = _shapes.setdefault(shape, shape)
     if not stats:
         return (shape, arr.dtype, tensor_id(t) if tid else None)
     return (shape, arr.dtype, tensor_id(t) if tid else None) + (_forward_stats(t) if tid else _gradient_stats(arr))
 
 
-_shapes: dict[tuple[int, ...], tuple[int, ...]] = {}
-
-
-def _intern_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
-    if len(_shapes) >= _KEEP:
-        _shapes.clear()
-    _shapes[shape] = shape
-    return shape
+_shapes: dict[tuple[int, ...], tuple[int, ...]] = {}  # every shape summarised, as first seen
 
 
 def expand(captured: Iterable[Captured]) -> list[dict[str, Any] | None]:

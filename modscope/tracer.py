@@ -280,7 +280,8 @@ class Trace:
             return
         self._events_in_step += len(pending)
         self._memory.write_records(pending)  # dicts when read (see EventLog)
-        if not self._extra_sinks and self.observer is None:
+        listening = self._observer_listening()
+        if not self._extra_sinks and not listening:
             return
         events = [as_event(item) for item in pending]
         for sink in list(self._extra_sinks):
@@ -288,7 +289,7 @@ class Trace:
                 write_batch(sink, events)
             except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
                 self._detach(sink, exc)
-        if self._observer_listening():
+        if listening:
             for event in events:
                 self._observe(event)
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..utils.hooks import _unwrap_all, _wrap_all
 from . import grad_mode
 from .graph import ACCUMULATE_PRIORITY, FREED_GRAPH_ERROR, AccumulateGrad, Node, check_saved_versions
 
@@ -163,7 +164,7 @@ def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
                 if res is not None:
                     outs = res
         if node._post_hooks:
-            outs = _call_post_hooks(node, outs, grads, Tensor)
+            outs = _call_post_hooks(node, outs, grads)
         if not retain_graph:
             node._release()
         for (nxt, nr), g in zip(node.next_functions, outs):
@@ -248,17 +249,16 @@ def _call_pre_hooks(node: Node, grads: list, Tensor) -> list:
                 hook(grads[nr])
     if node._pre_hooks:
         for hook in tuple(node._pre_hooks.values()):
-            wrapped = tuple(None if g is None else Tensor._wrap(g) for g in grads)
-            out = hook(wrapped)
+            out = hook(_wrap_all(grads))
             if out is not None:
                 grads = [None if o is None else o._data for o in out]
     return grads
 
 
-def _call_post_hooks(node: Node, outs: tuple, grads: list, Tensor) -> tuple:
-    grad_outputs = tuple(None if g is None else Tensor._wrap(g) for g in grads)
+def _call_post_hooks(node: Node, outs: tuple, grads: list) -> tuple:
+    grad_outputs = _wrap_all(grads)
     for hook in tuple(node._post_hooks.values()):
-        grad_inputs = tuple(None if g is None else Tensor._wrap(g) for g in outs)
+        grad_inputs = _wrap_all(outs)
         res = hook(grad_inputs, grad_outputs)
         if res is not None:
             if len(res) != len(outs):
@@ -266,5 +266,5 @@ def _call_post_hooks(node: Node, outs: tuple, grads: list, Tensor) -> tuple:
                     f"hook '{getattr(hook, '__qualname__', hook)}' on {node.name()} returned "
                     f"{len(res)} gradients, expected {len(outs)}"
                 )
-            outs = tuple(None if r is None else r._data for r in res)
+            outs = _unwrap_all(res)
     return outs
