@@ -15,6 +15,7 @@ import socket
 import threading
 import zlib
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -29,7 +30,9 @@ class Sink(Protocol):
     dropped: int
 
     def write(self, event: dict[str, Any]) -> None: ...
-    # optional: ``write_many(events)``, a batch in order (the tracer uses it when present)
+    # optional: ``write_many(events)``, a batch in order (the tracer uses it when present);
+    # ``write_records(items, to_event)``, a batch of the tracer's records, each made an event
+    # dict by ``to_event`` where and when the sink needs it (e.g. on its own thread)
     def flush(self) -> None: ...
     def close(self) -> None: ...
 
@@ -42,6 +45,16 @@ def write_batch(sink: Sink, events: list[dict[str, Any]]) -> None:
     else:
         for event in events:
             sink.write(event)
+
+
+def write_records(sink: Sink, items: list[Any], to_event: Callable[[Any], dict[str, Any]]) -> None:
+    """Hand the tracer's records to ``sink``: as they are when it has ``write_records``, else
+    made into event dicts here, by ``to_event``."""
+    method = getattr(sink, "write_records", None)
+    if method is not None:
+        method(items, to_event)
+    else:
+        write_batch(sink, [to_event(item) for item in items])
 
 
 def in_sequence(headers: list[dict[str, Any]], body: Any) -> list[dict[str, Any]]:
@@ -151,14 +164,17 @@ class _Courier:
     (``_deliver``) at most every ``interval`` seconds: a training step only appends to a list,
     and the worker wakes a few dozen times a second instead of once per step (each wake-up would
     take the GIL from the training loop). ``write`` (a single event: a status, an error) wakes
-    the worker at once. Past ``limit`` waiting events, new ones are dropped and counted."""
+    the worker at once. Past ``limit`` waiting events, new ones are dropped and counted.
+
+    ``write_records`` takes the tracer's records as they are: the worker makes them event dicts,
+    so a training step does not spend its time building dicts for the file or the viewer."""
 
     interval = 0.025
 
     def __init__(self, name: str, limit: int) -> None:
         self._lost = 0
         self._limit = limit
-        self._waiting: list[list[dict[str, Any]]] = []
+        self._waiting: list[tuple[list[Any], Callable[[Any], dict[str, Any]] | None]] = []
         self._count = 0
         self._closing = False
         self._cond = threading.Condition()
@@ -174,12 +190,16 @@ class _Courier:
     def write_many(self, events: list[dict[str, Any]]) -> None:
         self._hand_over(events, urgent=False)
 
-    def _hand_over(self, events: list[dict[str, Any]], urgent: bool) -> None:
+    def write_records(self, items: list[Any], to_event: Callable[[Any], dict[str, Any]]) -> None:
+        self._hand_over(items, urgent=False, to_event=to_event)
+
+    def _hand_over(self, events: list[Any], urgent: bool,
+                   to_event: Callable[[Any], dict[str, Any]] | None = None) -> None:
         with self._cond:
             if self._count + len(events) > self._limit:
                 self._lost += len(events)  # the worker is far behind: training never waits
                 return
-            self._waiting.append(events)
+            self._waiting.append((events, to_event))
             self._count += len(events)
             if urgent:
                 self._cond.notify()
@@ -198,7 +218,8 @@ class _Courier:
                 batches, self._waiting, self._count = self._waiting, [], 0
                 closing = self._closing
             if batches:
-                self._deliver([event for batch in batches for event in batch])
+                self._deliver([to_event(item) if to_event is not None else item
+                               for items, to_event in batches for item in items])
             if closing:
                 self._finish()
                 return
@@ -298,10 +319,11 @@ class BackgroundSink(_Courier):
     def dropped(self) -> int:
         return self._lost + getattr(self.sink, "dropped", 0)
 
-    def _hand_over(self, events: list[dict[str, Any]], urgent: bool) -> None:
+    def _hand_over(self, events: list[Any], urgent: bool,
+                   to_event: Callable[[Any], dict[str, Any]] | None = None) -> None:
         if self.error is not None:
             raise self.error
-        super()._hand_over(events, urgent)
+        super()._hand_over(events, urgent, to_event)
 
     def flush(self) -> None:
         if self.error is not None:
@@ -357,6 +379,10 @@ class TeeSink:
     def write_many(self, events: list[dict[str, Any]]) -> None:
         for sink in self.sinks:
             write_batch(sink, events)
+
+    def write_records(self, items: list[Any], to_event: Callable[[Any], dict[str, Any]]) -> None:
+        for sink in self.sinks:
+            write_records(sink, items, to_event)
 
     def flush(self) -> None:
         for sink in self.sinks:

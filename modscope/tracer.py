@@ -36,7 +36,7 @@ from .events import MODULE_EVENTS, SCHEMA_VERSION, finite_or_none
 from .graph.attribution import label_call
 from .graph_capture import graph_event_fields, walk
 from .param_stats import StatsPlan
-from .sinks import Sink, write_batch
+from .sinks import Sink, write_batch, write_records
 from .summaries import STATS_KEYS, capture_all, flatten_values, forget_arrays, forget_gradients
 
 DEFAULT_MEMORY_WITH_SINK = 10_000
@@ -272,16 +272,22 @@ class Trace:
     def _deliver_pending(self) -> None:
         """Deliver the recorded events, in order. The in-memory log takes the tuples as they are
         (``EventLog`` builds the dicts when they are read, and evicting a tuple frees less than
-        a dict); for the other sinks and the observer the dicts are built now, the sinks take
-        the batch at once, then the observer sees each event (it may pause the program at any
-        of them)."""
+        a dict), and so do the other sinks: each makes the dicts where it needs them (the file
+        and viewer sinks of ``modscope run`` on their worker threads, out of the training
+        loop's way). An observer that is listening needs the dicts now: then they are built
+        once, the sinks take them, and the observer sees each event (it may pause the program
+        at any of them)."""
         pending, self._pending = self._pending, []
         if not pending:
             return
         self._events_in_step += len(pending)
         self._memory.write_records(pending)  # dicts when read (see EventLog)
-        listening = self._observer_listening()
-        if not self._extra_sinks and not listening:
+        if not self._observer_listening():
+            for sink in list(self._extra_sinks):
+                try:
+                    write_records(sink, pending, as_event)
+                except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
+                    self._detach(sink, exc)
             return
         events = [as_event(item) for item in pending]
         for sink in list(self._extra_sinks):
@@ -289,9 +295,8 @@ class Trace:
                 write_batch(sink, events)
             except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
                 self._detach(sink, exc)
-        if listening:
-            for event in events:
-                self._observe(event)
+        for event in events:
+            self._observe(event)
 
     def _push(self, event: dict[str, Any]) -> None:
         """Deliver one event: memory, the other sinks, the observer."""

@@ -111,3 +111,47 @@ def test_socket_sink_counts_what_it_cannot_send_once_the_viewer_is_gone(tmp_path
         sink.write({"seq": i})  # never raises into the training loop
     sink.close()
     assert not sink.connected and sink.dropped == 50
+
+
+def test_records_become_dicts_on_the_worker_in_order_with_single_events():
+    seen_on = []
+
+    def to_event(item):
+        seen_on.append(threading.current_thread().name)
+        return {"seq": item[0]}
+
+    sink = BackgroundSink(RecordingSink())
+    sink.write_records([(0,), (1,)], to_event)
+    sink.write({"seq": 2})  # a single event (a status, an error) between two batches
+    sink.write_records([(3,)], to_event)
+    sink.close()
+    assert sink.sink.events == [{"seq": i} for i in range(4)]
+    assert seen_on == ["modscope-writer"] * 3
+
+
+def test_the_training_thread_builds_no_dicts_for_the_file_and_viewer(tmp_path, monkeypatch):
+    """``modscope run``'s sinks take the tracer's records; their worker threads build the
+    dicts, so a training step spends no time on them."""
+    import modscope.tracer
+
+    built_on = set()
+
+    def spy(item, real=modscope.tracer.as_event):
+        built_on.add(threading.current_thread().name)
+        return real(item)
+
+    monkeypatch.setattr(modscope.tracer, "as_event", spy)
+    viewer = FakeViewer(tmp_path)
+    path = tmp_path / "t.jsonl"
+    tr = train(modscope.TeeSink(modscope.SocketSink(viewer.address, token="t"), BackgroundSink(JsonlSink(path))))
+    tr.close()
+    assert built_on == {"modscope-sink", "modscope-writer"}
+    monkeypatch.undo()
+    assert viewer.lines()[1:] == tr.events == load_trace(path).events
+
+
+def test_a_sink_without_records_support_gets_the_dicts():
+    plain = RecordingSink()
+    tr = train(modscope.TeeSink(plain))
+    tr.stop()
+    assert plain.events == tr.events
