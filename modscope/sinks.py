@@ -24,6 +24,7 @@ from .events import dumps_bytes
 HEADER_KINDS = ("session", "model", "end")  # always kept, never evicted
 _HEADER_SET = frozenset(HEADER_KINDS)
 _kind_of = operator.itemgetter("kind")
+ToEvent = Callable[[Any], dict[str, Any]]  # makes one of the tracer's records an event dict
 
 
 class Sink(Protocol):
@@ -47,7 +48,7 @@ def write_batch(sink: Sink, events: list[dict[str, Any]]) -> None:
             sink.write(event)
 
 
-def write_records(sink: Sink, items: list[Any], to_event: Callable[[Any], dict[str, Any]]) -> None:
+def write_records(sink: Sink, items: list[Any], to_event: ToEvent) -> None:
     """Hand the tracer's records to ``sink``: as they are when it has ``write_records``, else
     made into event dicts here, by ``to_event``."""
     method = getattr(sink, "write_records", None)
@@ -174,7 +175,7 @@ class _Courier:
     def __init__(self, name: str, limit: int) -> None:
         self._lost = 0
         self._limit = limit
-        self._waiting: list[tuple[list[Any], Callable[[Any], dict[str, Any]] | None]] = []
+        self._waiting: list[tuple[list[Any], ToEvent | None]] = []
         self._count = 0
         self._closing = False
         self._cond = threading.Condition()
@@ -190,11 +191,11 @@ class _Courier:
     def write_many(self, events: list[dict[str, Any]]) -> None:
         self._hand_over(events, urgent=False)
 
-    def write_records(self, items: list[Any], to_event: Callable[[Any], dict[str, Any]]) -> None:
+    def write_records(self, items: list[Any], to_event: ToEvent) -> None:
         self._hand_over(items, urgent=False, to_event=to_event)
 
     def _hand_over(self, events: list[Any], urgent: bool,
-                   to_event: Callable[[Any], dict[str, Any]] | None = None) -> None:
+                   to_event: ToEvent | None = None) -> None:
         with self._cond:
             if self._count + len(events) > self._limit:
                 self._lost += len(events)  # the worker is far behind: training never waits
@@ -218,11 +219,25 @@ class _Courier:
                 batches, self._waiting, self._count = self._waiting, [], 0
                 closing = self._closing
             if batches:
-                self._deliver([to_event(item) if to_event is not None else item
-                               for items, to_event in batches for item in items])
+                self._deliver(self._events_of(batches))
             if closing:
                 self._finish()
                 return
+
+    def _events_of(self, batches: list[tuple[list[Any], ToEvent | None]]) -> list[dict[str, Any]]:
+        """The batches' events in order, records made dicts. A record that cannot be made one is
+        dropped and counted: this thread must go on for the events that follow."""
+        events: list[dict[str, Any]] = []
+        for items, to_event in batches:
+            if to_event is None:
+                events += items
+                continue
+            for item in items:
+                try:
+                    events.append(to_event(item))
+                except Exception:  # noqa: BLE001 - counted in ``dropped``
+                    self._lost += 1
+        return events
 
     def _deliver(self, events: list[dict[str, Any]]) -> None:
         raise NotImplementedError
@@ -320,7 +335,7 @@ class BackgroundSink(_Courier):
         return self._lost + getattr(self.sink, "dropped", 0)
 
     def _hand_over(self, events: list[Any], urgent: bool,
-                   to_event: Callable[[Any], dict[str, Any]] | None = None) -> None:
+                   to_event: ToEvent | None = None) -> None:
         if self.error is not None:
             raise self.error
         super()._hand_over(events, urgent, to_event)
@@ -380,7 +395,7 @@ class TeeSink:
         for sink in self.sinks:
             write_batch(sink, events)
 
-    def write_records(self, items: list[Any], to_event: Callable[[Any], dict[str, Any]]) -> None:
+    def write_records(self, items: list[Any], to_event: ToEvent) -> None:
         for sink in self.sinks:
             write_records(sink, items, to_event)
 

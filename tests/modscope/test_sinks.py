@@ -155,3 +155,16 @@ def test_a_sink_without_records_support_gets_the_dicts():
     tr = train(modscope.TeeSink(plain))
     tr.stop()
     assert plain.events == tr.events
+
+
+def test_a_record_that_cannot_become_an_event_is_dropped_and_counted():
+    def to_event(item):
+        if item == ("bad",):
+            raise ValueError("not a record")
+        return {"seq": item[0]}
+
+    sink = BackgroundSink(RecordingSink())
+    sink.write_records([(0,), ("bad",), (1,)], to_event)
+    sink.write_records([(2,)], to_event)  # the worker goes on after the bad one
+    sink.close()
+    assert sink.sink.events == [{"seq": 0}, {"seq": 1}, {"seq": 2}] and sink.dropped == 1
