@@ -236,7 +236,8 @@ class _Courier:
                 try:
                     events.append(to_event(item))
                 except Exception:  # noqa: BLE001 - counted in ``dropped``
-                    self._lost += 1
+                    with self._cond:  # the training thread counts its drops under this lock too
+                        self._lost += 1
         return events
 
     def _deliver(self, events: list[dict[str, Any]]) -> None:
