@@ -1,11 +1,11 @@
 """The trace's own in-memory events, with module events kept as recorded tuples until read.
 
 A hook records a module event as a tuple (``Trace._record``): building the event dict costs
-more than recording it, several times more inside a training step (see ``Trace._record``). A
-trace whose events only stay in memory keeps the tuples and builds the dicts when the events
-are read, which for most traces is once, after the run, out of the training loop's way. With a
-sink or an observer the tracer builds the dicts at each step's end, because those need them
-then, and hands the same dicts to this log.
+more than recording it, several times more inside a training step (see ``Trace._record``). This
+log keeps the tuples and builds the dicts when the events are read, which for most traces is
+once, after the run, out of the training loop's way; evicting a tuple from a bounded log also
+frees less than a dict. (The other sinks get the same tuples and build the dicts where they need
+them; see ``Trace._deliver_pending``.)
 """
 
 from __future__ import annotations

@@ -282,20 +282,17 @@ class Trace:
             return
         self._events_in_step += len(pending)
         self._memory.write_records(pending)  # dicts when read (see EventLog)
-        if not self._observer_listening():
-            for sink in list(self._extra_sinks):
-                try:
-                    write_records(sink, pending, as_event)
-                except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
-                    self._detach(sink, exc)
-            return
-        events = [as_event(item) for item in pending]
+        # A listening observer needs the dicts now: built once, for it and the sinks.
+        events = [as_event(item) for item in pending] if self._observer_listening() else None
         for sink in list(self._extra_sinks):
             try:
-                write_batch(sink, events)
+                if events is None:
+                    write_records(sink, pending, as_event)
+                else:
+                    write_batch(sink, events)
             except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
                 self._detach(sink, exc)
-        for event in events:
+        for event in events or ():
             self._observe(event)
 
     def _push(self, event: dict[str, Any]) -> None:
