@@ -148,7 +148,7 @@ class StatsPlan:
             if g is None:
                 gsq = None
             else:
-                gsq = grad_sq[k] if g._data.size == n else _sumsq(g._data.reshape(-1))
+                gsq = grad_sq[k] if g._data.size == n else _sumsq(_in_memory_order(g._data))
             records.append(_record(path, sqk, mean, math.sqrt(max(sqk / n - mean * mean, 0.0)) if nan + inf == 0
                                    else math.nan, gsq, math.sqrt(update_sq[k] / sqk) if update and sqk > 0 else None,
                                    nan, inf))
@@ -173,6 +173,12 @@ def _key(tensors: list[Any]) -> tuple:
 
 
 _data_of = operator.attrgetter("_data")
+
+
+def _in_memory_order(a: np.ndarray) -> np.ndarray:
+    """``a`` flat, its elements in memory order: a view, not a copy, for the transposed layouts
+    of the engine's weight gradients (a sum of squares does not care about the order)."""
+    return a.ravel("K")
 
 
 def _sumsq(a: np.ndarray) -> float:
@@ -229,7 +235,7 @@ def _single(path: str, p: Any, old: np.ndarray | None) -> dict[str, Any]:
     if (data.dtype is _F32 or data.dtype is _F64) and data.size and (grad is None or grad.dtype is data.dtype):
         flat = data.reshape(-1)
         sq = float(np.dot(flat, flat))
-        gflat = None if grad is None else grad.reshape(-1)
+        gflat = None if grad is None else _in_memory_order(grad)
         grad_sq = None if gflat is None else float(np.dot(gflat, gflat))
         if math.isfinite(sq) and (grad_sq is None or math.isfinite(grad_sq)):
             update_sq = None
@@ -257,5 +263,5 @@ def _checked_single(path: str, p: Any, old: np.ndarray | None) -> dict[str, Any]
     if old is not None and sq > 0:
         diff = np.subtract(flat, old, out=old) if old.dtype == flat.dtype else flat - old
         ratio = math.sqrt(float(np.dot(diff, diff)) / sq)
-    grad_sq = _sumsq(p._grad._data.reshape(-1)) if p._grad is not None else None
+    grad_sq = _sumsq(_in_memory_order(p._grad._data)) if p._grad is not None else None
     return _record(path, sq, mean, max(sq / n - mean * mean, 0.0) ** 0.5, grad_sq, ratio, nan, inf)

@@ -214,13 +214,31 @@ def capture_all(value: Any, tid: bool = True, stats: bool = False) -> tuple[Capt
     strings and dtypes are dropped from the garbage collector's lists at its next pass, where
     lists would stay and be walked by every full collection (~1% of the seed Net's step)."""
     if isinstance(value, Tensor):
-        return (_capture(value, tid, stats),)
+        one = value
+    elif type(value) is tuple and len(value) == 1 and isinstance(value[0], Tensor):
+        one = value[0]  # a module's usual positional input, or a single gradient
+    else:
+        return _capture_many(value, tid, stats)
+    if stats:
+        return (_capture(one, tid, stats),)
+    # The tracer's usual case, written out (four module hooks per module call run it, and in a
+    # training step each Python call costs several times what it costs warm): one tensor, no
+    # statistics, its array already named.
+    arr = one._data
+    shape = arr.shape  # a new tuple at each access: the first equal one is kept instead
+    shape = _shapes.get(shape) or _intern_shape(shape)
+    if not tid:
+        return ((shape, arr.dtype, None),)
+    entry = _by_array.get(id(arr))
+    return ((shape, arr.dtype, entry[1] if entry is not None and entry[0]() is arr else tensor_id(one)),)
+
+
+def _capture_many(value: Any, tid: bool, stats: bool) -> tuple[Captured, ...]:
+    """``capture_all`` of anything but a single tensor."""
     if isinstance(value, dict):
         value = list(value.values())
     elif not isinstance(value, tuple | list):
         return (None,)
-    if len(value) == 1 and isinstance(value[0], Tensor):  # a module's usual positional input
-        return (_capture(value[0], tid, stats),)
     out: list[Captured] = []
     for v in value:
         if isinstance(v, Tensor):
@@ -234,16 +252,23 @@ def capture_all(value: Any, tid: bool = True, stats: bool = False) -> tuple[Capt
 
 def _capture(t: Tensor, tid: bool, stats: bool) -> Captured:
     arr = t._data
-    if len(_shapes) >= _KEEP:
-        _shapes.clear()
-    shape = arr.shape  # a new tuple at each access: the first equal one is kept instead
-    shape = _shapes.setdefault(shape, shape)
+    shape = arr.shape
+    shape = _shapes.get(shape) or _intern_shape(shape)
     if not stats:
         return (shape, arr.dtype, tensor_id(t) if tid else None)
     return (shape, arr.dtype, tensor_id(t) if tid else None) + (_forward_stats(t) if tid else _gradient_stats(arr))
 
 
 _shapes: dict[tuple[int, ...], tuple[int, ...]] = {}  # every shape summarised, as first seen
+
+
+def _intern_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Remember ``shape`` as the one tuple every later equal shape is replaced by (a trace
+    keeps thousands of summaries); the map starts over past ``_KEEP`` shapes."""
+    if len(_shapes) >= _KEEP:
+        _shapes.clear()
+    _shapes[shape] = shape
+    return shape
 
 
 def expand(captured: Iterable[Captured]) -> list[dict[str, Any] | None]:

@@ -83,6 +83,23 @@ def test_few_small_tensors_get_blas_passes_many_are_batched():
     assert (len(many.small), many.large) == (ps.BATCH_MIN, [])
 
 
+def test_gradients_in_any_memory_layout(path_kind):
+    """Weight gradients come transposed from the engine's matmuls (and could be any strided
+    view): their norms are read in memory order, the figures are the same."""
+    named = make([(12, 7), (4, 5, 3), (6, 8), (9,)])
+    rng = np.random.default_rng(1)
+    named[0][1].grad = engine.from_numpy(rng.standard_normal((7, 12)).astype(np.float32).T)  # transposed
+    named[1][1].grad = engine.from_numpy(np.moveaxis(rng.standard_normal((3, 4, 5)).astype(np.float32), 0, -1))
+    named[2][1].grad = engine.from_numpy(rng.standard_normal((6, 16)).astype(np.float32)[:, ::2])  # strided
+    assert not any(t._grad._data.flags.c_contiguous for _, t in named[:3])
+    plan = ps.StatsPlan([t for _, t in named])
+    plan.snapshot()
+    olds = [t._data.copy() for _, t in named]
+    for _, t in named:
+        t._data -= 0.01
+    check(plan.stats(paths(named)), named, olds)
+
+
 def test_float64_tensor_matches_reference(path_kind):
     named = make([(50,), (6, 7)])
     named[0][1].data = engine.from_numpy(named[0][1]._data.astype(np.float64))

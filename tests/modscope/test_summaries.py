@@ -158,15 +158,41 @@ def test_forward_stats_are_shared_but_never_stale():
 
 @pytest.mark.parametrize("value", [
     lambda t: t, lambda t: (t, 3, None), lambda t: [t, (t, {"a": t, "b": 2})], lambda t: {"x": t},
-    lambda t: 5, lambda t: (), lambda t: ((t,), [])], ids=["tensor", "tuple", "nested", "dict", "scalar",
-                                                          "empty", "empty-inner"])
-def test_deferred_summaries_equal_immediate_ones(value):
+    lambda t: 5, lambda t: (), lambda t: ((t,), []), lambda t: (t,), lambda t: [t],
+    lambda t: t.sum(), lambda t: (t.sum(),)],
+    ids=["tensor", "tuple", "nested", "dict", "scalar", "empty", "empty-inner", "one-in-tuple", "one-in-list",
+         "0-d", "0-d-in-tuple"])
+@pytest.mark.parametrize("stats", [False, True])
+def test_deferred_summaries_equal_immediate_ones(value, stats):
     from modscope.summaries import capture_all, expand, summarize_all
 
     t = engine.ones(2, 3)
     v = value(t)
-    assert expand(capture_all(v)) == summarize_all(v, stats=False)
-    assert expand(capture_all(v, tid=False)) == summarize_all(v, stats=False, tid=False)
+    assert expand(capture_all(v, stats=stats)) == summarize_all(v, stats=stats)
+    assert expand(capture_all(v, tid=False, stats=stats)) == summarize_all(v, stats=stats, tid=False)
+
+
+def test_captured_shapes_are_shared_and_ids_follow_the_array():
+    """The one-tensor case (a module's usual input, output or gradient): equal shapes become one
+    tuple (a trace keeps thousands), the same array keeps its id, another array gets a new one,
+    also one at the address of an array that died."""
+    from modscope.summaries import capture_all
+
+    a, b = engine.ones(2, 3), engine.zeros(2, 3)
+    (ca,), (cb,) = capture_all((a,)), capture_all(b)
+    assert ca[0] is cb[0] and ca[0] == (2, 3)
+    assert capture_all(a)[0][2] == ca[2] != cb[2]
+    assert capture_all((engine.Tensor._wrap(a._data),))[0][2] == ca[2]  # a new Tensor on the same data
+    seen = {}
+    for _ in range(50):
+        t = engine.ones(8)
+        address, tid = id(t._data), capture_all((t,))[0][2]
+        if address in seen:
+            assert tid != seen[address]
+            return
+        seen[address] = tid
+        del t
+    pytest.skip("no address was reused in 50 allocations")
 
 
 @pytest.mark.parametrize("n", [8191, 8192, 100_003, 2_000_000])
