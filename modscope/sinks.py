@@ -138,6 +138,11 @@ class JsonlSink:
         if len(self._lines) >= self.BATCH:
             self._drain()
 
+    def write_lines(self, data: bytes) -> None:
+        """Events already encoded: JSON lines, each ending in a newline (see ``SharedLines``)."""
+        self._drain()  # what came one by one goes first
+        self._file.write(data)
+
     def _drain(self) -> None:
         if self._lines:
             self._lines.append(b"")  # the last line's newline
@@ -194,7 +199,14 @@ class _Courier:
     def write_records(self, items: list[Any], to_event: ToEvent) -> None:
         self._hand_over(items, urgent=False, to_event=to_event)
 
-    def _hand_over(self, events: list[Any], urgent: bool,
+    takes_lines = False  # True: delivers JSON lines (``_deliver_lines``), not event dicts
+
+    def write_shared(self, shared: SharedLines) -> None:
+        """A batch another sink may already have encoded (``TeeSink``): only for sinks whose
+        ``takes_lines`` is true."""
+        self._hand_over(shared, urgent=False, to_event=_SHARED)
+
+    def _hand_over(self, events: list[Any] | SharedLines, urgent: bool,
                    to_event: ToEvent | None = None) -> None:
         with self._cond:
             if self._count + len(events) > self._limit:
@@ -219,12 +231,15 @@ class _Courier:
                 batches, self._waiting, self._count = self._waiting, [], 0
                 closing = self._closing
             if batches:
-                self._deliver(self._events_of(batches))
+                if self.takes_lines:
+                    self._deliver_lines(*self._lines_of(batches))
+                else:
+                    self._deliver(self._events_of(batches))
             if closing:
                 self._finish()
                 return
 
-    def _events_of(self, batches: list[tuple[list[Any], ToEvent | None]]) -> list[dict[str, Any]]:
+    def _events_of(self, batches: list[tuple[Any, ToEvent | None]]) -> list[dict[str, Any]]:
         """The batches' events in order, records made dicts. A record that cannot be made one is
         dropped and counted: this thread must go on for the events that follow."""
         events: list[dict[str, Any]] = []
@@ -236,15 +251,61 @@ class _Courier:
                 try:
                     events.append(to_event(item))
                 except Exception:  # noqa: BLE001 - counted in ``dropped``
-                    with self._cond:  # the training thread counts its drops under this lock too
-                        self._lost += 1
+                    self._count_lost(1)
         return events
+
+    def _lines_of(self, batches: list[tuple[Any, ToEvent | None]]) -> tuple[bytes, int]:
+        """The batches' events as JSON lines, in order, and how many: a shared batch encoded at
+        most once for all its sinks. What cannot be an event, or JSON, is dropped and counted."""
+        chunks, count, lost = [], 0, 0
+        for items, to_event in batches:
+            data, n, bad = items.encoded() if to_event is _SHARED else _encode(self._events_of([(items, to_event)]))
+            chunks.append(data)
+            count += n
+            lost += bad
+        if lost:
+            self._count_lost(lost)
+        return b"".join(chunks), count
+
+    def _count_lost(self, n: int) -> None:
+        with self._cond:  # the training thread counts its drops under this lock too
+            self._lost += n
 
     def _deliver(self, events: list[dict[str, Any]]) -> None:
         raise NotImplementedError
 
+    def _deliver_lines(self, data: bytes, count: int) -> None:
+        raise NotImplementedError
+
     def _finish(self) -> None:
         pass
+
+
+class SharedLines:
+    """One batch for several sinks (``TeeSink``: the viewer's socket and the trace file of
+    ``modscope run``), made JSON lines once: whichever sink's worker comes first builds the
+    event dicts and encodes them, the others take the same bytes. (Each worker doing it again
+    would double the Python work that competes with the training loop for the GIL.)"""
+
+    def __init__(self, items: list[Any], to_event: ToEvent | None) -> None:
+        self._items: list[Any] | None = items
+        self._to_event = to_event
+        self._lock = threading.Lock()
+        self._encoded: tuple[bytes, int, int] | None = None
+
+    def __len__(self) -> int:
+        return self._encoded[1] + self._encoded[2] if self._items is None else len(self._items)
+
+    def encoded(self) -> tuple[bytes, int, int]:
+        """(JSON lines, events in them, events dropped: no event dict, or not JSON)."""
+        with self._lock:
+            if self._encoded is None:
+                self._encoded = _encode_items(self._items, self._to_event)
+                self._items = None  # the records can go: only the bytes are needed now
+            return self._encoded
+
+
+_SHARED: Any = object()  # marks a waiting SharedLines in a courier's queue
 
 
 class SocketSink(_Courier):
@@ -274,17 +335,17 @@ class SocketSink(_Courier):
         self._receiver = threading.Thread(target=self._receive_loop, name="modscope-control", daemon=True)
         self._receiver.start()
 
-    def _deliver(self, events: list[dict[str, Any]]) -> None:
-        data, sent, bad = _encode(events)
-        self._lost += bad  # not JSON: never sent (the tracer makes none; a user's code might)
+    takes_lines = True
+
+    def _deliver_lines(self, data: bytes, sent: int) -> None:
         if not self.connected:
-            self._lost += sent
+            self._count_lost(sent)
             return
         try:
             self._sock.sendall(data)
         except OSError:
             self.connected = False  # the viewer went away: keep training, count what is lost
-            self._lost += sent
+            self._count_lost(sent)
 
     def _receive_loop(self) -> None:
         buffer = b""
@@ -335,7 +396,7 @@ class BackgroundSink(_Courier):
     def dropped(self) -> int:
         return self._lost + getattr(self.sink, "dropped", 0)
 
-    def _hand_over(self, events: list[Any], urgent: bool,
+    def _hand_over(self, events: list[Any] | SharedLines, urgent: bool,
                    to_event: ToEvent | None = None) -> None:
         if self.error is not None:
             raise self.error
@@ -350,12 +411,22 @@ class BackgroundSink(_Courier):
         if self._close_error is not None:
             raise self._close_error
 
+    @property
+    def takes_lines(self) -> bool:
+        return hasattr(self.sink, "write_lines")
+
     def _deliver(self, events: list[dict[str, Any]]) -> None:
+        self._write(len(events), write_batch, events)
+
+    def _deliver_lines(self, data: bytes, count: int) -> None:
+        self._write(count, type(self.sink).write_lines, data)
+
+    def _write(self, count: int, write: Callable[[Any, Any], None], payload: Any) -> None:
         if self.error is not None:
-            self._lost += len(events)
+            self._count_lost(count)
             return
         try:
-            write_batch(self.sink, events)
+            write(self.sink, payload)
             self.sink.flush()
         except Exception as exc:  # noqa: BLE001 - raised in the training thread at the next hand-over
             self.error = exc
@@ -365,6 +436,19 @@ class BackgroundSink(_Courier):
             self.sink.close()
         except Exception as exc:  # noqa: BLE001 - raised by close(), in the caller's thread
             self._close_error = exc
+
+
+def _encode_items(items: list[Any], to_event: ToEvent | None) -> tuple[bytes, int, int]:
+    """``_encode`` of records (made event dicts by ``to_event``) or of dicts (``None``)."""
+    if to_event is None:
+        return _encode(items)
+    lines, bad = [], 0
+    for item in items:
+        try:
+            lines.append(dumps_bytes(to_event(item)) + b"\n")
+        except Exception:  # noqa: BLE001 - no event, or not JSON: dropped and counted
+            bad += 1
+    return b"".join(lines), len(lines), bad
 
 
 def _encode(events: list[dict[str, Any]]) -> tuple[bytes, int, int]:
@@ -393,12 +477,23 @@ class TeeSink:
             sink.write(event)
 
     def write_many(self, events: list[dict[str, Any]]) -> None:
-        for sink in self.sinks:
-            write_batch(sink, events)
+        self._share(events, None)
 
     def write_records(self, items: list[Any], to_event: ToEvent) -> None:
+        self._share(items, to_event)
+
+    def _share(self, items: list[Any], to_event: ToEvent | None) -> None:
+        """Sinks that take JSON lines share one ``SharedLines`` (encoded once); the others get
+        the dicts or records as usual."""
+        shared = None
         for sink in self.sinks:
-            write_records(sink, items, to_event)
+            if getattr(sink, "takes_lines", False):
+                shared = shared or SharedLines(items, to_event)
+                sink.write_shared(shared)
+            elif to_event is None:
+                write_batch(sink, items)
+            else:
+                write_records(sink, items, to_event)
 
     def flush(self) -> None:
         for sink in self.sinks:

@@ -81,7 +81,7 @@ class Node:
     # grad_outputs) -> arrays | None``. Only a module's BackwardHook identity nodes have them (a
     # slot of their class); registering them creates no RemovableHandle, so ``next_id`` counts
     # only hooks someone can remove.
-    _array_hooks: list | None = None
+    _array_hooks: tuple | None = None
 
     def name(self) -> str:
         """The node's op name, e.g. ``'MulBackward0'``."""

@@ -124,7 +124,7 @@ def _all_transparent(*hook_lists: list) -> bool:
     return found
 
 
-def _identity(tensors: list, keep_inplace: bool) -> tuple:
+def _identity(tensors: list, keep_inplace: bool, array_hook: Any) -> tuple:
     """What ``BackwardHookFunction.apply(*tensors)`` records, built directly: one
     ``BackwardHookFunctionBackward`` node passing gradients through, outputs on the inputs'
     memory. The generic custom-Function path costs ~50 µs a call; a module with hooks makes two
@@ -138,7 +138,7 @@ def _identity(tensors: list, keep_inplace: bool) -> tuple:
         return tuple([np.zeros(*m) if g is None else g for g, m in zip(grads, meta)])
 
     node = _identity_node_class()(pass_through, tuple([_edge(t) for t in tensors]), meta)
-    node._array_hooks = []  # the module's BackwardHook, on raw arrays (see the executor)
+    node._array_hooks = (array_hook,)  # the module's BackwardHook, on raw arrays (see the executor)
     wrap = _Tensor._wrap
     outs = []
     for nr, t in enumerate(tensors):
@@ -186,6 +186,10 @@ class BackwardHook:
     the backward hooks run from the output node, with all-``None`` ``grad_input``.
     """
 
+    # Slots: one of these is made per call of every module with backward hooks.
+    __slots__ = ("user_hooks", "user_pre_hooks", "module", "grad_outputs", "n_outputs", "output_tensors_index",
+                 "n_inputs", "input_tensors_index", "transparent")
+
     def __init__(self, module: Any, user_hooks: list, user_pre_hooks: list) -> None:
         self.user_hooks = user_hooks
         self.user_pre_hooks = user_pre_hooks
@@ -212,32 +216,31 @@ class BackwardHook:
             return values
         return tuple([values[idx] for idx in indices])
 
-    def _set_user_hook(self, grad_fn: Any) -> None:
-        def hook(grad_input: tuple, _: list) -> tuple | None:
-            if self.grad_outputs is None:
-                # The gradient reached the inputs without passing through the outputs (e.g. a
-                # second backward through the inputs only): torch skips the hooks then.
-                return None
-            res = self._pack_with_none(self.input_tensors_index, _wrap_all(grad_input), self.n_inputs)
-            for user_hook in self.user_hooks:
-                out = user_hook(self.module, res, self.grad_outputs)
-                if out is None:
-                    continue
-                if len(out) != len(res):
-                    raise RuntimeError(
-                        "Backward hook returned an invalid number of grad_input, "
-                        f"got {len(out)}, but expected {len(res)}"
-                    )
-                res = out
-            self.grad_outputs = None
-            return _unwrap_all(self._unpack_none(self.input_tensors_index, res))
+    def _input_hook(self, grad_input: tuple, _: list) -> tuple | None:
+        """The input node's array hook: runs the backward hooks on ``grad_input``."""
+        if self.grad_outputs is None:
+            # The gradient reached the inputs without passing through the outputs (e.g. a
+            # second backward through the inputs only): torch skips the hooks then.
+            return None
+        res = self._pack_with_none(self.input_tensors_index, _wrap_all(grad_input), self.n_inputs)
+        replaced = False
+        for user_hook in self.user_hooks:
+            out = user_hook(self.module, res, self.grad_outputs)
+            if out is None:
+                continue
+            if len(out) != len(res):
+                raise RuntimeError(
+                    "Backward hook returned an invalid number of grad_input, "
+                    f"got {len(out)}, but expected {len(res)}"
+                )
+            res, replaced = out, True
+        self.grad_outputs = None
+        return _unwrap_all(self._unpack_none(self.input_tensors_index, res)) if replaced else None
 
-        grad_fn._array_hooks.append(hook)
-
-    def _apply_on_tensors(self, fn: Any, args: tuple) -> tuple[tuple, list[int] | None]:
-        """Route the tensors of ``args`` through ``BackwardHookFunction`` and hand its node to
-        ``fn``; unchanged ``args`` (and ``None``) when nothing requires grad. (Plain loops, no
-        generators: this runs twice per call of every module with backward hooks.)"""
+    def _apply_on_tensors(self, array_hook: Any, args: tuple) -> tuple[tuple, list[int] | None]:
+        """Route the tensors of ``args`` through ``BackwardHookFunction`` and add ``array_hook``
+        to its node; unchanged ``args`` (and ``None``) when nothing requires grad. (Plain loops,
+        no generators: this runs twice per call of every module with backward hooks.)"""
         if not _grad_mode._state.enabled:
             return args, None
         Tensor = _Tensor
@@ -251,11 +254,7 @@ class BackwardHook:
                 break
         else:
             return args, None
-        new_tensors = _identity(tensors, keep_inplace=self.transparent)
-        for t in new_tensors:  # the identity node (recorded: some tensor requires grad)
-            if t.grad_fn is not None:
-                fn(t.grad_fn)
-                break
+        new_tensors = _identity(tensors, keep_inplace=self.transparent, array_hook=array_hook)
         if len(tensors_idx) == len(args) and type(args) is tuple:
             return new_tensors, tensors_idx
         arg_list = list(args)
@@ -266,18 +265,15 @@ class BackwardHook:
 
     def setup_input_hook(self, args: tuple) -> tuple:
         """Wrap the module's positional inputs; call before forward."""
-        res, input_idx = self._apply_on_tensors(self._set_user_hook, args)
+        res, input_idx = self._apply_on_tensors(self._input_hook, args)
         self.n_inputs = len(args)
         self.input_tensors_index = input_idx
         return res
 
     def setup_output_hook(self, args: Any) -> Any:
         """Wrap the module's output (a tensor or a tuple); call after the forward hooks."""
-        def fn(grad_fn: Any) -> None:
-            grad_fn._array_hooks.append(self._output_hook)
-
         is_tuple = isinstance(args, tuple)
-        res, output_idx = self._apply_on_tensors(fn, args if is_tuple else (args,))
+        res, output_idx = self._apply_on_tensors(self._output_hook, args if is_tuple else (args,))
         self.n_outputs = len(args) if is_tuple else 1
         self.output_tensors_index = output_idx
         return res if is_tuple else res[0]
@@ -285,6 +281,7 @@ class BackwardHook:
     def _output_hook(self, _: tuple, grad_output: list) -> tuple | None:
         self.grad_outputs = self._pack_with_none(self.output_tensors_index, _wrap_all(grad_output),
                                                  self.n_outputs)
+        replaced = False
         if self.user_pre_hooks:
             expected_len = len(self.grad_outputs)
             for user_pre_hook in self.user_pre_hooks:
@@ -295,7 +292,7 @@ class BackwardHook:
                 if actual_len != expected_len:
                     raise RuntimeError("Backward pre hook returned an invalid number of grad_output, "
                                        f"got {actual_len}, but expected {expected_len}")
-                self.grad_outputs = hook_grad_outputs
+                self.grad_outputs, replaced = hook_grad_outputs, True
         # Kept aside: the no-input case below clears ``self.grad_outputs`` but must return it.
         local_grad_outputs = self.grad_outputs
         if self.input_tensors_index is None:
@@ -308,9 +305,17 @@ class BackwardHook:
                     raise RuntimeError("Backward hook for Modules where no input requires gradient "
                                        "should always return None or None for all gradients.")
             self.grad_outputs = None
-        if local_grad_outputs is None:
-            return None
+        if local_grad_outputs is None or not (replaced or _has_none(grad_output)):
+            return None  # the node's outputs already are these arrays (it passes them through)
         return _unwrap_all(self._unpack_none(self.output_tensors_index, local_grad_outputs))
+
+
+def _has_none(arrays: list) -> bool:
+    """Some gradient missing (``None``): the node passed zeros for it, the hooks saw ``None``."""
+    for a in arrays:
+        if a is None:
+            return True
+    return False
 
 
 def _wrap_all(arrays: Any) -> tuple:

@@ -13,6 +13,7 @@ import pytest
 import engine
 import modscope
 from modscope import JsonlSink, load_trace
+from modscope.events import MODULE_EVENTS
 from modscope.sinks import BackgroundSink
 from tests.modscope.fakes import FakeViewer, RecordingSink
 from tests.modscope.models import nested_model, sgd_steps
@@ -129,15 +130,17 @@ def test_records_become_dicts_on_the_worker_in_order_with_single_events():
     assert seen_on == ["modscope-writer"] * 3
 
 
-def test_the_training_thread_builds_no_dicts_for_the_file_and_viewer(tmp_path, monkeypatch):
-    """``modscope run``'s sinks take the tracer's records; their worker threads build the
-    dicts, so a training step spends no time on them."""
+def test_the_file_and_viewer_share_one_encoding_built_off_the_training_thread(tmp_path, monkeypatch):
+    """``modscope run``'s sinks take the tracer's records; a worker thread builds each event's
+    dict and JSON line once, for the viewer and the file both, so a training step spends no
+    time on them and the workers no time twice."""
     import modscope.tracer
 
-    built_on = set()
+    built_on = []
 
     def spy(item, real=modscope.tracer.as_event):
-        built_on.add(threading.current_thread().name)
+        if type(item) is tuple:  # a recorded module event (the others are dicts already)
+            built_on.append(threading.current_thread().name)
         return real(item)
 
     monkeypatch.setattr(modscope.tracer, "as_event", spy)
@@ -145,9 +148,46 @@ def test_the_training_thread_builds_no_dicts_for_the_file_and_viewer(tmp_path, m
     path = tmp_path / "t.jsonl"
     tr = train(modscope.TeeSink(modscope.SocketSink(viewer.address, token="t"), BackgroundSink(JsonlSink(path))))
     tr.close()
-    assert built_on == {"modscope-sink", "modscope-writer"}
+    assert set(built_on) <= {"modscope-sink", "modscope-writer"}
     monkeypatch.undo()
+    recorded = [e for e in tr.events if e["kind"] in MODULE_EVENTS]
+    assert len(built_on) == len(recorded) > 0  # once each, not once per sink
     assert viewer.lines()[1:] == tr.events == load_trace(path).events
+
+
+def test_a_shared_batch_with_a_bad_record_is_dropped_and_counted_by_each_sink(tmp_path):
+    def to_event(item):
+        if item == ("bad",):
+            raise ValueError("not a record")
+        return {"seq": item[0], "kind": "forward"}
+
+    viewer = FakeViewer(tmp_path)
+    socket_sink, file_sink = modscope.SocketSink(viewer.address, token="t"), BackgroundSink(JsonlSink(tmp_path / "t.jsonl"))
+    tee = modscope.TeeSink(socket_sink, file_sink)
+    tee.write_records([(0,), ("bad",), (1,)], to_event)
+    tee.write_many([{"seq": 2, "kind": "forward"}, {"seq": 3, "kind": "forward", "x": object()}])  # not JSON
+    tee.close()
+    want = [{"seq": i, "kind": "forward"} for i in range(3)]
+    assert viewer.lines()[1:] == want
+    assert [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()] == want
+    assert socket_sink.dropped == file_sink.dropped == 2
+
+
+def test_a_file_sink_that_fails_on_shared_lines_raises_at_the_next_hand_over(tmp_path):
+    class Full(JsonlSink):
+        def write_lines(self, data):
+            raise OSError(28, "No space left on device")
+
+    viewer = FakeViewer(tmp_path)
+    file_sink = BackgroundSink(Full(tmp_path / "t.jsonl"))
+    tee = modscope.TeeSink(modscope.SocketSink(viewer.address, token="t"), file_sink)
+    tee.write_records([(0,)], lambda item: {"seq": item[0], "kind": "forward"})
+    deadline = time.monotonic() + 5
+    while file_sink.error is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with pytest.raises(OSError, match="No space left"):
+        tee.write_records([(1,)], lambda item: {"seq": item[0], "kind": "forward"})
+    tee.sinks[0].close()
 
 
 def test_a_sink_without_records_support_gets_the_dicts():
