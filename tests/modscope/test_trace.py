@@ -218,7 +218,8 @@ def test_deprecated_backward_hook_module_is_skipped_not_broken():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.head.register_backward_hook(lambda m, gi, go: None)
-    tr = run(model)
+    with pytest.warns(FutureWarning, match="non-full backward hook"):  # torch warns too for a Linear
+        tr = run(model)
     assert any(e["kind"] == "error" and e["etype"] == "TracingSkipped" and e["module"] == "head" for e in tr.events)
     assert ("forward", "head") in tr.firing_order()
 
