@@ -138,7 +138,10 @@ class Trace:
                 hooks[key] = original
         self._wrapped.clear()
         self._deliver_pending()
-        dropped = sum(s.dropped for s in self._sinks[1:]) + self._memory.dropped
+        # What the stream lost: with sinks, what they dropped (the in-memory log is then a
+        # window, and what it evicted still reached them); alone, what the log evicted.
+        extra = self._sinks[1:]
+        dropped = sum(s.dropped for s in extra) if extra else self._memory.dropped
         self._emit("end", status="error" if self._errors else "ok", dropped=dropped)
         for sink in self._sinks:
             self._safely(sink.flush)

@@ -160,6 +160,23 @@ def test_max_events_keeps_headers_and_counts_drops():
     assert tr.events[-1]["kind"] == "end" and tr.events[-1]["dropped"] == tr.dropped
 
 
+def test_with_a_sink_the_end_event_counts_what_the_sinks_dropped():
+    """``modscope run`` keeps a small in-memory window next to its viewer and file sinks: what
+    the window evicted reached the sinks, so the end event (which the viewer shows as dropped)
+    does not count it."""
+    sink = RecordingSink()
+    model = nested_model(engine)
+    with modscope.trace(model, max_events=5, sink=sink) as tr:
+        for _ in range(3):
+            model(engine.randn(3, 4)).sum().backward()
+    assert tr.dropped > 0 and sink.events[-1]["kind"] == "end" and sink.events[-1]["dropped"] == 0
+    assert [e["seq"] for e in sink.events] == list(range(len(sink.events)))
+    sink = RecordingSink()
+    with modscope.trace(model, max_events=5, sink=sink):
+        sink.dropped = 7  # a sink that had to drop some (a viewer far behind)
+    assert sink.events[-1]["dropped"] == 7
+
+
 def test_optimizer_steps_advance_the_step_and_report_params():
     model = nested_model(engine)
     opt = engine.optim.SGD(model.parameters(), lr=0.1)
