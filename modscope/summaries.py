@@ -226,7 +226,7 @@ def capture_all(value: Any, tid: bool = True, stats: bool = False) -> tuple[Capt
     # statistics, its array already named.
     arr = one._data
     shape = arr.shape  # a new tuple at each access: the first equal one is kept instead
-    shape = _shapes.get(shape) or _intern_shape(shape)
+    shape = _shapes.get(shape) or _intern_shape(shape)  # (a 0-d shape, falsy, is stored again)
     if not tid:
         return ((shape, arr.dtype, None),)
     entry = _by_array.get(id(arr))
