@@ -259,7 +259,7 @@ class _Courier:
         most once for all its sinks. What cannot be an event, or JSON, is dropped and counted."""
         chunks, count, lost = [], 0, 0
         for items, to_event in batches:
-            data, n, bad = items.encoded() if to_event is _SHARED else _encode(self._events_of([(items, to_event)]))
+            data, n, bad = items.encoded() if to_event is _SHARED else _encode(items, to_event)
             chunks.append(data)
             count += n
             lost += bad
@@ -290,17 +290,18 @@ class SharedLines:
     def __init__(self, items: list[Any], to_event: ToEvent | None) -> None:
         self._items: list[Any] | None = items
         self._to_event = to_event
+        self._count = len(items)
         self._lock = threading.Lock()
         self._encoded: tuple[bytes, int, int] | None = None
 
     def __len__(self) -> int:
-        return self._encoded[1] + self._encoded[2] if self._items is None else len(self._items)
+        return self._count
 
     def encoded(self) -> tuple[bytes, int, int]:
         """(JSON lines, events in them, events dropped: no event dict, or not JSON)."""
         with self._lock:
             if self._encoded is None:
-                self._encoded = _encode_items(self._items, self._to_event)
+                self._encoded = _encode(self._items, self._to_event)
                 self._items = None  # the records can go: only the bytes are needed now
             return self._encoded
 
@@ -438,28 +439,17 @@ class BackgroundSink(_Courier):
             self._close_error = exc
 
 
-def _encode_items(items: list[Any], to_event: ToEvent | None) -> tuple[bytes, int, int]:
-    """``_encode`` of records (made event dicts by ``to_event``) or of dicts (``None``)."""
-    if to_event is None:
-        return _encode(items)
-    lines, bad = [], 0
+def _encode(items: list[Any], to_event: ToEvent | None = None) -> tuple[bytes, int, int]:
+    """JSON lines for ``items``, event dicts or the tracer's records (made dicts by ``to_event``):
+    (bytes, events encoded, items dropped: no event, or not JSON). A worker must go on after a
+    bad item, so nothing raises."""
+    lines = []
     for item in items:
         try:
-            lines.append(dumps_bytes(to_event(item)) + b"\n")
-        except Exception:  # noqa: BLE001 - no event, or not JSON: dropped and counted
-            bad += 1
-    return b"".join(lines), len(lines), bad
-
-
-def _encode(events: list[dict[str, Any]]) -> tuple[bytes, int, int]:
-    """JSON lines for ``events``: (bytes, events encoded, events that JSON cannot carry)."""
-    lines = []
-    for event in events:
-        try:
-            lines.append(dumps_bytes(event) + b"\n")
-        except (TypeError, ValueError):
+            lines.append(dumps_bytes(item if to_event is None else to_event(item)) + b"\n")
+        except Exception:  # noqa: BLE001 - counted in the third figure
             pass
-    return b"".join(lines), len(lines), len(events) - len(lines)
+    return b"".join(lines), len(lines), len(items) - len(lines)
 
 
 class TeeSink:

@@ -221,16 +221,12 @@ def capture_all(value: Any, tid: bool = True, stats: bool = False) -> tuple[Capt
         return _capture_many(value, tid, stats)
     if stats:
         return (_capture(one, tid, stats),)
-    # The tracer's usual case, written out (four module hooks per module call run it, and in a
-    # training step each Python call costs several times what it costs warm): one tensor, no
-    # statistics, its array already named.
+    # The tracer's usual case, ``_capture`` written out (four module hooks per module call run
+    # it, and in a training step each Python call costs several times what it costs warm).
     arr = one._data
     shape = arr.shape  # a new tuple at each access: the first equal one is kept instead
     shape = _shapes.get(shape) or _intern_shape(shape)  # (a 0-d shape, falsy, is stored again)
-    if not tid:
-        return ((shape, arr.dtype, None),)
-    entry = _by_array.get(id(arr))
-    return ((shape, arr.dtype, entry[1] if entry is not None and entry[0]() is arr else tensor_id(one)),)
+    return ((shape, arr.dtype, tensor_id(one) if tid else None),)
 
 
 def _capture_many(value: Any, tid: bool, stats: bool) -> tuple[Captured, ...]:

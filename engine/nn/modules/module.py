@@ -662,15 +662,10 @@ class Module:
             full_backward_hooks: list[Callable] = []
             non_full_backward_hooks: list[Callable] = []
             backward_pre_hooks: list[Callable] = []
-            if _global_backward_pre_hooks:
+            if self._backward_pre_hooks or _global_backward_pre_hooks:
                 backward_pre_hooks = self._get_backward_pre_hooks()
-            elif self._backward_pre_hooks:  # the usual case, without the method call
-                backward_pre_hooks = list(self._backward_pre_hooks.values())
-            if _global_backward_hooks or self._is_full_backward_hook is not True:
-                if self._backward_hooks or _global_backward_hooks:
-                    full_backward_hooks, non_full_backward_hooks = self._get_backward_hooks()
-            elif self._backward_hooks:  # the usual case: this module's full hooks only
-                full_backward_hooks = list(self._backward_hooks.values())
+            if self._backward_hooks or _global_backward_hooks:
+                full_backward_hooks, non_full_backward_hooks = self._get_backward_hooks()
 
             if _global_forward_pre_hooks or self._forward_pre_hooks:
                 with_kwargs = self._forward_pre_hooks_with_kwargs
