@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..utils.hooks import _unwrap_all, _wrap_all
+from ..utils.hooks import _has_none, _unwrap_all, _wrap_all
 from . import grad_mode
 from .graph import ACCUMULATE_PRIORITY, FREED_GRAPH_ERROR, AccumulateGrad, Node, check_saved_versions
 
@@ -157,7 +157,11 @@ def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
                 check_saved_versions(node)
             if type(node)._materialize_in_engine:
                 grads = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)]
-        outs = node._fn(*grads)
+        if node._passes_through:  # a module hook's identity node: no call; its hooks see raw None
+            outs = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)] \
+                if _has_none(grads) else grads
+        else:
+            outs = node._fn(*grads)
         if node._array_hooks:  # a module's backward hooks: on arrays, wrapped only for its hooks
             for hook in node._array_hooks:
                 res = hook(outs, grads)
@@ -183,6 +187,7 @@ def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
 
 
 Node._materialize_in_engine = True  # custom Functions opt out and honour ctx.set_materialize_grads
+Node._passes_through = False  # True only for BackwardHook's identity nodes
 
 
 def _zeros(meta: tuple) -> np.ndarray:

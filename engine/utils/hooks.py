@@ -5,9 +5,8 @@ from __future__ import annotations
 import warnings
 import weakref
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
 
 # Set by engine._tensor once Tensor exists (import cycle: Tensor registers hooks through here).
 _Tensor: Any = None
@@ -130,14 +129,8 @@ def _identity(tensors: list, keep_inplace: bool, array_hook: Any) -> tuple:
     memory. The generic custom-Function path costs ~50 µs a call; a module with hooks makes two
     calls per forward. Outputs are refused in-place updates, as torch refuses them, unless every
     hook on the module is transparent (``keep_inplace``)."""
-    meta = tuple([(t._data.shape, t._data.dtype) for t in tensors])
-
-    def pass_through(*grads: Any) -> tuple:
-        # Zeros for outputs that got no gradient, like a custom Function's materialized grads;
-        # the node's hooks still see the raw None as grad_output, as torch's do.
-        return tuple([np.zeros(*m) if g is None else g for g, m in zip(grads, meta)])
-
-    node = _identity_node_class()(pass_through, tuple([_edge(t) for t in tensors]), meta)
+    node = _identity_node_class()(_pass_through, tuple([_edge(t) for t in tensors]),
+                                  tuple([(t._data.shape, t._data.dtype) for t in tensors]))
     node._array_hooks = (array_hook,)  # the module's BackwardHook, on raw arrays (see the executor)
     wrap = _Tensor._wrap
     outs = []
@@ -152,18 +145,42 @@ def _identity(tensors: list, keep_inplace: bool, array_hook: Any) -> tuple:
     return tuple(outs)
 
 
+def _identity_one(t: Any, keep_inplace: bool, array_hook: Any) -> Any:
+    """``_identity([t], ...)[0]`` for one tensor that requires grad (a module's usual input
+    and output), without the loops."""
+    data = t._data
+    node = _identity_node_class()(_pass_through, (_edge(t),), ((data.shape, data.dtype),))
+    node._array_hooks = (array_hook,)
+    out = _Tensor._wrap(data)
+    out._version, out._requires_grad, out.grad_fn = t._version, True, node
+    if not keep_inplace:
+        out._custom_function_output = "Output 0 of BackwardHookFunction"
+    return out
+
+
+_FIRST = (0,)  # the tensor positions of a one-tensor argument tuple
+
+
+def _pass_through(*grads: Any) -> tuple:
+    """The identity node's backward (the executor inlines it: ``Node._passes_through``)."""
+    return grads
+
+
 _identity_cls: Any = None
 
 
 def _identity_node_class() -> Any:
-    """``BackwardHookFunctionBackward``: gradients that never arrived stay ``None`` (as for a
-    custom Function), so hooks see ``None`` for outputs that got no gradient, as in torch."""
+    """``BackwardHookFunctionBackward``: its gradients pass through unchanged, zeros for outputs
+    that got none (as a custom Function's materialized grads), while its hooks see the raw
+    ``None`` for those, as in torch. The executor does the passing (``_passes_through``): no
+    Python call per node."""
     global _identity_cls
     if _identity_cls is None:
         from ..autograd.graph import Node
 
         _identity_cls = type("BackwardHookFunctionBackward", (Node,),
-                             {"__slots__": ("_array_hooks",), "_materialize_in_engine": False})
+                             {"__slots__": ("_array_hooks",), "_materialize_in_engine": False,
+                              "_passes_through": True})
     return _identity_cls
 
 
@@ -196,13 +213,13 @@ class BackwardHook:
         self.module = module
         self.grad_outputs: tuple | None = None
         self.n_outputs = -1
-        self.output_tensors_index: list[int] | None = None
+        self.output_tensors_index: Sequence[int] | None = None
         self.n_inputs = -1
-        self.input_tensors_index: list[int] | None = None
+        self.input_tensors_index: Sequence[int] | None = None
         self.transparent = _all_transparent(user_hooks, user_pre_hooks)
 
     @staticmethod
-    def _pack_with_none(indices: list[int], values: tuple, size: int) -> tuple:
+    def _pack_with_none(indices: Sequence[int], values: tuple, size: int) -> tuple:
         if len(indices) == size:  # every position is a tensor (the usual case): nothing to pad
             return values
         res: list = [None] * size
@@ -211,7 +228,7 @@ class BackwardHook:
         return tuple(res)
 
     @staticmethod
-    def _unpack_none(indices: list[int], values: tuple) -> tuple:
+    def _unpack_none(indices: Sequence[int], values: tuple) -> tuple:
         if len(indices) == len(values):
             return values
         return tuple([values[idx] for idx in indices])
@@ -222,7 +239,9 @@ class BackwardHook:
             # The gradient reached the inputs without passing through the outputs (e.g. a
             # second backward through the inputs only): torch skips the hooks then.
             return None
-        res = self._pack_with_none(self.input_tensors_index, _wrap_all(grad_input), self.n_inputs)
+        res = _wrap_all(grad_input)
+        if len(res) != self.n_inputs:  # some inputs are not tensors: None in their places
+            res = self._pack_with_none(self.input_tensors_index, res, self.n_inputs)
         replaced = False
         for user_hook in self.user_hooks:
             out = user_hook(self.module, res, self.grad_outputs)
@@ -237,7 +256,7 @@ class BackwardHook:
         self.grad_outputs = None
         return _unwrap_all(self._unpack_none(self.input_tensors_index, res)) if replaced else None
 
-    def _apply_on_tensors(self, array_hook: Any, args: tuple) -> tuple[tuple, list[int] | None]:
+    def _apply_on_tensors(self, array_hook: Any, args: tuple) -> tuple[tuple, Sequence[int] | None]:
         """Route the tensors of ``args`` through ``BackwardHookFunction`` and add ``array_hook``
         to its node; unchanged ``args`` (and ``None``) when nothing requires grad. (Plain loops,
         no generators: this runs twice per call of every module with backward hooks.)"""
@@ -245,7 +264,10 @@ class BackwardHook:
             return args, None
         Tensor = _Tensor
         if len(args) == 1 and isinstance(args[0], Tensor):  # the usual case, without the scans
-            tensors_idx, tensors = [0], [args[0]]
+            t = args[0]
+            if not t._requires_grad:
+                return args, None
+            return (_identity_one(t, self.transparent, array_hook),), _FIRST
         else:
             tensors_idx = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
             tensors = [args[i] for i in tensors_idx]
@@ -279,8 +301,9 @@ class BackwardHook:
         return res if is_tuple else res[0]
 
     def _output_hook(self, _: tuple, grad_output: list) -> tuple | None:
-        self.grad_outputs = self._pack_with_none(self.output_tensors_index, _wrap_all(grad_output),
-                                                 self.n_outputs)
+        self.grad_outputs = _wrap_all(grad_output)
+        if len(grad_output) != self.n_outputs:  # some outputs are not tensors: None in their places
+            self.grad_outputs = self._pack_with_none(self.output_tensors_index, self.grad_outputs, self.n_outputs)
         replaced = False
         if self.user_pre_hooks:
             expected_len = len(self.grad_outputs)
@@ -321,6 +344,9 @@ def _has_none(arrays: list) -> bool:
 def _wrap_all(arrays: Any) -> tuple:
     """Gradients as the hooks see them: Tensors (``None`` where no gradient arrived)."""
     wrap = _Tensor._wrap
+    if len(arrays) == 1:  # the usual case, without the list
+        a = arrays[0]
+        return (None if a is None else wrap(a),)
     return tuple([None if a is None else wrap(a) for a in arrays])
 
 
