@@ -233,15 +233,19 @@ def _single(path: str, p: Any, old: np.ndarray | None) -> dict[str, Any]:
     data = p._data
     grad = p._grad._data if p._grad is not None else None
     if (data.dtype is _F32 or data.dtype is _F64) and data.size and (grad is None or grad.dtype is data.dtype):
+        # ``a.dot(a)``, not ``np.dot(a, a)``: the method skips NumPy's Python-level dispatcher.
         flat = data.reshape(-1)
-        sq = float(np.dot(flat, flat))
-        gflat = None if grad is None else _in_memory_order(grad)
-        grad_sq = None if gflat is None else float(np.dot(gflat, gflat))
+        sq = float(flat.dot(flat))
+        if grad is None:
+            grad_sq = None
+        else:
+            grad = grad.ravel("K")  # see _in_memory_order
+            grad_sq = float(grad.dot(grad))
         if math.isfinite(sq) and (grad_sq is None or math.isfinite(grad_sq)):
             update_sq = None
             if old is not None and sq > 0:
                 diff = np.subtract(flat, old, out=old)
-                update_sq = float(np.dot(diff, diff))
+                update_sq = float(diff.dot(diff))
             return _finite_entry(path, flat.size, float(np.add.reduce(flat)), sq, grad_sq, update_sq)
     with np.errstate(all="ignore"):  # non-finite values are counted, never warned about
         return _checked_single(path, p, old)
