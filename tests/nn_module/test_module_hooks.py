@@ -522,6 +522,28 @@ def test_identity_module_with_backward_hooks(both):
     assert e == t
 
 
+def test_unused_output_gets_zeros_past_the_hooks_that_saw_none():
+    """Engine-only (runs without torch): a module returning its inputs, one output unused. The
+    backward pre-hook sees ``None`` for that output, the identity nodes pass zeros on, so the
+    backward hook sees a zero gradient for its input and the leaf gets zeros. (torch 2.13 gives
+    exactly these values; without the zeros the hook would see ``None`` and ``b.grad`` stay
+    ``None``.)"""
+
+    class Pair(engine.nn.Module):
+        def forward(self, a, b):
+            return a, b
+
+    log = []
+    m = Pair()
+    m.register_full_backward_pre_hook(lambda mod, go: log.append(("pre", _g(go))))
+    m.register_full_backward_hook(lambda mod, gi, go: log.append(("post", _g(gi), _g(go))))
+    a, b = engine.ones(2, requires_grad=True), engine.ones(2, requires_grad=True)
+    out_a, _ = m(a, b)
+    (out_a * 3).sum().backward()
+    assert log == [("pre", ([3.0, 3.0], None)), ("post", ([3.0, 3.0], [0.0, 0.0]), ([3.0, 3.0], None))]
+    assert a.grad.tolist() == [3.0, 3.0] and b.grad.tolist() == [0.0, 0.0]
+
+
 def test_deprecated_hook_sees_output_node_gradients(both):
     """The non-full hook sits on the output's grad_fn (AddmmBackward0 for Linear): its
     grad_input is that node's (bias, input, weight.T) gradients."""
