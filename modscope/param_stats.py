@@ -239,7 +239,7 @@ def _single(path: str, p: Any, old: np.ndarray | None) -> dict[str, Any]:
         if grad is None:
             grad_sq = None
         else:
-            grad = grad.ravel("K")  # see _in_memory_order
+            grad = _in_memory_order(grad)
             grad_sq = float(grad.dot(grad))
         if math.isfinite(sq) and (grad_sq is None or math.isfinite(grad_sq)):
             update_sq = None

@@ -478,7 +478,8 @@ class TeeSink:
         shared = None
         for sink in self.sinks:
             if getattr(sink, "takes_lines", False):
-                shared = shared or SharedLines(items, to_event)
+                if shared is None:  # (not ``or``: an empty batch has a length of 0)
+                    shared = SharedLines(items, to_event)
                 sink.write_shared(shared)
             elif to_event is None:
                 write_batch(sink, items)

@@ -149,7 +149,7 @@ def _identity_one(t: Any, keep_inplace: bool, array_hook: Any) -> Any:
     """``_identity([t], ...)[0]`` for one tensor that requires grad (a module's usual input
     and output), without the loops."""
     data = t._data
-    node = (_identity_cls or _identity_node_class())(_pass_through, (_edge(t),), ((data.shape, data.dtype),))
+    node = _identity_node_class()(_pass_through, (_edge(t),), ((data.shape, data.dtype),))
     node._array_hooks = (array_hook,)
     out = _Tensor._wrap(data)
     out._version, out._requires_grad, out.grad_fn = t._version, True, node
@@ -294,9 +294,6 @@ class BackwardHook:
 
     def setup_output_hook(self, args: Any) -> Any:
         """Wrap the module's output (a tensor or a tuple); call after the forward hooks."""
-        if isinstance(args, _Tensor) and args._requires_grad and _grad_mode._state.enabled:  # the usual case
-            self.n_outputs, self.output_tensors_index = 1, _FIRST
-            return _identity_one(args, self.transparent, self._output_hook)
         is_tuple = isinstance(args, tuple)
         res, output_idx = self._apply_on_tensors(self._output_hook, args if is_tuple else (args,))
         self.n_outputs = len(args) if is_tuple else 1
