@@ -15,17 +15,18 @@ from typing import Any
 
 from .events import SCHEMA_VERSION
 from .sinks import _HEADER_SET, HEADER_KINDS, MemorySink, _kind_of, in_sequence
-from .summaries import expand
+from .summaries import expand, split_fields
 
 _VALUES_FIELD = {"forward_pre": "inputs", "forward": "outputs", "backward_pre": "grad_outputs",
                  "backward": "grad_inputs"}
 
 
-def module_event(kind: str, seq: int, t: int, step: int, path: str, call: int, dur: int | None,
-                 *captured: Any) -> dict[str, Any]:
-    """The event dict of a tuple made by ``Trace._record``."""
+def module_event(kind: str, seq: int, t: int, step: int, path: str, call: int, dur: int | None, count: int,
+                 *fields: Any) -> dict[str, Any]:
+    """The event dict of a tuple made by ``Trace._record``: ``count`` values, their summaries'
+    fields flat (``summaries.flat_fields``)."""
     event = {"v": SCHEMA_VERSION, "kind": kind, "seq": seq, "t": t, "step": step, "path": path, "call": call,
-             _VALUES_FIELD[kind]: expand(captured)}
+             _VALUES_FIELD[kind]: expand(split_fields(fields, count))}
     if dur is not None:
         event["dur_ns"] = dur
     return event
@@ -43,7 +44,7 @@ class EventLog(MemorySink):
     Example::
 
         >>> log = EventLog(max_events=100)
-        >>> log.write_records([("forward", 3, 0, 0, "fc", 0, 10)])  # no values
+        >>> log.write_records([("forward", 3, 0, 0, "fc", 0, 10, 0)])  # no values
         >>> log.events[0]["outputs"]
         []
     """
@@ -52,11 +53,11 @@ class EventLog(MemorySink):
         super().__init__(max_events)
         self._has_records = False
 
-    def write_records(self, items: list[tuple | dict[str, Any]]) -> None:
-        """Keep ``items`` in order: tuples from ``Trace._record`` or event dicts."""
+    def write_records(self, items: list[tuple | dict[str, Any]], headers: bool = True) -> None:
+        """Keep ``items`` in order: tuples from ``Trace._record`` or event dicts.
+        ``headers=False``: the caller knows no header event is among them (no scan)."""
         self._has_records = True
-        dicts = [item for item in items if type(item) is dict]  # a step's: its step and params events
-        if not dicts or _HEADER_SET.isdisjoint(map(_kind_of, dicts)):
+        if not headers or _HEADER_SET.isdisjoint(map(_kind_of, [item for item in items if type(item) is dict])):
             self._extend(items)
             return
         for item in items:  # a batch with a header in it (the start of a run, a new model)

@@ -60,6 +60,9 @@ class StatsPlan:
         self.small_tensors = [self.tensors[i] for i in self.small]
         self._zeros: list[np.ndarray] | None = None  # stand-ins for missing gradients
         self.large_old: dict[int, np.ndarray] = {}  # i -> its values before the step (a flat view)
+        # i -> the values as a flat view, for the float tensors whose memory allows one (a view
+        # of the array the plan holds stays valid while the plan matches: made once, not per step)
+        self.large_flat = {i: _flat_view(self.arrays[i]) for i in self.large}
         self._old_groups: list[tuple[list[np.ndarray], np.ndarray]] | None = None  # (arrays, buffer)
         self.has_snapshot = False
 
@@ -118,8 +121,9 @@ class StatsPlan:
                 records = self._batched([paths[i] for i in self.small], update)
             for i, record in zip(self.small, records, strict=True):
                 out[i] = record
+        flats, olds = self.large_flat, self.large_old
         for i in self.large:
-            out[i] = _single(paths[i], self.tensors[i], self.large_old.get(i) if update else None)
+            out[i] = _single(paths[i], self.tensors[i], flats[i], olds.get(i) if update else None)
         return out
 
     def _batched(self, paths: list[str], update: bool) -> list[dict[str, Any]]:
@@ -221,34 +225,45 @@ def _finite_entry(path: str, n: int, total: float, sq: float, grad_sq: float | N
                   mean, math.sqrt(max(sq / n - mean * mean, 0.0)), 0, 0)
 
 
-def _single(path: str, p: Any, old: np.ndarray | None) -> dict[str, Any]:
+def _single(path: str, p: Any, flat: np.ndarray | None, old: np.ndarray | None) -> dict[str, Any]:
     """The record of one tensor outside the batched pass, from BLAS passes over the tensor
     itself: no copy, and right after the optimizer's step its values and gradient are still in
-    the CPU caches. ``old`` (flat, the values before the step) becomes the update.
+    the CPU caches. ``flat``: the plan's flat view of the values (``_flat_view``), ``None`` for
+    the careful path; ``old`` (flat, the values before the step) becomes the update.
 
     A finite sum of squares (of values and gradient) means no value is NaN/Inf and none can
     overflow the sums that follow, so that common case needs neither ``np.errstate`` nor
     per-value checks; in place, at the step's end, each of those costs several microseconds.
     (A subtraction from a pre-step value within 2e19 of float32's largest could still warn.)"""
-    data = p._data
-    grad = p._grad._data if p._grad is not None else None
-    if (data.dtype is _F32 or data.dtype is _F64) and data.size and (grad is None or grad.dtype is data.dtype):
+    grad = p._grad
+    if flat is not None and (grad is None or grad._data.dtype is flat.dtype):
         # ``a.dot(a)``, not ``np.dot(a, a)``: the method skips NumPy's Python-level dispatcher.
-        flat = data.reshape(-1)
         sq = float(flat.dot(flat))
         if grad is None:
             grad_sq = None
         else:
-            grad = _in_memory_order(grad)
-            grad_sq = float(grad.dot(grad))
+            g = grad._data.ravel("K")  # memory order: a view, also of a transposed gradient
+            grad_sq = float(g.dot(g))
         if math.isfinite(sq) and (grad_sq is None or math.isfinite(grad_sq)):
-            update_sq = None
+            n = flat.size
+            mean = float(np.add.reduce(flat)) / n
+            ratio = None
             if old is not None and sq > 0:
                 diff = np.subtract(flat, old, out=old)
-                update_sq = float(diff.dot(diff))
-            return _finite_entry(path, flat.size, float(np.add.reduce(flat)), sq, grad_sq, update_sq)
+                ratio = finite_or_none(math.sqrt(float(diff.dot(diff)) / sq))
+            return {"path": path, "norm": math.sqrt(sq), "grad_norm": None if grad_sq is None else math.sqrt(grad_sq),
+                    "update_ratio": ratio, "mean": mean, "std": math.sqrt(max(sq / n - mean * mean, 0.0)),
+                    "nan": 0, "inf": 0}
     with np.errstate(all="ignore"):  # non-finite values are counted, never warned about
         return _checked_single(path, p, old)
+
+
+def _flat_view(a: np.ndarray) -> np.ndarray | None:
+    """``a`` as a flat view, when it holds float32/float64 values in one C-ordered block (the
+    usual parameter); ``None`` otherwise (``_single`` then takes the careful path)."""
+    if (a.dtype is _F32 or a.dtype is _F64) and a.size and a.flags.c_contiguous:
+        return a.reshape(-1)
+    return None
 
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)  # native dtypes are singletons

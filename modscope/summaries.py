@@ -267,6 +267,23 @@ def _intern_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
     return shape
 
 
+def flat_fields(captured: tuple[Captured, ...], stats: bool) -> tuple[Any, ...]:
+    """``capture_all``'s tuples as one flat tuple: the fields of every value in turn, as many for
+    each (a value that is not a tensor: as many ``None``). A trace keeps one flat tuple per
+    event: nothing nested for the garbage collector to count (see ``Trace._record``)."""
+    width = 3 + len(STATS_KEYS) if stats else 3
+    blank = (None,) * width
+    return tuple(itertools.chain.from_iterable(blank if c is None else c for c in captured))
+
+
+def split_fields(fields: tuple[Any, ...], count: int) -> tuple[Captured, ...]:
+    """``flat_fields`` undone: ``count`` values' tuples (``None`` for a value that is not a tensor)."""
+    if not count:
+        return ()
+    width = len(fields) // count
+    return tuple(None if fields[i] is None else fields[i:i + width] for i in range(0, len(fields), width))
+
+
 def expand(captured: Iterable[Captured]) -> list[dict[str, Any] | None]:
     """The summaries of ``capture_all``'s tuples (the same dicts ``summarize_all`` makes)."""
     out: list[dict[str, Any] | None] = []

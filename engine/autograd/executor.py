@@ -140,37 +140,51 @@ def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
     while ready:
         node = heapq.heappop(ready)[2]
         grads = buffers.pop(node)
-        if isinstance(node, AccumulateGrad):
-            _accumulate(node, grads[0], captures, captured, Tensor)
-            continue
-        if node is not root:
-            if node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks:
-                grads = _call_pre_hooks(node, grads, Tensor)
-            if captures is not None and node in captures:
-                for nr, i in captures[node]:
-                    captured[i] = grads[nr]
-                if not any(n in needed for n, _ in node.next_functions):
-                    continue
-            if node._fn is None:
-                raise RuntimeError(FREED_GRAPH_ERROR)
-            if node._saved:
-                check_saved_versions(node)
-            if type(node)._materialize_in_engine:
-                grads = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)]
-        if node._passes_through:  # a module hook's identity node: no call; its hooks see raw None
-            outs = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)] \
-                if _has_none(grads) else grads
-        else:
-            outs = node._fn(*grads)
-        if node._array_hooks:  # a module's backward hooks: on arrays, wrapped only for its hooks
+        if node._passes_through and captures is None and not (
+                node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks or node._post_hooks):
+            # A module's BackwardHook identity node with only its module's hooks on it (every
+            # hooked module call makes two): its gradients go through as they are, zeros for the
+            # missing ones, while its hooks see the raw ``None``. It saved nothing: nothing to
+            # check or release.
+            outs = grads
+            if len(grads) != 1 or grads[0] is None:
+                outs = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)]
             for hook in node._array_hooks:
                 res = hook(outs, grads)
                 if res is not None:
                     outs = res
-        if node._post_hooks:
-            outs = _call_post_hooks(node, outs, grads)
-        if not retain_graph:
-            node._release()
+        elif isinstance(node, AccumulateGrad):
+            _accumulate(node, grads[0], captures, captured, Tensor)
+            continue
+        else:
+            if node is not root:
+                if node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks:
+                    grads = _call_pre_hooks(node, grads, Tensor)
+                if captures is not None and node in captures:
+                    for nr, i in captures[node]:
+                        captured[i] = grads[nr]
+                    if not any(n in needed for n, _ in node.next_functions):
+                        continue
+                if node._fn is None:
+                    raise RuntimeError(FREED_GRAPH_ERROR)
+                if node._saved:
+                    check_saved_versions(node)
+                if type(node)._materialize_in_engine:
+                    grads = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)]
+            if node._passes_through:  # an identity node with other hooks: no call, as above
+                outs = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)] \
+                    if _has_none(grads) else grads
+            else:
+                outs = node._fn(*grads)
+            if node._array_hooks:  # a module's backward hooks: on arrays, wrapped only for its hooks
+                for hook in node._array_hooks:
+                    res = hook(outs, grads)
+                    if res is not None:
+                        outs = res
+            if node._post_hooks:
+                outs = _call_post_hooks(node, outs, grads)
+            if not retain_graph:
+                node._release()
         for (nxt, nr), g in zip(node.next_functions, outs):
             if nxt is None or (needed is not None and nxt not in needed):
                 continue

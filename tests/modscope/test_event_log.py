@@ -16,8 +16,8 @@ from tests.modscope.models import comparable_events, nested_model, sgd_steps
 
 
 def recorded(seq: int, kind: str = "forward") -> tuple:
-    captured = ((3, 4), np.dtype(np.float32), 7)
-    return (kind, seq, 1000 + seq, 0, "fc", 0, 5 if kind == "forward" else None, captured)
+    fields = ((3, 4), np.dtype(np.float32), 7)  # one value's summary, flat (see Trace._record)
+    return (kind, seq, 1000 + seq, 0, "fc", 0, 5 if kind == "forward" else None, 1) + fields
 
 
 def test_tuples_become_the_same_dicts_as_module_event():

@@ -175,12 +175,17 @@ def test_forward_stats_are_shared_but_never_stale():
          "0-d", "0-d-in-tuple"])
 @pytest.mark.parametrize("stats", [False, True])
 def test_deferred_summaries_equal_immediate_ones(value, stats):
-    from modscope.summaries import capture_all, expand, summarize_all
+    from modscope.summaries import capture_all, expand, flat_fields, split_fields, summarize_all
 
     t = engine.ones(2, 3)
     v = value(t)
     assert expand(capture_all(v, stats=stats)) == summarize_all(v, stats=stats)
     assert expand(capture_all(v, tid=False, stats=stats)) == summarize_all(v, stats=stats, tid=False)
+    # as a trace keeps them: one flat tuple, non-tensor values included, split back the same
+    captured = capture_all(v, stats=stats)
+    fields = flat_fields(captured, stats)
+    assert all(not isinstance(f, tuple) or all(type(x) is int for x in f) for f in fields)  # shapes only
+    assert split_fields(fields, len(captured)) == captured
 
 
 def test_captured_shapes_are_shared_and_ids_follow_the_array():
