@@ -44,9 +44,8 @@ class StatsPlan:
 
     def __init__(self, tensors: list[Any]) -> None:
         self.tensors = list(tensors)
-        # The arrays are held, so that their ids (in ``key``) cannot be reused while the plan lives.
+        # The tensors' arrays when the plan was made (``matches``: a ``.data =`` gives a new one).
         self.arrays = [t._data for t in self.tensors]
-        self.key = _key(self.tensors)
         small = [i for i, t in enumerate(self.tensors) if t._data.dtype == np.float32 and 0 < t._data.size <= SMALL]
         self.small = small if len(small) >= BATCH_MIN else []
         batched = set(self.small)
@@ -83,7 +82,10 @@ class StatsPlan:
 
     def matches(self, tensors: list[Any]) -> bool:
         """The same tensors, with the same sizes, as when the plan was made."""
-        return _key(tensors) == self.key
+        # Identity, element by element, in C-level passes (this runs at every step; a tuple of
+        # ids made one int object per tensor and per array)
+        return (len(tensors) == len(self.tensors) and all(map(operator.is_, tensors, self.tensors))
+                and all(map(operator.is_, map(_data_of, tensors), self.arrays)))
 
     def snapshot(self) -> None:
         """Remember the current values, so that ``stats`` can measure the update."""
@@ -168,12 +170,6 @@ class StatsPlan:
             self._zeros = [np.zeros(t._data.size, np.float32) for t in tensors]
         return [g._data if g is not None and g._data.size == t._data.size else z
                 for g, t, z in zip(grads, tensors, self._zeros, strict=True)]
-
-
-def _key(tensors: list[Any]) -> tuple:
-    """The tensors and the arrays they hold (a ``.data =`` assignment gives a new one): C-level
-    passes, no Python loop (this runs at every step)."""
-    return tuple(map(id, tensors)) + tuple(map(id, map(_data_of, tensors)))
 
 
 _data_of = operator.attrgetter("_data")
