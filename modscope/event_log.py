@@ -53,7 +53,7 @@ class EventLog(MemorySink):
         super().__init__(max_events)
         self._has_records = False
 
-    def write_records(self, items: list[tuple | dict[str, Any]], headers: bool = True) -> None:
+    def write_records(self, items: list[tuple | dict[str, Any]], *, headers: bool = True) -> None:
         """Keep ``items`` in order: tuples from ``Trace._record`` or event dicts.
         ``headers=False``: the caller knows no header event is among them (no scan)."""
         self._has_records = True

@@ -295,7 +295,7 @@ class Trace:
             return
         self._events_in_step += len(pending)
         headers, self._pending_header = self._pending_header, False
-        self._memory.write_records(pending, headers)  # dicts when read (see EventLog)
+        self._memory.write_records(pending, headers=headers)  # dicts when read (see EventLog)
         # A listening observer needs the dicts now: built once, for it and the sinks.
         events = [as_event(item) for item in pending] if self._observer_listening() else None
         for sink in list(self._extra_sinks):

@@ -160,6 +160,20 @@ def test_max_events_keeps_headers_and_counts_drops():
     assert tr.events[-1]["kind"] == "end" and tr.events[-1]["dropped"] == tr.dropped
 
 
+def test_a_model_met_mid_step_in_global_mode_stays_a_kept_header():
+    """In global mode a second root model that first runs in the middle of a step emits its
+    ``model`` event behind that step's recorded module events: delivered in one batch with
+    them, it must still land among the headers a bounded trace never evicts."""
+    first, second = nested_model(engine), engine.nn.Linear(2, 2)
+    with modscope.trace(max_events=3) as tr:
+        second(first(engine.randn(3, 4))).sum().backward()  # the second root, mid-step
+        for _ in range(3):  # enough events to evict everything but the headers
+            first(engine.randn(3, 4)).sum().backward()
+    models = [e for e in tr.events if e["kind"] == "model"]
+    assert len(models) == 2 and tr.dropped > 0
+    assert [e["kind"] for e in tr.events].count("session") == 1
+
+
 def test_with_a_sink_the_end_event_counts_what_the_sinks_dropped():
     """``modscope run`` keeps a small in-memory window next to its viewer and file sinks: what
     the window evicted reached the sinks, so the end event (which the viewer shows as dropped)
