@@ -51,25 +51,34 @@ def add_noop_hooks(model) -> None:
         module.register_full_backward_hook(transparent_hook(lambda *a: None))
 
 
-def tracing_overhead(rounds: int, steps: int) -> dict[str, float]:
+def net_step(noop_hooks: bool = False, **trace_kw) -> tuple:
+    """One seed ``Net`` training step on fixed weights and digits (batch 64, eval mode: dropout
+    off, identical work in every copy), as a function, and its trace: with ``trace_kw``, a bounded
+    in-memory ``modscope.trace`` of the model, started (the caller stops it); ``noop_hooks``: the
+    four hooks a trace registers, as no-ops, instead."""
     rng = np.random.default_rng(0)
     x = engine.from_numpy(rng.random((64, 1, 28, 28), dtype=np.float32))
     y = engine.from_numpy(rng.integers(0, 10, 64))
+    engine.manual_seed(0)
+    model = Net()
+    model.eval()
+    opt = engine.optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
+    if noop_hooks:
+        add_noop_hooks(model)
+    trace = modscope.trace(model, max_events=20_000, **trace_kw).start() if trace_kw else None
+    return make_step(model, opt, x, y), trace
+
+
+def tracing_overhead(rounds: int, steps: int) -> dict[str, float]:
     steps_by_name, traces = {}, []
     # "untraced again" is a second, identical untraced copy: its ratio shows the noise floor;
     # "no-op hooks" has the four hooks a trace registers on every module, doing nothing: what the
     # engine's hook machinery costs before the tracer does any work.
-    for name, kw in (("untraced", None), ("untraced again", None), ("no-op hooks", "noop"),
+    for name, kw in (("untraced", {}), ("untraced again", {}), ("no-op hooks", {"noop_hooks": True}),
                      ("stats=False", {"stats": False}), ("stats=True", {"stats": True})):
-        engine.manual_seed(0)
-        model = Net()
-        model.eval()  # dropout off: identical work in every copy
-        opt = engine.optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
-        if kw == "noop":
-            add_noop_hooks(model)
-        elif kw is not None:  # a bounded in-memory trace, running for the whole benchmark
-            traces.append(modscope.trace(model, max_events=20_000, **kw).start())
-        steps_by_name[name] = make_step(model, opt, x, y)
+        steps_by_name[name], trace = net_step(**kw)
+        if trace is not None:  # running for the whole benchmark
+            traces.append(trace)
     result = _common.interleaved(steps_by_name, rounds, steps, warmup=30)
     for tr in traces:
         tr.stop()

@@ -25,12 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import _common  # noqa: E402,F401  (pins BLAS threads before NumPy loads)
-import numpy as np  # noqa: E402
-from bench_tracing import make_step  # noqa: E402
-from mnist_net import Net  # noqa: E402
-
-import engine  # noqa: E402
-import modscope  # noqa: E402
+from bench_tracing import net_step  # noqa: E402
 
 
 class CollectionTimer:
@@ -50,15 +45,7 @@ class CollectionTimer:
 
 
 def measure(traced: bool, stats: bool, steps: int) -> CollectionTimer:
-    rng = np.random.default_rng(0)
-    x = engine.from_numpy(rng.random((64, 1, 28, 28), dtype=np.float32))
-    y = engine.from_numpy(rng.integers(0, 10, 64))
-    engine.manual_seed(0)
-    model = Net()
-    model.eval()
-    opt = engine.optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
-    trace = modscope.trace(model, max_events=20_000, stats=stats).start() if traced else None
-    step = make_step(model, opt, x, y)
+    step, trace = net_step(stats=stats) if traced else net_step()
     for _ in range(50):
         step()
     timer = CollectionTimer()

@@ -22,12 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import _common  # noqa: E402,F401  (pins BLAS threads before NumPy loads)
-import numpy as np  # noqa: E402
-from bench_tracing import make_step  # noqa: E402
-from mnist_net import Net  # noqa: E402
+from bench_tracing import net_step  # noqa: E402
 
-import engine  # noqa: E402
-import modscope  # noqa: E402
 from engine.utils.hooks import transparent_hook  # noqa: E402
 from modscope import param_stats, tracer  # noqa: E402
 
@@ -71,15 +67,7 @@ def main() -> None:
     parser.add_argument("--stats", action="store_true")
     args = parser.parse_args()
     instrument()
-    rng = np.random.default_rng(0)
-    x = engine.from_numpy(rng.random((64, 1, 28, 28), dtype=np.float32))
-    y = engine.from_numpy(rng.integers(0, 10, 64))
-    engine.manual_seed(0)
-    model = Net()
-    model.eval()
-    opt = engine.optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
-    trace = modscope.trace(model, stats=args.stats, max_events=20_000).start()
-    step = make_step(model, opt, x, y)
+    step, trace = net_step(stats=args.stats)
     for _ in range(30):
         step()
     total_ns.clear()

@@ -238,18 +238,14 @@ def _single(path: str, p: Any, flat: np.ndarray | None, old: np.ndarray | None) 
         if grad is None:
             grad_sq = None
         else:
-            g = grad._data.ravel("K")  # memory order: a view, also of a transposed gradient
+            g = _in_memory_order(grad._data)
             grad_sq = float(g.dot(g))
         if math.isfinite(sq) and (grad_sq is None or math.isfinite(grad_sq)):
-            n = flat.size
-            mean = float(np.add.reduce(flat)) / n
-            ratio = None
+            update_sq = None
             if old is not None and sq > 0:
                 diff = np.subtract(flat, old, out=old)
-                ratio = finite_or_none(math.sqrt(float(diff.dot(diff)) / sq))
-            return {"path": path, "norm": math.sqrt(sq), "grad_norm": None if grad_sq is None else math.sqrt(grad_sq),
-                    "update_ratio": ratio, "mean": mean, "std": math.sqrt(max(sq / n - mean * mean, 0.0)),
-                    "nan": 0, "inf": 0}
+                update_sq = float(diff.dot(diff))
+            return _finite_entry(path, flat.size, float(np.add.reduce(flat)), sq, grad_sq, update_sq)
     with np.errstate(all="ignore"):  # non-finite values are counted, never warned about
         return _checked_single(path, p, old)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..utils.hooks import _has_none, _unwrap_all, _wrap_all
+from ..utils.hooks import _unwrap_all, _wrap_all
 from . import grad_mode
 from .graph import ACCUMULATE_PRIORITY, FREED_GRAPH_ERROR, AccumulateGrad, Node, check_saved_versions
 
@@ -140,23 +140,14 @@ def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
     while ready:
         node = heapq.heappop(ready)[2]
         grads = buffers.pop(node)
-        if node._passes_through and captures is None and not (
-                node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks or node._post_hooks):
-            # A module's BackwardHook identity node with only its module's hooks on it (every
-            # hooked module call makes two): its gradients go through as they are, zeros for the
-            # missing ones, while its hooks see the raw ``None``. It saved nothing: nothing to
-            # check or release.
-            outs = grads
-            if len(grads) != 1 or grads[0] is None:
-                outs = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)]
-            for hook in node._array_hooks:
-                res = hook(outs, grads)
-                if res is not None:
-                    outs = res
-        elif isinstance(node, AccumulateGrad):
-            _accumulate(node, grads[0], captures, captured, Tensor)
-            continue
-        else:
+        # A module's BackwardHook identity node with only its module's hooks on it (every hooked
+        # module call makes two) skips the checks below: it saved nothing, and its hooks run as
+        # array hooks.
+        if not (node._passes_through and captures is None
+                and not (node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks)):
+            if isinstance(node, AccumulateGrad):
+                _accumulate(node, grads[0], captures, captured, Tensor)
+                continue
             if node is not root:
                 if node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks:
                     grads = _call_pre_hooks(node, grads, Tensor)
@@ -171,20 +162,21 @@ def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
                     check_saved_versions(node)
                 if type(node)._materialize_in_engine:
                     grads = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)]
-            if node._passes_through:  # an identity node with other hooks: no call, as above
-                outs = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)] \
-                    if _has_none(grads) else grads
-            else:
-                outs = node._fn(*grads)
-            if node._array_hooks:  # a module's backward hooks: on arrays, wrapped only for its hooks
-                for hook in node._array_hooks:
-                    res = hook(outs, grads)
-                    if res is not None:
-                        outs = res
-            if node._post_hooks:
-                outs = _call_post_hooks(node, outs, grads)
-            if not retain_graph:
-                node._release()
+        if node._passes_through:  # no call: the gradients go through, zeros for the missing ones,
+            outs = grads          # while the node's hooks see the raw None, as in torch
+            if len(grads) != 1 or grads[0] is None:
+                outs = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)]
+        else:
+            outs = node._fn(*grads)
+        if node._array_hooks:  # a module's backward hooks: on arrays, wrapped only for its hooks
+            for hook in node._array_hooks:
+                res = hook(outs, grads)
+                if res is not None:
+                    outs = res
+        if node._post_hooks:
+            outs = _call_post_hooks(node, outs, grads)
+        if not retain_graph:
+            node._release()
         for (nxt, nr), g in zip(node.next_functions, outs):
             if nxt is None or (needed is not None and nxt not in needed):
                 continue
