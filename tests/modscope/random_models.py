@@ -250,3 +250,22 @@ def record_all_hooks(lib: Any, model: Any) -> tuple[list[tuple[str, str]], list[
             lambda m, gi, go: order.append(("global_backward", names.get(id(m))))),
     ]
     return order, handles
+
+
+def record_hook_values(model: Any) -> list[tuple]:
+    """What each module hook receives, by shape: ``(kind, path, shapes)`` with ``None`` where a
+    position holds no tensor (a non-tensor argument, a gradient that did not arrive)."""
+    seen: list[tuple] = []
+
+    def shapes(values: Any) -> tuple:
+        values = values if isinstance(values, tuple) else (values,)
+        return tuple(tuple(v.shape) if hasattr(v, "shape") else None for v in values)
+
+    for name, mod in model.named_modules():
+        mod.register_forward_pre_hook(lambda m, a, name=name: seen.append(("forward_pre", name, shapes(a))))
+        mod.register_forward_hook(lambda m, a, o, name=name: seen.append(("forward", name, shapes(a), shapes(o))))
+        mod.register_full_backward_pre_hook(
+            lambda m, g, name=name: seen.append(("backward_pre", name, shapes(g))))
+        mod.register_full_backward_hook(
+            lambda m, gi, go, name=name: seen.append(("backward", name, shapes(gi), shapes(go))))
+    return seen

@@ -16,6 +16,7 @@ from tests.modscope.random_models import (
     copy_weights,
     random_spec,
     record_all_hooks,
+    record_hook_values,
     record_hooks,
     without_in_place,
 )
@@ -73,6 +74,18 @@ def test_hooks_fire_in_torch_order_with_torch_gradients(torch, seed):
         else:
             np.testing.assert_allclose(p.grad.numpy(), t_grads[name].numpy(), rtol=1e-5, atol=1e-6,
                                        err_msg=f"{name}; spec {spec}")
+
+
+@pytest.mark.parametrize("seed", SEEDS[::2])
+def test_hooks_receive_what_torch_hooks_receive(torch, seed):
+    """Shapes of the arguments, outputs and gradients each hook sees, ``None`` in the same
+    positions (a non-tensor argument, a gradient that did not arrive)."""
+    spec, theirs, ours, x = pair(torch, seed)
+    grad_input = seed % 4 != 0
+    expected, actual = record_hook_values(theirs), record_hook_values(ours)
+    run(torch, theirs, x, grad_input)
+    run(engine, ours, x, grad_input)
+    assert actual == expected, f"spec {spec}"
 
 
 @pytest.mark.parametrize("seed", SEEDS[::4])
