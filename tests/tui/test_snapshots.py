@@ -23,7 +23,20 @@ async def loaded(pilot) -> None:
                 and app.query_one(AutogradGraphView).status == "ready":  # laid out on a worker thread
             break
     await pilot.press("down", "down")  # select blk.a: the params table fills
-    await pilot.pause(0.3)
+    await settled(pilot)
+
+
+async def settled(pilot) -> None:
+    """Wait until two screens 0.1 s apart are the same: the graph view's scrollbars follow its
+    new size one layout later, and a pause of fixed length lost that race when the machine was
+    slow (a garbage collection of the tests before, seen in a full run)."""
+    previous = None
+    for _ in range(50):
+        await pilot.pause(0.1)
+        current = pilot.app.export_screenshot()
+        if current == previous:
+            return
+        previous = current
 
 
 @pytest.mark.parametrize("size", [(120, 36), (200, 55)], ids=["120x36", "200x55"])
