@@ -3,6 +3,7 @@
 - ``backward``/``grad``: run the graph (``executor.py``);
 - ``Function``: custom ops (``function.py``);
 - ``no_grad``/``enable_grad``/``set_grad_enabled``: grad mode (``grad_mode.py``);
+- ``detect_anomaly``/``set_detect_anomaly``: anomaly detection (``anomaly_mode.py``);
 - ``graph.Node``: what ``tensor.grad_fn`` is (``graph.py``).
 """
 
@@ -13,14 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from . import graph
+from . import anomaly_mode, graph
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .executor import run_backward
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
 __all__ = [
-    "Function", "FunctionCtx", "backward", "enable_grad", "grad", "graph", "inference_mode",
-    "is_grad_enabled", "no_grad", "once_differentiable", "set_grad_enabled",
+    "Function", "FunctionCtx", "anomaly_mode", "backward", "detect_anomaly", "enable_grad", "grad", "graph",
+    "inference_mode", "is_grad_enabled", "no_grad", "once_differentiable", "set_detect_anomaly", "set_grad_enabled",
 ]
 
 

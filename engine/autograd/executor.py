@@ -19,6 +19,8 @@ import numpy as np
 
 from ..utils.hooks import _unwrap_all, _wrap_all
 from . import grad_mode
+from .anomaly_mode import _State as _anomaly
+from .anomaly_mode import check_nan, warn_failed_node
 from .graph import ACCUMULATE_PRIORITY, FREED_GRAPH_ERROR, AccumulateGrad, Node, check_saved_versions
 
 
@@ -140,43 +142,50 @@ def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
     while ready:
         node = heapq.heappop(ready)[2]
         grads = buffers.pop(node)
-        # A module's BackwardHook identity node with only its module's hooks on it (every hooked
-        # module call makes two) skips the checks below: it saved nothing, and its hooks run as
-        # array hooks.
-        if not (node._passes_through and captures is None
-                and not (node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks)):
-            if isinstance(node, AccumulateGrad):
-                _accumulate(node, grads[0], captures, captured, Tensor)
-                continue
-            if node is not root:
-                if node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks:
-                    grads = _call_pre_hooks(node, grads, Tensor)
-                if captures is not None and node in captures:
-                    for nr, i in captures[node]:
-                        captured[i] = grads[nr]
-                    if not any(n in needed for n, _ in node.next_functions):
-                        continue
-                if node._fn is None:
-                    raise RuntimeError(FREED_GRAPH_ERROR)
-                if node._saved:
-                    check_saved_versions(node)
-                if type(node)._materialize_in_engine:
-                    grads = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)]
-        if node._passes_through:  # no call: the gradients go through, zeros for the missing ones,
-            outs = grads          # while the node's hooks see the raw None, as in torch
-            if len(grads) != 1 or grads[0] is None:
-                outs = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)]
-        else:
-            outs = node._fn(*grads)
-        if node._array_hooks:  # a module's backward hooks: on arrays, wrapped only for its hooks
-            for hook in node._array_hooks:
-                res = hook(outs, grads)
-                if res is not None:
-                    outs = res
-        if node._post_hooks:
-            outs = _call_post_hooks(node, outs, grads)
-        if not retain_graph:
-            node._release()
+        try:  # free when nothing raises; anomaly detection names the node that did
+            # A module's BackwardHook identity node with only its module's hooks on it (every hooked
+            # module call makes two) skips the checks below: it saved nothing, and its hooks run as
+            # array hooks.
+            if not (node._passes_through and captures is None
+                    and not (node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks)):
+                if isinstance(node, AccumulateGrad):
+                    _accumulate(node, grads[0], captures, captured, Tensor)
+                    continue
+                if node is not root:
+                    if node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks:
+                        grads = _call_pre_hooks(node, grads, Tensor)
+                    if captures is not None and node in captures:
+                        for nr, i in captures[node]:
+                            captured[i] = grads[nr]
+                        if not any(n in needed for n, _ in node.next_functions):
+                            continue
+                    if node._fn is None:
+                        raise RuntimeError(FREED_GRAPH_ERROR)
+                    if node._saved:
+                        check_saved_versions(node)
+                    if type(node)._materialize_in_engine:
+                        grads = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)]
+            if node._passes_through:  # no call: the gradients go through, zeros for the missing ones,
+                outs = grads          # while the node's hooks see the raw None, as in torch
+                if len(grads) != 1 or grads[0] is None:
+                    outs = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)]
+            else:
+                outs = node._fn(*grads)
+            if node._array_hooks:  # a module's backward hooks: on arrays, wrapped only for its hooks
+                for hook in node._array_hooks:
+                    res = hook(outs, grads)
+                    if res is not None:
+                        outs = res
+            if node._post_hooks:
+                outs = _call_post_hooks(node, outs, grads)
+            if not retain_graph:
+                node._release()
+            if _anomaly.enabled and _anomaly.check_nan and node is not root:
+                check_nan(node, outs)
+        except Exception:
+            if _anomaly.enabled and node is not root:
+                warn_failed_node(node)
+            raise
         for (nxt, nr), g in zip(node.next_functions, outs):
             if nxt is None or (needed is not None and nxt not in needed):
                 continue

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from ..utils.hooks import RemovableHandle
+from .anomaly_mode import _State as _anomaly
+from .anomaly_mode import forward_stack
 
 Edge = tuple["Node | None", int]
 
@@ -75,7 +77,8 @@ class Node:
         self._post_hooks: OrderedDict | None = None
         self._tensor_pre_hooks: dict[int, OrderedDict] | None = None
         self._retains_grad_hooks: dict[int, Callable] | None = None
-        self._metadata: dict | None = None
+        # Under anomaly detection, where forward made this node (torch's metadata key).
+        self._metadata: dict | None = {"traceback_": forward_stack()} if _anomaly.enabled else None
 
     # Hooks the engine itself runs on raw arrays, before the post hooks: ``hook(grad_inputs,
     # grad_outputs) -> arrays | None``. Only a module's BackwardHook identity nodes have them (a
@@ -178,8 +181,15 @@ def check_saved_versions(node: Node) -> None:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [engine.{kind} [{', '.join(map(str, shape))}]]{origin} is at "
-                f"version {counter[0]}; expected version {version} instead."
+                f"version {counter[0]}; expected version {version} instead. Hint: "
+                + (_HINT_ANOMALY_ON if _anomaly.enabled else _HINT_ANOMALY_OFF)
             )
+
+
+_HINT_ANOMALY_OFF = ("enable anomaly detection to find the operation that failed to compute its gradient, with "
+                     "engine.autograd.set_detect_anomaly(True, check_nan=False).")
+_HINT_ANOMALY_ON = ("the backtrace further above shows the operation that failed to compute its gradient. The "
+                    "variable in question was changed in there or anywhere later. Good luck!")
 
 
 def _op_name(node: Node) -> str:
