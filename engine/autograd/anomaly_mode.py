@@ -29,23 +29,31 @@ __all__ = ["detect_anomaly", "set_detect_anomaly"]
 
 
 class _State:
-    enabled = False
-    check_nan = True
+    # An instance with slots: the graph reads ``enabled`` once per node, and CPython 3.11 reads a
+    # slot of an instance much faster than an attribute of a class.
+    __slots__ = ("enabled", "check_nan")
+
+    def __init__(self) -> None:
+        self.enabled = False
+        self.check_nan = True
+
+
+_state = _State()
 
 
 def is_anomaly_enabled() -> bool:
     """Whether anomaly detection is on (``torch.is_anomaly_enabled``)."""
-    return _State.enabled
+    return _state.enabled
 
 
 def is_anomaly_check_nan_enabled() -> bool:
     """Whether anomaly detection checks backward results for NaN (torch's default: ``True``)."""
-    return _State.check_nan
+    return _state.check_nan
 
 
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     """Turn anomaly detection on or off for the whole process (``torch.set_anomaly_enabled``)."""
-    _State.enabled, _State.check_nan = bool(enabled), bool(check_nan)
+    _state.enabled, _state.check_nan = bool(enabled), bool(check_nan)
 
 
 class detect_anomaly:  # noqa: N801 - torch's name
@@ -53,7 +61,7 @@ class detect_anomaly:  # noqa: N801 - torch's name
     does, that it slows the program down."""
 
     def __init__(self, check_nan: bool = True) -> None:
-        self.prev, self.prev_check_nan = _State.enabled, _State.check_nan
+        self.prev, self.prev_check_nan = _state.enabled, _state.check_nan
         self.check_nan = check_nan
         warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only "
                       "be enabled for debugging.", stacklevel=2)
@@ -70,7 +78,7 @@ class set_detect_anomaly:  # noqa: N801 - torch's name
     exit. ``engine.autograd.set_detect_anomaly(True)`` alone turns it on for good."""
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
-        self.prev, self.prev_check_nan = _State.enabled, _State.check_nan
+        self.prev, self.prev_check_nan = _state.enabled, _state.check_nan
         set_anomaly_enabled(mode, check_nan)
 
     def __enter__(self) -> None:

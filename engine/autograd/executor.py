@@ -19,7 +19,7 @@ import numpy as np
 
 from ..utils.hooks import _unwrap_all, _wrap_all
 from . import grad_mode
-from .anomaly_mode import _State as _anomaly
+from .anomaly_mode import _state as _anomaly
 from .anomaly_mode import check_nan, warn_failed_node
 from .graph import ACCUMULATE_PRIORITY, FREED_GRAPH_ERROR, AccumulateGrad, Node, check_saved_versions
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..utils.hooks import RemovableHandle
-from .anomaly_mode import _State as _anomaly
+from .anomaly_mode import _state as _anomaly
 from .anomaly_mode import forward_stack
 
 Edge = tuple["Node | None", int]
