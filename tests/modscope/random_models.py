@@ -269,3 +269,47 @@ def record_hook_values(model: Any) -> list[tuple]:
         mod.register_full_backward_hook(
             lambda m, gi, go, name=name: seen.append(("backward", name, shapes(gi), shapes(go))))
     return seen
+
+
+def record_random_hooks(lib: Any, model: Any, seed: int) -> list[tuple[str, str, int]]:
+    """Hooks drawn at random per module (``seed``): one or two of each kind, some prepended,
+    with keyword arguments or ``always_call``, and some that replace what they receive (inputs
+    scaled by 1.5, outputs by 1.25, gradients by 0.5 or 2); each appends ``(kind, path, k)``."""
+    rng = random.Random(seed)
+    order: list[tuple[str, str, int]] = []
+
+    def scaled(values: Any, factor: float) -> Any:
+        return tuple(v * factor if isinstance(v, lib.Tensor) else v for v in values)
+
+    for name, mod in model.named_modules():
+        for k in range(rng.randint(1, 2)):
+            prepend, replace = rng.random() < 0.3, rng.random() < 0.3
+
+            if rng.random() < 0.5:
+                def pre(m, args, kwargs, name=name, k=k, replace=replace):
+                    order.append(("forward_pre", name, k))
+                    return (scaled(args, 1.5), kwargs) if replace else None
+                mod.register_forward_pre_hook(pre, prepend=prepend, with_kwargs=True)
+            else:
+                def pre(m, args, name=name, k=k, replace=replace):
+                    order.append(("forward_pre", name, k))
+                    return scaled(args, 1.5) if replace else None
+                mod.register_forward_pre_hook(pre, prepend=prepend)
+
+            def fwd(m, args, out, name=name, k=k, replace=replace):
+                order.append(("forward", name, k))
+                if replace and isinstance(out, lib.Tensor):
+                    return out * 1.25
+                return scaled(out, 1.25) if replace and isinstance(out, tuple) else None
+            mod.register_forward_hook(fwd, prepend=rng.random() < 0.3, always_call=rng.random() < 0.5)
+
+            def bpre(m, grad_output, name=name, k=k, replace=replace):
+                order.append(("backward_pre", name, k))
+                return scaled(grad_output, 0.5) if replace else None
+            mod.register_full_backward_pre_hook(bpre, prepend=prepend)
+
+            def bwd(m, grad_input, grad_output, name=name, k=k, replace=replace):
+                order.append(("backward", name, k))
+                return scaled(grad_input, 2.0) if replace else None
+            mod.register_full_backward_hook(bwd, prepend=rng.random() < 0.3)
+    return order
