@@ -313,3 +313,25 @@ def record_random_hooks(lib: Any, model: Any, seed: int) -> list[tuple[str, str,
                 return scaled(grad_input, 2.0) if replace else None
             mod.register_full_backward_hook(bwd, prepend=rng.random() < 0.3)
     return order
+
+
+def record_event_shapes(lib: Any, model: Any) -> list[tuple[str, str, list]]:
+    """What a trace's module events summarise, taken from plain hooks: ``(kind, path, shapes)``
+    with the inputs (forward_pre), outputs (forward), gradients of the outputs (backward_pre) or
+    of the inputs (backward), their leaves flattened as the tracer flattens them, ``None`` for a
+    leaf that is not a tensor."""
+    seen: list[tuple[str, str, list]] = []
+
+    def shapes(value: Any) -> list:
+        if isinstance(value, tuple | list):
+            return [s for v in value for s in shapes(v)]
+        if isinstance(value, dict):
+            return [s for v in value.values() for s in shapes(v)]
+        return [list(value.shape) if isinstance(value, lib.Tensor) else None]
+
+    for name, mod in model.named_modules():
+        mod.register_forward_pre_hook(lambda m, a, name=name: seen.append(("forward_pre", name, shapes(a))))
+        mod.register_forward_hook(lambda m, a, o, name=name: seen.append(("forward", name, shapes(o))))
+        mod.register_full_backward_pre_hook(lambda m, g, name=name: seen.append(("backward_pre", name, shapes(g))))
+        mod.register_full_backward_hook(lambda m, gi, go, name=name: seen.append(("backward", name, shapes(gi))))
+    return seen

@@ -16,6 +16,7 @@ from tests.modscope.random_models import (
     copy_weights,
     random_spec,
     record_all_hooks,
+    record_event_shapes,
     record_hook_values,
     record_hooks,
     record_random_hooks,
@@ -156,3 +157,22 @@ def test_a_trace_records_torch_firing_order_and_leaves_no_hooks(torch, seed):
     assert_no_hooks(ours)
     assert not [e for e in tr.events if e["kind"] == "error"], f"spec {spec}"
 
+
+
+_VALUES = {"forward_pre": "inputs", "forward": "outputs", "backward_pre": "grad_outputs", "backward": "grad_inputs"}
+
+
+@pytest.mark.parametrize("seed", SEEDS[::2])
+def test_a_traces_summaries_have_the_shapes_torch_hooks_see(torch, seed):
+    spec = without_in_place(random_spec(seed))  # torch refuses those under its plain hooks
+    torch.manual_seed(seed)
+    theirs, ours = build(torch, spec), build(engine, spec)
+    x = np.random.default_rng(seed).standard_normal((3, 4)).astype(np.float32)
+    grad_input = seed % 4 != 0
+    expected = record_event_shapes(torch, theirs)
+    run(torch, theirs, x, grad_input)
+    with modscope.trace(ours) as tr:
+        run(engine, ours, x, grad_input)
+    actual = [(e["kind"], e["path"], [s and s["shape"] for s in e[_VALUES[e["kind"]]]])
+              for e in tr.events if e["kind"] in _VALUES]
+    assert actual == expected, f"spec {spec}"
