@@ -39,14 +39,28 @@ def sequential_model(lib, seed: int = 0):
                              lib.nn.Sequential(lib.nn.Linear(8, 8), lib.nn.Linear(8, 3)))
 
 
+def watch_hooks(model, seen) -> None:
+    """A plain hook of each of the four kinds on every module of ``model``, calling
+    ``seen(kind, path, values)`` with what the hook received: ``(args,)`` (forward_pre),
+    ``(args, output)`` (forward), ``(grad_output,)`` (backward_pre), ``(grad_input, grad_output)``
+    (backward)."""
+    for name, mod in model.named_modules():
+        mod.register_forward_pre_hook(lambda m, a, name=name: seen("forward_pre", name, (a,)))
+        mod.register_forward_hook(lambda m, a, o, name=name: seen("forward", name, (a, o)))
+        mod.register_full_backward_pre_hook(lambda m, g, name=name: seen("backward_pre", name, (g,)))
+        mod.register_full_backward_hook(lambda m, gi, go, name=name: seen("backward", name, (gi, go)))
+
+
+def record_hooks(model) -> list[tuple[str, str]]:
+    """``watch_hooks`` appending ``(kind, path)`` when a hook fires."""
+    order: list[tuple[str, str]] = []
+    watch_hooks(model, lambda kind, name, values: order.append((kind, name)))
+    return order
+
+
 def hook_order(lib, model, grad_input: bool, seed: int = 1):
     """torch's own firing order for ``model``: plain hooks on every module, no modscope."""
-    order = []
-    for name, mod in model.named_modules():
-        mod.register_forward_pre_hook(lambda m, a, name=name: order.append(("forward_pre", name)))
-        mod.register_forward_hook(lambda m, a, o, name=name: order.append(("forward", name)))
-        mod.register_full_backward_pre_hook(lambda m, g, name=name: order.append(("backward_pre", name)))
-        mod.register_full_backward_hook(lambda m, gi, go, name=name: order.append(("backward", name)))
+    order = record_hooks(model)
     lib.manual_seed(seed)
     model(lib.randn(3, 4, requires_grad=grad_input)).sum().backward()
     return order

@@ -11,6 +11,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from tests.modscope.models import record_hooks, watch_hooks
+
 WIDTH = 4
 LEAVES = ("linear", "relu", "tanh")
 COMPOSITES = ("seq", "res", "reuse", "branch", "tuple", "two_inputs", "detach", "no_grad", "unused", "shared",
@@ -207,17 +209,6 @@ def copy_weights(src: Any, dst: Any, lib_dst: Any) -> None:
             p.copy_(lib_dst.tensor(values[name]))
 
 
-def record_hooks(model: Any) -> list[tuple[str, str]]:
-    """Hooks of the four kinds on every module, appending ``(kind, path)`` when they fire."""
-    order: list[tuple[str, str]] = []
-    for name, mod in model.named_modules():
-        mod.register_forward_pre_hook(lambda m, a, name=name: order.append(("forward_pre", name)))
-        mod.register_forward_hook(lambda m, a, o, name=name: order.append(("forward", name)))
-        mod.register_full_backward_pre_hook(lambda m, g, name=name: order.append(("backward_pre", name)))
-        mod.register_full_backward_hook(lambda m, gi, go, name=name: order.append(("backward", name)))
-    return order
-
-
 def without_in_place(spec: Any) -> Any:
     """``spec`` with every in-place update made a copy instead (same tree, same paths)."""
     args = tuple(without_in_place(a) if isinstance(a, tuple) else a for a in spec[1:])
@@ -253,21 +244,16 @@ def record_all_hooks(lib: Any, model: Any) -> tuple[list[tuple[str, str]], list[
 
 
 def record_hook_values(model: Any) -> list[tuple]:
-    """What each module hook receives, by shape: ``(kind, path, shapes)`` with ``None`` where a
-    position holds no tensor (a non-tensor argument, a gradient that did not arrive)."""
+    """What each module hook receives, by shape: ``(kind, path, shapes, ...)``, one ``shapes``
+    per value the hook gets, ``None`` where a position holds no tensor (a non-tensor argument, a
+    gradient that did not arrive)."""
     seen: list[tuple] = []
 
     def shapes(values: Any) -> tuple:
         values = values if isinstance(values, tuple) else (values,)
         return tuple(tuple(v.shape) if hasattr(v, "shape") else None for v in values)
 
-    for name, mod in model.named_modules():
-        mod.register_forward_pre_hook(lambda m, a, name=name: seen.append(("forward_pre", name, shapes(a))))
-        mod.register_forward_hook(lambda m, a, o, name=name: seen.append(("forward", name, shapes(a), shapes(o))))
-        mod.register_full_backward_pre_hook(
-            lambda m, g, name=name: seen.append(("backward_pre", name, shapes(g))))
-        mod.register_full_backward_hook(
-            lambda m, gi, go, name=name: seen.append(("backward", name, shapes(gi), shapes(go))))
+    watch_hooks(model, lambda kind, name, values: seen.append((kind, name, *map(shapes, values))))
     return seen
 
 
@@ -285,16 +271,12 @@ def record_random_hooks(lib: Any, model: Any, seed: int) -> list[tuple[str, str,
         for k in range(rng.randint(1, 2)):
             prepend, replace = rng.random() < 0.3, rng.random() < 0.3
 
-            if rng.random() < 0.5:
-                def pre(m, args, kwargs, name=name, k=k, replace=replace):
-                    order.append(("forward_pre", name, k))
-                    return (scaled(args, 1.5), kwargs) if replace else None
-                mod.register_forward_pre_hook(pre, prepend=prepend, with_kwargs=True)
-            else:
-                def pre(m, args, name=name, k=k, replace=replace):
-                    order.append(("forward_pre", name, k))
-                    return scaled(args, 1.5) if replace else None
-                mod.register_forward_pre_hook(pre, prepend=prepend)
+            def pre(m, args, *kwargs, name=name, k=k, replace=replace):  # kwargs: with_kwargs only
+                order.append(("forward_pre", name, k))
+                if not replace:
+                    return None
+                return (scaled(args, 1.5), *kwargs) if kwargs else scaled(args, 1.5)
+            mod.register_forward_pre_hook(pre, prepend=prepend, with_kwargs=rng.random() < 0.5)
 
             def fwd(m, args, out, name=name, k=k, replace=replace):
                 order.append(("forward", name, k))
@@ -329,9 +311,6 @@ def record_event_shapes(lib: Any, model: Any) -> list[tuple[str, str, list]]:
             return [s for v in value.values() for s in shapes(v)]
         return [list(value.shape) if isinstance(value, lib.Tensor) else None]
 
-    for name, mod in model.named_modules():
-        mod.register_forward_pre_hook(lambda m, a, name=name: seen.append(("forward_pre", name, shapes(a))))
-        mod.register_forward_hook(lambda m, a, o, name=name: seen.append(("forward", name, shapes(o))))
-        mod.register_full_backward_pre_hook(lambda m, g, name=name: seen.append(("backward_pre", name, shapes(g))))
-        mod.register_full_backward_hook(lambda m, gi, go, name=name: seen.append(("backward", name, shapes(gi))))
+    # the values a trace summarises: the forward's output, the backward's grad_input, else the first
+    watch_hooks(model, lambda kind, name, values: seen.append((kind, name, shapes(values[kind == "forward"]))))
     return seen

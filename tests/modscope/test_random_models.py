@@ -119,20 +119,21 @@ def assert_same_gradients(t_in, e_in, theirs, ours, grad_input: bool, spec) -> N
 def test_global_and_tensor_hooks_interleave_as_in_torch(torch, seed):
     spec, theirs, ours, x = pair(torch, seed)
     grad_input = seed % 8 != 0
-    expected, t_handles = record_all_hooks(torch, theirs)
-    try:
-        _, t_err = run(torch, theirs, x, grad_input)
-    finally:
-        for h in t_handles:
-            h.remove()
-    actual, e_handles = record_all_hooks(engine, ours)
-    try:
-        _, e_err = run(engine, ours, x, grad_input)
-    finally:
-        for h in e_handles:
-            h.remove()
+    expected, t_err = run_under_all_hooks(torch, theirs, x, grad_input)
+    actual, e_err = run_under_all_hooks(engine, ours, x, grad_input)
     assert e_err == (t_err and t_err.replace("torch.", "engine.")), f"spec {spec}"
     assert actual == expected, f"spec {spec}"
+
+
+def run_under_all_hooks(lib, model, x: np.ndarray, grad_input: bool):
+    """``run`` under ``record_all_hooks``: what fired, and the error; the global hooks removed."""
+    order, handles = record_all_hooks(lib, model)
+    try:
+        _, err = run(lib, model, x, grad_input)
+    finally:
+        for h in handles:
+            h.remove()
+    return order, err
 
 
 @pytest.mark.parametrize("seed", SEEDS)
