@@ -97,6 +97,20 @@ def test_cross_entropy_class_indices(torch, reduction, weighted, ignore_index, s
     compare(torch, "cross_entropy", [scores, TARGET], {}, [True, False], module=("CrossEntropyLoss", kw))
 
 
+@pytest.mark.parametrize("name", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("kw", [dict(ignore_index=3), dict(ignore_index=3, label_smoothing=0.25),
+                                dict(weight=np.array([0, 0, 0, 1, 1], np.float32))])
+@pytest.mark.parametrize("shape", [(4, 5), (2, 5, 2)])
+def test_mean_loss_with_no_counted_target(torch, name, kw, shape):
+    """Every target ignored, or weighted 0 (a batch of padding): the mean is NaN in both, and the
+    gradient is 0 for the ignored targets' rows (NaN only where a target counts with weight 0),
+    not NaN everywhere."""
+    if name == "nll_loss" and "label_smoothing" in kw:
+        pytest.skip("nll_loss has no label_smoothing")
+    target = np.full((shape[0],) + shape[2:], 3 if "ignore_index" in kw else 1)
+    compare(torch, name, [rnd(*shape), target], kw, [True, False])
+
+
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("smoothing", [0.0, 0.3])
 def test_cross_entropy_spatial_and_unbatched(torch, reduction, smoothing):

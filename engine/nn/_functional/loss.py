@@ -236,6 +236,8 @@ def _nll(input, target, weight, ignore_index: int, how: str, name: str):  # noqa
         else:
             with np.errstate(invalid="ignore", divide="ignore"):
                 coef = -w * (g / total_weight)
+            if total_weight == 0:  # every target ignored (or weighted 0): torch leaves the ignored
+                coef = np.where(keep, coef, 0)  # rows' gradients 0, not 0 * inf = NaN
         gxc = np.zeros(xc.shape, g.dtype)
         gxc[rows, safe] = coef
         if len(x_shape) == 1:
