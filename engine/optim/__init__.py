@@ -3,7 +3,8 @@
 - ``optimizer.py``     the Optimizer base: param groups, state_dict, zero_grad, step hooks
 - ``_functional.py``   the update rules on NumPy arrays (torch's order of operations)
 - ``sgd.py`` ``adam.py`` ``adamw.py`` ``rmsprop.py``   the optimizers
-- ``lr_scheduler.py``  StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LambdaLR, ...
+- ``lr_scheduler.py``  StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LambdaLR, OneCycleLR,
+  CyclicLR, ReduceLROnPlateau, SequentialLR, ...
 """
 
 from . import lr_scheduler, optimizer
