@@ -91,6 +91,7 @@ def to_numpy_dtype(d) -> np.dtype:
 
 
 builtins_float, builtins_int, builtins_bool = (1.0).__class__, (1).__class__, True.__class__
+builtins_abs = abs
 
 
 def _category(np_dtype: np.dtype) -> int:
@@ -121,3 +122,57 @@ def result_type(a: np.ndarray, b) -> np.dtype:
     if cat_b > _category(da):
         return _default_float.np if cat_b == 2 else np.dtype(np.int64)
     return da
+
+
+def _scalar_category(v) -> int:
+    return 2 if isinstance(v, builtins_float) else 0 if isinstance(v, builtins_bool) else 1
+
+
+def result_type_many(*operands) -> np.dtype:
+    """torch's promotion over any number of arrays and Python numbers (``None`` skipped):
+    dimensioned arrays, 0-dim arrays and Python numbers each promote within their group, and a
+    later group only counts when it is of a higher category (bool < int < float)."""
+    groups: list[np.dtype | None] = [None, None, None]  # dimensioned, 0-dim, Python numbers
+    for v in operands:
+        if v is None:
+            continue
+        if isinstance(v, np.ndarray):
+            k, d = (0 if v.ndim else 1), v.dtype
+        else:
+            c = _scalar_category(v)
+            k, d = 2, (_default_float.np if c == 2 else np.dtype(np.int64) if c == 1 else np.dtype(np.bool_))
+        cur = groups[k]
+        if cur is None or cur == d:
+            groups[k] = d
+        else:
+            ca, cb = _category(cur), _category(d)
+            groups[k] = np.promote_types(cur, d) if ca == cb else (cur if ca > cb else d)
+    out = None
+    for d in groups:
+        if d is None:
+            continue
+        if out is None or _category(d) > _category(out):
+            out = d
+    return out if out is not None else _default_float.np
+
+
+_C_TYPE = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+           "bool": "bool", "float16": "c10::Half", "float32": "float", "float64": "double"}
+
+
+def checked_scalar(v, np_dtype: np.dtype):
+    """A Python number converted to ``np_dtype`` as torch's checked conversion does: integers
+    out of range raise (unsigned types also accept negatives down to ``-max``, which wrap)."""
+    if np_dtype.kind in "iu" and not isinstance(v, builtins_bool):
+        info = np.iinfo(np_dtype)
+        lo = -info.max if np_dtype.kind == "u" else info.min
+        if not lo <= v <= info.max:
+            raise RuntimeError(
+                f"value cannot be converted to type {_C_TYPE[np_dtype.name]} without overflow")
+        return np.array(v).astype(np_dtype)
+    if np_dtype.kind == "f" and not isinstance(v, builtins_bool):
+        big = builtins_float(np.finfo(np_dtype).max)
+        if big < builtins_abs(v) < builtins_float("inf"):
+            raise RuntimeError(
+                f"value cannot be converted to type {_C_TYPE[np_dtype.name]} without overflow")
+    return v

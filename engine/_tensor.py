@@ -499,6 +499,9 @@ class Tensor:
     def _inplace_binary(self, op: Callable, ufunc: np.ufunc, other: Any, **kw: Any) -> Tensor:
         y = other._data if isinstance(other, Tensor) else other
         alpha = kw.get("alpha", 1)
+        if self._data.dtype.kind != "f" or alpha.__class__ is bool:
+            # torch's checks and integer wrap-around: through the out-of-place op
+            return self._inplace(lambda old: op(old, other, **kw), None, other)
 
         def fast():
             if not self._data.flags.writeable:
@@ -523,6 +526,8 @@ class Tensor:
         return self._inplace_binary(pointwise.add, np.add, other, alpha=alpha)
 
     def sub_(self, other: Any, *, alpha: float = 1) -> Tensor:
+        if other.__class__ is bool or isinstance(other, Tensor) and other._data.dtype.kind == "b":
+            return self._inplace(lambda old: pointwise.sub(old, other, alpha=alpha), None, other)
         return self._inplace_binary(pointwise.sub, np.subtract, other, alpha=alpha)
 
     def mul_(self, other: Any) -> Tensor:
@@ -568,6 +573,29 @@ class Tensor:
 
     def abs_(self) -> Tensor:
         return self._inplace_unary(pointwise.abs)
+
+    # in place through the out-of-place op (result cast back to this tensor's dtype)
+    def atan2_(self, other): return self._inplace_unary(pointwise.atan2, other)  # noqa: E704
+    def fmod_(self, other): return self._inplace_unary(pointwise.fmod, other)  # noqa: E704
+    def remainder_(self, other): return self._inplace_unary(pointwise.remainder, other)  # noqa: E704
+    def floor_divide_(self, other): return self._inplace_unary(pointwise.floor_divide, other)  # noqa: E704
+    def frac_(self): return self._inplace_unary(pointwise.frac)  # noqa: E704
+    def sign_(self): return self._inplace_unary(pointwise.sign)  # noqa: E704
+    def floor_(self): return self._inplace_unary(pointwise.floor)  # noqa: E704
+    def ceil_(self): return self._inplace_unary(pointwise.ceil)  # noqa: E704
+    def round_(self): return self._inplace_unary(pointwise.round)  # noqa: E704
+    def trunc_(self): return self._inplace_unary(pointwise.trunc)  # noqa: E704
+    def logical_not_(self): return self._inplace_unary(pointwise.logical_not)  # noqa: E704
+    def logical_and_(self, other): return self._inplace_unary(pointwise.logical_and, other)  # noqa: E704
+    def logical_or_(self, other): return self._inplace_unary(pointwise.logical_or, other)  # noqa: E704
+    def logical_xor_(self, other): return self._inplace_unary(pointwise.logical_xor, other)  # noqa: E704
+    def bitwise_not_(self): return self._inplace_unary(pointwise.bitwise_not)  # noqa: E704
+    def bitwise_and_(self, other): return self._inplace_unary(pointwise.bitwise_and, other)  # noqa: E704
+    def bitwise_or_(self, other): return self._inplace_unary(pointwise.bitwise_or, other)  # noqa: E704
+    def bitwise_xor_(self, other): return self._inplace_unary(pointwise.bitwise_xor, other)  # noqa: E704
+    arctan2, arctan2_ = pointwise.atan2, atan2_
+    __imod__, __ifloordiv__ = remainder_, floor_divide_
+    __iand__, __ior__, __ixor__ = bitwise_and_, bitwise_or_, bitwise_xor_
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value``, recorded for autograd as torch records it: basic keys update a
@@ -742,8 +770,9 @@ class Tensor:
     def __truediv__(self, o): return pointwise.div(self, o)  # noqa: E704
     def __rtruediv__(self, o): return pointwise.rdiv(self, o)  # noqa: E704
     def __floordiv__(self, o): return pointwise.floor_divide(self, o)  # noqa: E704
-    def __rfloordiv__(self, o): return pointwise.floor_divide(_core.to_tensor(o), self)  # noqa: E704
+    def __rfloordiv__(self, o): return pointwise.floor_divide(o, self)  # noqa: E704
     def __mod__(self, o): return pointwise.remainder(self, o)  # noqa: E704
+    def __rmod__(self, o): return pointwise.remainder(o, self)  # noqa: E704
     def __pow__(self, o): return pointwise.pow(self, o)  # noqa: E704
     def __rpow__(self, o): return pointwise.rpow(self, o)  # noqa: E704
     def __matmul__(self, o): return linalg.matmul(self, o)  # noqa: E704
@@ -751,10 +780,13 @@ class Tensor:
     def __neg__(self): return pointwise.neg(self)  # noqa: E704
     def __pos__(self): return self  # noqa: E704
     def __abs__(self): return pointwise.abs(self)  # noqa: E704
-    def __invert__(self): return Tensor._wrap(np.invert(self._data))  # noqa: E704
-    def __and__(self, o): return pointwise.logical_and(self, o) if self._data.dtype == bool else Tensor._wrap(self._data & _arr(o))  # noqa: E501, E704
-    def __or__(self, o): return pointwise.logical_or(self, o) if self._data.dtype == bool else Tensor._wrap(self._data | _arr(o))  # noqa: E501, E704
-    def __xor__(self, o): return pointwise.logical_xor(self, o) if self._data.dtype == bool else Tensor._wrap(self._data ^ _arr(o))  # noqa: E501, E704
+    def __invert__(self): return pointwise.invert(self)  # noqa: E704
+    def __and__(self, o): return pointwise.bitwise_and(self, o)  # noqa: E704
+    def __or__(self, o): return pointwise.bitwise_or(self, o)  # noqa: E704
+    def __xor__(self, o): return pointwise.bitwise_xor(self, o)  # noqa: E704
+    def __rand__(self, o): return pointwise.bitwise_and(o, self)  # noqa: E704
+    def __ror__(self, o): return pointwise.bitwise_or(o, self)  # noqa: E704
+    def __rxor__(self, o): return pointwise.bitwise_xor(o, self)  # noqa: E704
     def __eq__(self, o): return pointwise.eq(self, o)  # type: ignore[override]  # noqa: E704
     def __ne__(self, o): return pointwise.ne(self, o)  # type: ignore[override]  # noqa: E704
     def __lt__(self, o): return pointwise.lt(self, o)  # noqa: E704
@@ -782,6 +814,9 @@ class Tensor:
                               pointwise.gt, pointwise.ge)
     logical_and, logical_or, logical_xor = (pointwise.logical_and, pointwise.logical_or,
                                             pointwise.logical_xor)
+    logical_not, atan2, fmod, frac = pointwise.logical_not, pointwise.atan2, pointwise.fmod, pointwise.frac
+    bitwise_and, bitwise_or, bitwise_xor, bitwise_not = (pointwise.bitwise_and, pointwise.bitwise_or,
+                                                         pointwise.bitwise_xor, pointwise.bitwise_not)
     sum, mean, var, std, prod = (reduction.sum, reduction.mean, reduction.var, reduction.std,
                                  reduction.prod)
     max, min, amax, amin = reduction.max, reduction.min, reduction.amax, reduction.amin
@@ -789,6 +824,8 @@ class Tensor:
                                        reduction.norm)
     softmax, log_softmax = reduction.softmax, reduction.log_softmax
     all, any = reduction.all, reduction.any
+    cumsum, cumprod, median, nansum = reduction.cumsum, reduction.cumprod, reduction.median, reduction.nansum
+    count_nonzero, aminmax = reduction.count_nonzero, reduction.aminmax
     matmul, mm, bmm, mv, dot = linalg.matmul, linalg.mm, linalg.bmm, linalg.mv, linalg.dot
     view, reshape, flatten, unflatten = shape_ops.view, shape_ops.reshape, shape_ops.flatten, shape_ops.unflatten
     squeeze, unsqueeze, expand, expand_as = (shape_ops.squeeze, shape_ops.unsqueeze, shape_ops.expand,
@@ -818,9 +855,6 @@ class Tensor:
     def nonzero(self) -> Tensor:
         return Tensor._wrap(np.argwhere(self._data).astype(np.int64))
 
-    def count_nonzero(self, dim: int | None = None) -> Tensor:
-        return Tensor._wrap(np.asarray(np.count_nonzero(self._data, axis=dim), dtype=np.int64))
-
 
 # --- helpers ----------------------------------------------------------------------------------
 
@@ -847,10 +881,6 @@ def _plain(data: Any) -> Any:
     if isinstance(data, list | tuple):
         return [_plain(d) for d in data]
     return data
-
-
-def _arr(o: Any) -> Any:
-    return o._data if isinstance(o, Tensor) else o
 
 
 def _write(dst: np.ndarray, src: np.ndarray) -> None:

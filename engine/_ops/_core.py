@@ -133,17 +133,6 @@ def wrap_dim(dim: int, ndim: int) -> int:
     return dim % ndim if ndim > 0 else 0
 
 
-def wrap_dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
-    if dim is None:
-        return tuple(range(ndim))
-    if isinstance(dim, int):
-        return (wrap_dim(dim, ndim),)
-    dims = tuple(wrap_dim(d, ndim) for d in dim)
-    if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
-    return dims
-
-
 def broadcast_error(a: tuple, b: tuple) -> RuntimeError:
     """torch's message for shapes that do not broadcast, naming the first clashing dim."""
     n = max(len(a), len(b))

@@ -21,11 +21,68 @@ from ._core import (
     unbroadcast,
 )
 
+_SUB_BOOL_BOTH = ("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                  "Use the `^` or `logical_xor()` operator instead.")
+_SUB_BOOL_ONE = ("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                 "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+_NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. "
+             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
-def _binary_operands(a, b) -> tuple[np.ndarray, Any, Any, np.dtype]:
+
+def _not_implemented(kernel: str, dt) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(dt)}\'')
+
+
+def _binary_operands(a, b, check=None) -> tuple[np.ndarray, Any, Any, np.dtype]:
+    """``(x, y, tensor_b_or_None, result_dtype)`` with ``x`` and ``y`` already in the result
+    dtype (torch computes in it: ``uint8 % int32_0d`` is a uint8 op). Floating tensors with a
+    same-dtype tensor or a Python int/float return at once: the hot path of every step."""
     x = a._data
-    y, tb = scalar_or_array(b, x)
-    return x, y, tb, _dtype.result_type(x, y)
+    da = x.dtype
+    if isinstance(b, _core._Tensor):
+        y = b._data
+        if y.dtype == da and da.kind == "f":
+            return x, y, b, da
+        tb = b
+    else:
+        cls = b.__class__
+        if (cls is float or cls is int) and da.kind == "f":
+            return x, b, None, da
+        y, tb = scalar_or_array(b, x)
+    if check is not None:
+        check(x, y)
+    dt = _dtype.result_type(x, y)
+    return x if x.dtype == dt else x.astype(dt), _cast(y, dt), tb, dt
+
+
+def _cast(y, dt: np.dtype):
+    """An operand in dtype ``dt``; Python integers wrap into integer dtypes as torch's do."""
+    if isinstance(y, np.ndarray):
+        return y if y.dtype == dt else y.astype(dt)
+    if dt.kind in "iu":
+        return np.array(y).astype(dt)
+    return y
+
+
+def _is_bool(v) -> bool:
+    return v.dtype.kind == "b" if isinstance(v, np.ndarray) else isinstance(v, bool)
+
+
+def _check_sub(x, y) -> None:
+    bx, by = _is_bool(x), _is_bool(y)
+    if bx and by:
+        raise RuntimeError(_SUB_BOOL_BOTH)
+    if bx or by:
+        raise RuntimeError(_SUB_BOOL_ONE)
+
+
+def _check_alpha(alpha, dt: np.dtype):
+    """``alpha`` checked and converted to ``dt`` as torch does."""
+    if alpha.__class__ is bool and dt.kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if dt.kind != "f" and isinstance(alpha, float):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    return _dtype.checked_scalar(alpha, dt)
 
 
 def _compute(fn, x, y, dtype):
@@ -38,13 +95,27 @@ def _compute(fn, x, y, dtype):
     return out
 
 
+def _check_int_divisor(y, dt: np.dtype) -> None:
+    """Integer division, remainder and fmod by zero raise in torch."""
+    if dt.kind in "iu" and not np.all(y):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _tensor_only(name: str, a, b) -> None:
+    """torch's argument parser error for ops without a Python-number overload."""
+    for pos, arg, v in ((1, "input", a), (2, "other", b)):
+        if not isinstance(v, _core._Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, "
+                            f"not {type(v).__name__}")
+
+
 # --- arithmetic -------------------------------------------------------------------------------
 
 def add(a, b, alpha: float = 1):
     """``a + alpha * b``."""
     x, y, tb, dt = _binary_operands(a, b)
-    if alpha != 1:
-        y = y * alpha
+    if alpha != 1 or alpha is True:
+        y = y * _check_alpha(alpha, dt)
     out = _compute(np.add, x, y, dt)
     sa, sb = a.shape, np.shape(y)
     ra, rb = a._requires_grad, tb is not None and tb._requires_grad
@@ -58,9 +129,9 @@ def add(a, b, alpha: float = 1):
 
 def sub(a, b, alpha: float = 1):
     """``a - alpha * b``."""
-    x, y, tb, dt = _binary_operands(a, b)
-    if alpha != 1:
-        y = y * alpha
+    x, y, tb, dt = _binary_operands(a, b, _check_sub)
+    if alpha != 1 or alpha is True:
+        y = y * _check_alpha(alpha, dt)
     out = _compute(np.subtract, x, y, dt)
     sa, sb = a.shape, np.shape(y)
     ra, rb = a._requires_grad, tb is not None and tb._requires_grad
@@ -75,9 +146,10 @@ def rsub(a, b, alpha: float = 1):
     """``b - alpha * a`` for a Python number ``b`` (``2 - a``)."""
     if isinstance(b, _core._Tensor):
         return sub(b, a, alpha)
-    x = a._data
-    dt = _dtype.result_type(x, b)
-    out = _compute(np.subtract, b, x * alpha if alpha != 1 else x, dt)
+    x, y, _, dt = _binary_operands(a, b, _check_sub)
+    if alpha != 1 or alpha is True:
+        x = x * _check_alpha(alpha, dt)
+    out = _compute(np.subtract, y, x, dt)
     return result(out, "RsubBackward1", (a,), lambda g: (-alpha * g,))
 
 
@@ -97,9 +169,9 @@ def mul(a, b):
 def div(a, b, rounding_mode: str | None = None):
     x, y, tb, dt = _binary_operands(a, b)
     if rounding_mode is not None:
-        return _rounded_div(a, x, y, dt, rounding_mode)
+        return _rounded_div(a, tb, x, y, dt, rounding_mode)
     if dt.kind != "f":
-        dt = _core.default_float()
+        x, y, dt = _float_operands(a, b)
     out = _compute(np.true_divide, x, y, dt)
     ra, rb = a._requires_grad, tb is not None and tb._requires_grad
 
@@ -111,12 +183,34 @@ def div(a, b, rounding_mode: str | None = None):
     return result(out, "DivBackward0", (a, tb), backward, saved=saved)
 
 
-def _rounded_div(a, x, y, dt, mode: str):
-    fn = {"floor": np.floor_divide, "trunc": lambda p, q: np.trunc(np.true_divide(p, q))}
+def _float_operands(a, b):
+    """Integer operands of ops that compute in the default float (true division, atan2): each is
+    cast straight to it, not through the integer result dtype (``int8 / uint8_0d`` doesn't wrap)."""
+    dt = _core.default_float()
+    y = scalar_or_array(b, None)[0]
+    return a._data.astype(dt), (y.astype(dt) if isinstance(y, np.ndarray) else y), dt
+
+
+def _trunc_divide(x, y):
+    if x.dtype.kind == "f":
+        return np.trunc(np.true_divide(x, y))
+    q = np.floor_divide(x, y)
+    # floor and trunc differ where the division is inexact and the signs differ
+    return q + ((np.remainder(x, y) != 0) & ((x < 0) != (y < 0))).astype(q.dtype)
+
+
+def _rounded_div(a, tb, x, y, dt, mode: str):
+    fn = {"floor": np.floor_divide, "trunc": _trunc_divide}
     if mode not in fn:
-        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{mode}'")
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{mode}'")
+    if dt.kind == "b":
+        raise _not_implemented(f"div_{mode}_cpu", dt)
+    _check_int_divisor(y, dt)
     out = _compute(fn[mode], x, y, dt)
-    return result(out, "DivBackward1", (a,), lambda g: (np.zeros_like(g),))
+    if tb is None:
+        return result(out, "DivBackward2", (a, None), lambda g: (np.zeros_like(g), None))
+    sb = tb.shape
+    return result(out, "DivBackward2", (a, tb), lambda g: (np.zeros_like(g), np.zeros(sb, g.dtype)))
 
 
 def rdiv(a, b):
@@ -126,30 +220,88 @@ def rdiv(a, b):
     return mul(reciprocal(a), b)
 
 
+def _reversed(a, b):
+    """Operands of ``b (op) a`` for a Python number ``b``: ``(y, x, dt)`` in the result dtype."""
+    x, y, _, dt = _binary_operands(a, b)
+    return y, x, dt
+
+
 def floor_divide(a, b):
-    x, y, tb, dt = _binary_operands(a, b)
+    """Floor division (not differentiable); integers by zero raise as in torch."""
+    if not isinstance(a, _core._Tensor):
+        x, y, dt = _reversed(b, a)
+    else:
+        x, y, _, dt = _binary_operands(a, b)
+    if dt.kind == "b":
+        raise _not_implemented("div_floor_cpu", dt)
+    _check_int_divisor(y, dt)
     return _core._Tensor._wrap(_compute(np.floor_divide, x, y, dt))
 
 
-def remainder(a, b):
-    x, y, tb, dt = _binary_operands(a, b)
-    out = _compute(np.remainder, x, y, dt)
-    ra, rb = a._requires_grad, tb is not None and tb._requires_grad
+def _modulo(kernel: str, fn, quotient, names: tuple[str, str]):
+    """``remainder`` (sign of the divisor) and ``fmod`` (sign of the dividend)."""
 
-    def backward(g):
-        return (unbroadcast(g, x.shape) if ra else None,
-                unbroadcast(-g * np.floor_divide(x, y), np.shape(y)) if rb else None)
+    def op(a, b):
+        if not isinstance(a, _core._Tensor):
+            if kernel == "fmod_cpu":
+                raise TypeError("fmod() received an invalid combination of arguments - got "
+                                f"({type(a).__name__}, {type(b).__name__})")
+            x, y, dt = _reversed(b, a)
+            if dt.kind == "b":
+                raise _not_implemented(kernel, dt)
+            _check_int_divisor(y, dt)
+            return _core._Tensor._wrap(_compute(fn, x, y, dt))
+        x, y, tb, dt = _binary_operands(a, b)
+        if dt.kind == "b":
+            raise _not_implemented(kernel, dt)
+        _check_int_divisor(y, dt)
+        out = _compute(fn, x, y, dt)
+        if tb is None:
+            return result(out, names[0], (a,), lambda g: (g,))
+        ra, rb = a._requires_grad, tb._requires_grad
 
-    return result(out, "RemainderBackward0", (a, tb), backward)
+        def backward(g):
+            return (unbroadcast(g, x.shape) if ra else None,
+                    unbroadcast(-g * quotient(x, y), np.shape(y)) if rb else None)
+
+        return result(out, names[1], (a, tb), backward, saved=(a, tb) if rb else ())
+
+    return op
+
+
+remainder = _modulo("remainder_cpu", np.remainder, np.floor_divide,
+                    ("RemainderBackward0", "RemainderBackward1"))
+fmod = _modulo("fmod_cpu", np.fmod, _trunc_divide, ("FmodBackward0", "FmodBackward1"))
+remainder.__name__, fmod.__name__ = "remainder", "fmod"
+
+
+def _int_power(x: np.ndarray, y) -> np.ndarray:
+    """Integer ``x ** y`` with torch's answer for negative exponents (1, -1 or 0)."""
+    neg = np.less(y, 0)
+    if not neg.any():
+        return np.power(x, y)
+    out = np.power(x, np.where(neg, 0, y).astype(np.result_type(y)))
+    special = np.where(x == 1, 1, np.where(x == -1, np.where(np.bitwise_and(y, 1), -1, 1), 0))
+    return np.where(neg, special, out).astype(out.dtype)
 
 
 def pow(a, b):  # noqa: A001 - torch's name
     """``a ** b``: ``PowBackward0`` for a number exponent, ``PowBackward1`` for a tensor."""
+    if not isinstance(a, _core._Tensor):
+        return rpow(b, a)
     x = a._data
     if not isinstance(b, _core._Tensor):
         e = b.item() if isinstance(b, np.generic) else b
         dt = _dtype.result_type(x, e)
-        out = _compute(np.power, x, e, dt)
+        if dt.kind == "b":  # bool ** True / False
+            out = x.copy() if e else np.ones_like(x)
+        elif dt.kind in "iu":
+            if e < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            _dtype.checked_scalar(e, dt)
+            out = np.power(x.astype(dt, copy=False), np.int64(e)).astype(dt, copy=False)
+        else:
+            out = _compute(np.power, x if x.dtype == dt else x.astype(dt), e, dt)
 
         def backward(g):
             if e == 0:
@@ -157,9 +309,16 @@ def pow(a, b):  # noqa: A001 - torch's name
             return (g * e * np.power(x, e - 1),)
 
         return result(out, "PowBackward0", (a,), backward, saved=(a,))
-    y = b._data
-    dt = _dtype.result_type(x, y)
-    out = _compute(np.power, x, y, dt)
+    x, y, _, dt = _binary_operands(a, b)
+    if dt.kind == "b":
+        raise _not_implemented("pow", dt)
+    if dt.kind in "iu":
+        try:
+            out = _int_power(*np.broadcast_arrays(x, y))
+        except ValueError:
+            raise broadcast_error(x.shape, y.shape) from None
+    else:
+        out = _compute(np.power, x, y, dt)
     ra, rb = a._requires_grad, b._requires_grad
 
     def backward_t(g):
@@ -176,11 +335,15 @@ def pow(a, b):  # noqa: A001 - torch's name
 
 def rpow(a, b):
     """``b ** a`` for a Python number ``b``: ``PowBackward2``."""
-    x = a._data
-    dt = _dtype.result_type(x, b)
-    if dt.kind != "f" and isinstance(b, float):
-        dt = _core.default_float()
-    out = _compute(np.power, b, x, dt)
+    if isinstance(b, np.generic):
+        b = b.item()
+    x, base, _, dt = _binary_operands(a, b)
+    if dt.kind == "b":
+        raise _not_implemented("pow", dt)
+    if dt.kind in "iu":
+        out = _int_power(np.broadcast_to(base, x.shape), x)
+    else:
+        out = _compute(np.power, base, x, dt)
     logb = np.log(b) if b > 0 else np.nan
 
     def backward(g):
@@ -190,7 +353,27 @@ def rpow(a, b):
 
 
 def neg(a):
-    return result(np.negative(a._data), "NegBackward0", (a,), lambda g: (-g,))
+    x = a._data
+    if x.dtype.kind == "b":
+        raise RuntimeError(_NEG_BOOL)
+    return result(np.negative(x), "NegBackward0", (a,), lambda g: (-g,))
+
+
+def atan2(a, b):
+    """``atan2(a, b)``, the angle of (b, a); integers give the default float."""
+    _tensor_only("atan2", a, b)
+    x, y, _, dt = _binary_operands(a, b)
+    if dt.kind != "f":
+        x, y, dt = _float_operands(a, b)
+    out = _compute(np.arctan2, x, y, dt)
+    ra, rb = a._requires_grad, b._requires_grad
+
+    def backward(g):
+        d = g / (x * x + y * y)
+        return (unbroadcast(d * y, x.shape) if ra else None,
+                unbroadcast(-d * x, y.shape) if rb else None)
+
+    return result(out, "Atan2Backward0", (a, b), backward, saved=(a, b))
 
 
 # --- unary maths ------------------------------------------------------------------------------
@@ -237,12 +420,16 @@ reciprocal = _unary("ReciprocalBackward0", lambda x: 1 / x, lambda x, y: -y * y,
 
 def relu(a):
     x = a._data
-    out = np.maximum(x, 0).astype(x.dtype, copy=False)
+    out = np.maximum(x, 0)
+    if out.dtype != x.dtype:  # only bool changes dtype here
+        raise RuntimeError("Boolean inputs not supported for relu")
     return result(out, "ReluBackward0", (a,), lambda g: (g * (out > 0),), save_output=True)
 
 
 def abs(a):  # noqa: A001
     x = a._data
+    if x.dtype.kind == "b":
+        raise _not_implemented("abs_cpu", x.dtype)
     return result(np.abs(x), "AbsBackward0", (a,), lambda g: (g * np.sign(x),), saved=(a,))
 
 
@@ -250,37 +437,80 @@ def square(a):
     return pow(a, 2)
 
 
-def _zero_grad_unary(name: str, fn):
+def _zero_grad_unary(name: str, fn, kernel: str | None):
+    """Sign and rounding: zero gradient; integers come back unchanged (a copy) and bool
+    raises torch's NotImplementedError naming ``kernel`` (``None``: bool is copied too)."""
+
     def op(a):
         x = a._data
-        return result(fn(x), name, (a,), lambda g: (np.zeros_like(g),))
+        k = x.dtype.kind
+        if k == "f":
+            out = fn(x)
+        elif k == "b" and kernel is not None:
+            raise _not_implemented(kernel, x.dtype)
+        else:
+            out = fn(x) if kernel is None and k != "b" else x.copy()
+        return result(out, name, (a,), lambda g: (np.zeros_like(g),))
 
     op.__name__ = name.removesuffix("Backward0").lower()
     return op
 
 
-sign = _zero_grad_unary("SignBackward0", np.sign)
-floor = _zero_grad_unary("FloorBackward0", np.floor)
-ceil = _zero_grad_unary("CeilBackward0", np.ceil)
-round = _zero_grad_unary("RoundBackward0", np.round)  # noqa: A001
-trunc = _zero_grad_unary("TruncBackward0", np.trunc)
+sign = _zero_grad_unary("SignBackward0", np.sign, None)
+floor = _zero_grad_unary("FloorBackward0", np.floor, "floor_vml_cpu")
+ceil = _zero_grad_unary("CeilBackward0", np.ceil, "ceil_vml_cpu")
+round = _zero_grad_unary("RoundBackward0", np.round, "round_vml_cpu")  # noqa: A001
+trunc = _zero_grad_unary("TruncBackward0", np.trunc, "trunc_vml_cpu")
+
+
+def frac(a):
+    """``a - trunc(a)`` (floating tensors only); gradient passes through."""
+    x = a._data
+    if x.dtype.kind != "f":
+        raise _not_implemented("frac_cpu", x.dtype)
+    return result(x - np.trunc(x), "FracBackward0", (a,), lambda g: (g,))
 
 
 # --- clamp, maximum, where, masked_fill --------------------------------------------------------
 
 def clamp(a, min=None, max=None):  # noqa: A002 - torch's names
-    """Clamp into [min, max]; numbers give ``ClampBackward1``, tensors ``ClampBackward0``."""
+    """Clamp into [min, max]; numbers give ``ClampBackward1``, tensors ``ClampBackward0``.
+    The result dtype promotes over the input and both bounds, as torch's does."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     x = a._data
-    lo = min._data if isinstance(min, _core._Tensor) else min
-    hi = max._data if isinstance(max, _core._Tensor) else max
+    tmin = min if isinstance(min, _core._Tensor) else None
+    tmax = max if isinstance(max, _core._Tensor) else None
+    lo = tmin._data if tmin is not None else min.item() if isinstance(min, np.generic) else min
+    hi = tmax._data if tmax is not None else max.item() if isinstance(max, np.generic) else max
+    tensor_bounds = tmin is not None or tmax is not None
+    xo = x
+    if not (x.dtype.kind == "f" and not tensor_bounds):
+        dt = _dtype.result_type_many(x, lo, hi)
+        if dt.kind == "b" and not (tensor_bounds and (lo is None or hi is None)):
+            # bool clamps only against a single tensor bound
+            kernel = ("clamp_cpu" if tensor_bounds else "clamp_min_scalar_cpu" if hi is None
+                      else "clamp_max_scalar_cpu" if lo is None else "clamp_scalar_cpu")
+            raise _not_implemented(kernel, dt)
+        x = x if x.dtype == dt else x.astype(dt)
+        lo = None if lo is None else _cast(lo, dt) if tmin is not None else _dtype.checked_scalar(lo, dt)
+        hi = None if hi is None else _cast(hi, dt) if tmax is not None else _dtype.checked_scalar(hi, dt)
+    else:
+        dt = x.dtype
+        if lo is not None:
+            _dtype.checked_scalar(lo, dt)
+        if hi is not None:
+            _dtype.checked_scalar(hi, dt)
     out = x
-    if lo is not None:
-        out = np.maximum(out, lo)
-    if hi is not None:
-        out = np.minimum(out, hi)
-    out = out.astype(x.dtype, copy=False)
+    try:
+        if lo is not None:
+            out = np.maximum(out, lo)
+        if hi is not None:
+            out = np.minimum(out, hi)
+    except ValueError:
+        raise broadcast_error(x.shape, np.shape(lo if hi is None else hi)) from None
+    out = out.astype(dt, copy=False)
+    x = xo if xo.dtype == dt else x
 
     def backward(g):
         keep = np.ones(x.shape, dtype=bool)
@@ -296,9 +526,6 @@ def clamp(a, min=None, max=None):  # noqa: A002 - torch's names
             if tmax is not None else None
         return (g * keep, g_lo, g_hi)
 
-    tmin = min if isinstance(min, _core._Tensor) else None
-    tmax = max if isinstance(max, _core._Tensor) else None
-    tensor_bounds = tmin is not None or tmax is not None
     if tensor_bounds:
         return result(out, "ClampBackward0", (a, tmin, tmax), backward, saved=(a,))
     return result(out, "ClampBackward1", (a,), backward, saved=(a,))
@@ -313,14 +540,12 @@ def clamp_max(a, max):  # noqa: A002
 
 
 def _extremum(name: str, pick):
+    opname = name.removesuffix("Backward0").lower()
+
     def op(a, b):
-        b = _core.to_tensor(b)
-        x, y = a._data, b._data
-        try:
-            out = pick(x, y)
-        except ValueError:
-            raise broadcast_error(x.shape, y.shape) from None
-        out = out.astype(_dtype.result_type(x, y), copy=False)
+        _tensor_only(opname, a, b)
+        x, y, _, dt = _binary_operands(a, b)
+        out = _compute(pick, x, y, dt)
 
         def backward(g):
             # Ties split the gradient evenly, as torch does.
@@ -329,6 +554,7 @@ def _extremum(name: str, pick):
 
         return result(out, name, (a, b), backward, saved=(a, b))
 
+    op.__name__ = opname
     return op
 
 
@@ -404,8 +630,7 @@ def masked_fill(a, mask, value):
 
 def _compare(fn):
     def op(a, b):
-        x = a._data
-        y = b._data if isinstance(b, _core._Tensor) else b
+        x, y, _, _ = _binary_operands(a, b)  # torch compares in the promoted dtype
         return _core._Tensor._wrap(_compute(fn, x, y, np.dtype(np.bool_)))
 
     return op
@@ -413,5 +638,58 @@ def _compare(fn):
 
 eq, ne, lt, le, gt, ge = (_compare(f) for f in (np.equal, np.not_equal, np.less, np.less_equal,
                                                np.greater, np.greater_equal))
-logical_and, logical_or, logical_xor = (_compare(f) for f in (np.logical_and, np.logical_or,
-                                                             np.logical_xor))
+for _op, _name in zip((eq, ne, lt, le, gt, ge), ("eq", "ne", "lt", "le", "gt", "ge")):
+    _op.__name__ = _name
+
+
+def _logical(name: str, fn):
+    def op(a, b):
+        _tensor_only(name, a, b)
+        return _core._Tensor._wrap(_compute(fn, a._data, b._data, np.dtype(np.bool_)))
+
+    op.__name__ = name
+    return op
+
+
+logical_and = _logical("logical_and", np.logical_and)
+logical_or = _logical("logical_or", np.logical_or)
+logical_xor = _logical("logical_xor", np.logical_xor)
+
+
+def logical_not(a):
+    return _core._Tensor._wrap(np.logical_not(a._data))
+
+
+def _bitwise(name: str, fn):
+    kernel = f"{name}_cpu"
+
+    def op(a, b):
+        if not isinstance(a, _core._Tensor):  # 1 & t
+            y, x, dt = _reversed(b, a)
+        else:
+            x, y, _, dt = _binary_operands(a, b)
+        if dt.kind == "f":
+            raise _not_implemented(kernel, dt)
+        return _core._Tensor._wrap(_compute(fn, x, y, dt))
+
+    op.__name__ = name
+    return op
+
+
+bitwise_and = _bitwise("bitwise_and", np.bitwise_and)
+bitwise_or = _bitwise("bitwise_or", np.bitwise_or)
+bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor)
+
+
+def bitwise_not(a):
+    x = a._data
+    if x.dtype.kind == "f":
+        raise _not_implemented("bitwise_not_cpu", x.dtype)
+    return _core._Tensor._wrap(np.invert(x))
+
+
+def invert(a):
+    """``~a``: like ``bitwise_not`` but a TypeError for floating tensors, as torch's operator."""
+    if a._data.dtype.kind == "f":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return bitwise_not(a)
