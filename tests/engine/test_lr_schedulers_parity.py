@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import engine
+from tests.optim_data.helpers import error_of
 
 pytestmark = pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step\\(\\)`:UserWarning")
 
@@ -367,15 +368,6 @@ ERRORS: dict[str, Callable[[Any], Any]] = {
         L.ConstantLR(o), L.ChainedScheduler([L.ExponentialLR(o, 0.9)])], [1]).step() for _ in range(2)],
     "sequential checks before milestones": lambda lib: _seq(lib, lambda L, o: [L.ConstantLR(o), 1], [3, 4]),
 }
-
-
-def error_of(fn: Callable[[], Any]) -> tuple[str, str] | None:
-    """``(exception type name, message)`` raised by ``fn()``, or None when it returns."""
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - the point is to capture whatever is raised
-        return type(e).__name__, str(e).replace("torch.", "engine.")
-    return None
 
 
 @pytest.mark.parametrize("case", list(ERRORS))
