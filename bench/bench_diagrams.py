@@ -27,7 +27,7 @@ import engine  # noqa: E402
 import engine.nn as nn  # noqa: E402
 import modscope  # noqa: E402
 from modscope import graph  # noqa: E402
-from modscope.target import EXAMPLES, TargetError, load_target  # noqa: E402
+from modscope.capture.target import EXAMPLES, TargetError, load_target  # noqa: E402
 
 
 def deep_mlp(layers: int) -> nn.Module:

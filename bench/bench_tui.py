@@ -30,9 +30,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 import _common  # noqa: E402,F401  (one BLAS thread here and in every child: a fair comparison)
 from textual import events  # noqa: E402
 
-from modscope.tui.app import ModscopeApp  # noqa: E402
-from modscope.tui.sources import ChildProcess, ReplaySource, SocketSource  # noqa: E402
-from modscope.tui.widgets.module_tree import ModuleTree  # noqa: E402
+from modscope.views.tui.app import ModscopeApp  # noqa: E402
+from modscope.views.tui.sources import ChildProcess, ReplaySource, SocketSource  # noqa: E402
+from modscope.views.tui.widgets.module_tree import ModuleTree  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "tui" / "data" / "small_trace.jsonl"
 

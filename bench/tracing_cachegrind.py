@@ -52,7 +52,7 @@ def workload(mode: str, steps: int) -> None:
     from bench_tracing import net_step
 
     from modscope import param_stats, tracer
-    from modscope.tracer import transparent_hook
+    from modscope.capture.recorder import transparent_hook
 
     if mode == "traced-no-params":
         param_stats.StatsPlan.snapshot = lambda self: None

@@ -1,40 +1,34 @@
-"""modscope: hook tracing, diagrams and a live TUI for engine's nn.Module.
+"""modscope: hook tracing, diagrams and a live TUI for ``nn.Module``, on the bundled engine or PyTorch.
 
-The engine never imports modscope; modscope attaches through the engine's public hooks only.
-
-- ``modscope.trace(model)``       record module calls, hooks, optimizer steps (``tracer.py``)
-- ``modscope.load_trace(path)``   read a recorded JSON Lines trace (``trace_file.py``)
-- ``modscope.watch(model)``       trace one model inside ``modscope run`` (``session.py``)
+- ``modscope.trace(model)``       record module calls, hooks, optimizer steps (``capture/``)
+- ``modscope.load_trace(path)``   read a recorded JSON Lines trace (``events/files.py``)
+- ``modscope.watch(model)``       trace one model inside ``modscope run`` (``capture/session.py``)
 - ``modscope.log(loss=...)``      metrics for the TUI's sparklines inside ``modscope run``
-- ``modscope.events``             the event protocol every consumer reads
-- ``modscope.sinks``              memory, JSON Lines file and socket sinks
-- ``modscope.tui``                the terminal UI (reads events only: never imports engine)
+- ``modscope.graph``              diagrams: module tree, autograd graph, dataflow
+- ``modscope.events``             the event protocol every consumer reads; sinks and trace files
 
-Names are imported on first use, so ``import modscope.tui`` does not load the engine.
+The package is three layers, and the folders show them:
+
+- ``capture/``: everything that touches a framework, one backend per framework
+  (``capture/engine``, ``capture/torch``); a framework is imported only when one of its models
+  or tensors is traced;
+- ``events/``: plain, versioned JSON records, sinks and trace files: the contract between them;
+- ``views/``: the TUI, the diagrams and the reports, which read events and nothing else.
+
+``tests/test_layers.py`` checks that no view or event module imports a framework or ``capture``.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+__version__ = "0.2.0"
 
-__version__ = "0.1.0"
+from . import graph
+from .capture.backends import UntraceableError
+from .capture.recorder import Trace, trace
+from .capture.session import log, watch
+from .events.files import TraceFileError
+from .events.sinks import JsonlSink, MemorySink, SocketSink, TeeSink
+from .views.trace import RecordedTrace, load_trace
 
-_LAZY = {
-    "trace": "tracer", "Trace": "tracer", "load_trace": "trace_file", "TraceFileError": "trace_file",
-    "watch": "session", "log": "session",
-    "JsonlSink": "sinks", "MemorySink": "sinks", "SocketSink": "sinks", "TeeSink": "sinks",
-}
-__all__ = sorted(_LAZY)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'modscope' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+__all__ = ["JsonlSink", "MemorySink", "RecordedTrace", "SocketSink", "TeeSink", "Trace", "TraceFileError",
+           "UntraceableError", "graph", "load_trace", "log", "trace", "watch"]

@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "screenshots"
 sys.path.insert(0, str(ROOT))
 
-from modscope.tui.app import ModscopeApp  # noqa: E402
-from modscope.tui.sources import ChildProcess, SocketSource  # noqa: E402
+from modscope.views.tui.app import ModscopeApp  # noqa: E402
+from modscope.views.tui.sources import ChildProcess, SocketSource  # noqa: E402
 
 SIZE = (200, 55)
 VIEWS = {"tree": "#tree", "params": "#params", "timeline": "#timeline", "training": "#training", "graph": "#graph"}

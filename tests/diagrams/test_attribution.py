@@ -7,8 +7,8 @@ import pytest
 
 import engine
 import engine.nn as nn
+from modscope.capture.attribution import tensors_in
 from modscope.graph import attribute_modules, label_call
-from modscope.graph.attribution import tensors_in
 
 from .helpers import models
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from modscope import target as target_mod
+from modscope.capture import target as target_mod
+from modscope.capture.target import EXAMPLES, EXAMPLES_DIR, Example, TargetError, load_target, parse_shape
+from modscope.cli import export as export_mod
 from modscope.cli import main
-from modscope.graph import export as export_mod
-from modscope.target import EXAMPLES, EXAMPLES_DIR, Example, TargetError, load_target, parse_shape
 
 from .helpers import MODELS_FILE
 
@@ -94,7 +94,7 @@ def test_missing_file_and_missing_class(tmp_path, capsys):
 @pytest.mark.parametrize("attr, fragment", [
     ("NOT_CALLABLE", "'NOT_CALLABLE' in"),
     ("Broken", "Broken() failed: ValueError: cannot build"),
-    ("not_a_module", "not_a_module() returned a list, not an engine.nn.Module"),
+    ("not_a_module", "not_a_module() returned a list, not an nn.Module of the engine or of torch"),
 ])
 def test_unusable_names(tmp_path, capsys, attr, fragment):
     line = _fails(capsys, ["export", f"{MODELS_FILE}:{attr}", "-o", str(tmp_path / "x.svg")], fragment)

@@ -188,7 +188,9 @@ def test_custom_linear_without_bias_and_bad_style():
 def test_custom_function_learns(style, capsys):
     _, epochs, out = run(custom_function, ["--epochs", "1", *SMALL, "--style", style], capsys)
     assert ("legacy instance-style Functions: deprecated" in out) == (style == "legacy")
-    assert "max |custom grad - built-in grad| = 0" in out
+    # the printed difference is a float: BLAS may sum in another order on another machine
+    printed = re.search(r"max \|custom grad - built-in grad\| = (\S+)", out)
+    assert printed is not None and float(printed.group(1)) < 1e-6, out
     assert_learns(epochs, 0.5)
 
 

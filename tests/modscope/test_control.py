@@ -11,7 +11,7 @@ import pytest
 
 import engine
 import modscope
-from modscope.control import ControlError, Controller, parse_command
+from modscope.capture.control import ControlError, Controller, parse_command
 from tests.modscope.models import nested_model
 
 warnings.filterwarnings("ignore", message="Full backward hook is firing")

@@ -9,8 +9,9 @@ import pytest
 
 import engine
 import modscope
-from modscope.event_log import EventLog, module_event
-from modscope.sinks import MemorySink
+from modscope.events.log import EventLog
+from modscope.events.records import module_event
+from modscope.events.sinks import MemorySink
 from tests.modscope.fakes import RecordingSink
 from tests.modscope.models import comparable_events, nested_model, sgd_steps
 

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import engine
-from modscope.summaries import array_stats, summarize
+from modscope.capture.arrays import array_stats
+from modscope.capture.engine.summaries import summarize
 
 
 def reference(arr: np.ndarray) -> dict:
@@ -110,7 +111,7 @@ def _tid_of_summary(t):
 
 
 def _tid_of_capture(t):  # the one-tensor case of capture_all, a module's usual input
-    from modscope.summaries import capture_all
+    from modscope.capture.engine.summaries import capture_all
 
     return capture_all((t,))[0][2]
 
@@ -138,7 +139,7 @@ def test_summaries_do_not_keep_arrays_alive(stats):
     import gc
     import weakref
 
-    from modscope.summaries import forget_arrays
+    from modscope.capture.engine.summaries import forget_arrays
 
     forget_arrays()
     x = engine.ones(3, 4, requires_grad=True)
@@ -153,7 +154,7 @@ def test_summaries_do_not_keep_arrays_alive(stats):
 
 
 def test_forward_stats_are_shared_but_never_stale():
-    from modscope.summaries import forget_arrays
+    from modscope.capture.engine.summaries import forget_arrays
 
     t = engine.ones(4)
     first = summarize(t, stats=True)
@@ -175,7 +176,8 @@ def test_forward_stats_are_shared_but_never_stale():
          "0-d", "0-d-in-tuple"])
 @pytest.mark.parametrize("stats", [False, True])
 def test_deferred_summaries_equal_immediate_ones(value, stats):
-    from modscope.summaries import capture_all, expand, flat_fields, split_fields, summarize_all
+    from modscope.capture.engine.summaries import capture_all, summarize_all
+    from modscope.events.records import expand, flat_fields, split_fields
 
     t = engine.ones(2, 3)
     v = value(t)
@@ -192,7 +194,7 @@ def test_captured_shapes_are_shared_and_ids_follow_the_array():
     """The one-tensor case (a module's usual input, output or gradient): equal shapes become one
     tuple (a trace keeps thousands), the same array keeps its id, another array gets a new one
     (one at the address of an array that died: ``test_tid_of_a_freed_array_is_never_reused``)."""
-    from modscope.summaries import capture_all
+    from modscope.capture.engine.summaries import capture_all
 
     a, b = engine.ones(2, 3), engine.zeros(2, 3)
     (ca,), (cb,) = capture_all((a,)), capture_all(b)
@@ -203,7 +205,7 @@ def test_captured_shapes_are_shared_and_ids_follow_the_array():
 
 @pytest.mark.parametrize("n", [8191, 8192, 100_003, 2_000_000])
 def test_blocked_sum_is_as_accurate_as_numpys(n):
-    from modscope.summaries import _sum
+    from modscope.capture.arrays import _sum
 
     a = (np.random.default_rng(n).standard_normal(n) * 5 + 2).astype(np.float32)
     exact = a.astype(np.float64).sum()

@@ -133,12 +133,12 @@ def test_a_user_hook_that_raises_is_reported_and_still_raises():
 
 @pytest.mark.parametrize("stats", [False, True])
 def test_a_failure_inside_the_tracer_never_breaks_training(monkeypatch, stats):
-    import modscope.tracer as tracer_mod
+    from modscope.capture.engine import BACKEND
 
     def explode(*a, **k):
         raise RuntimeError("tracer bug")
 
-    monkeypatch.setattr(tracer_mod, "capture_all", explode)  # every summary goes through it
+    monkeypatch.setattr(BACKEND, "capture_all", explode)  # every summary goes through it
     model = nested_model(engine)
     tr = run(model, stats=stats)  # no exception reaches the training code
     errors = [e for e in tr.events if e["kind"] == "error"]
@@ -323,7 +323,7 @@ def test_tracing_never_forbids_inplace_updates_of_module_outputs(torch):
 
 
 def test_session_log_and_watch_outside_and_inside_a_session():
-    from modscope import session
+    from modscope.capture import session
 
     modscope.log(loss=1.0)  # no session: nothing happens, nothing raises
     model = nested_model(engine)
@@ -379,7 +379,7 @@ def test_a_sink_without_write_many_gets_every_event_in_order():
     sink = RecordingSink()
     model = nested_model(engine)
     opt = engine.optim.SGD(model.parameters(), lr=0.1)
-    with modscope.trace(model, sink=modscope.sinks.TeeSink(sink)) as tr:
+    with modscope.trace(model, sink=modscope.events.sinks.TeeSink(sink)) as tr:
         model(engine.randn(3, 4)).sum().backward()
         opt.step()
     assert sink.events == tr.events

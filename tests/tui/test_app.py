@@ -8,11 +8,11 @@ import socket
 
 import pytest
 
-from modscope.tui.app import ModscopeApp
-from modscope.tui.sources import EventListSource, ReplaySource, SocketSource
-from modscope.tui.widgets.module_tree import ModuleTree
-from modscope.tui.widgets.params_table import ParamsTable
-from modscope.tui.widgets.timeline import HookTimeline
+from modscope.views.tui.app import ModscopeApp
+from modscope.views.tui.sources import EventListSource, ReplaySource, SocketSource
+from modscope.views.tui.widgets.module_tree import ModuleTree
+from modscope.views.tui.widgets.params_table import ParamsTable
+from modscope.views.tui.widgets.timeline import HookTimeline
 from tests.tui.conftest import TRACE
 
 
@@ -162,7 +162,7 @@ async def test_replay_source_and_bad_trace_file(tmp_path):
         assert app.sub_title.startswith("replay")
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
-    from modscope.trace_file import TraceFileError
+    from modscope.events.files import TraceFileError
     with pytest.raises(TraceFileError, match="bad.jsonl:1"):
         ReplaySource(bad)
 

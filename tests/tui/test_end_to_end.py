@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from modscope import load_trace
-from modscope.tui.app import ModscopeApp
-from modscope.tui.sources import ChildProcess, SocketSource
-from modscope.tui.widgets.module_tree import ModuleTree
+from modscope.views.tui.app import ModscopeApp
+from modscope.views.tui.sources import ChildProcess, SocketSource
+from modscope.views.tui.widgets.module_tree import ModuleTree
 
 SCRIPT = str(Path(__file__).parent / "train_script.py")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from modscope.tui.app import ModscopeApp
-from modscope.tui.sources import EventListSource
-from modscope.tui.widgets.graph_view import AutogradGraphView
-from modscope.tui.widgets.module_tree import ModuleTree
+from modscope.views.tui.app import ModscopeApp
+from modscope.views.tui.sources import EventListSource
+from modscope.views.tui.widgets.graph_view import AutogradGraphView
+from modscope.views.tui.widgets.module_tree import ModuleTree
 
 
 def app_for(events) -> ModscopeApp:

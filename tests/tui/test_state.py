@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from modscope.tui.sources import fold
-from modscope.tui.state import EVENTS_PER_STEP, STEPS_KEPT, SessionState
+from modscope.views.tui.sources import fold
+from modscope.views.tui.state import EVENTS_PER_STEP, STEPS_KEPT, SessionState
 
 
 def folded(events, budget=None):

@@ -10,7 +10,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import Footer
 
 import engine
-from modscope.tui.widgets.graph_view import AutogradGraphView
+from modscope.views.tui.widgets.graph_view import AutogradGraphView
 
 from . import models
 

@@ -10,9 +10,10 @@ import pytest
 import engine
 import engine.nn as nn
 import modscope
-import modscope.graph_capture as capture
+import modscope.capture.engine.graph as capture
 from modscope import events, graph
-from modscope.graph.tree import model_event_fields
+from modscope.capture.diagrams import model_event_fields
+from modscope.capture.engine import BACKEND
 
 from . import models
 
@@ -36,8 +37,8 @@ def _residual_loss():
 def test_the_live_builder_goes_through_the_event_fields(monkeypatch):
     model, loss = _residual_loss()
     calls = []
-    real = capture.graph_event_fields
-    monkeypatch.setattr(capture, "graph_event_fields", lambda *a: calls.append(a) or real(*a))
+    real = BACKEND.graph_event_fields
+    monkeypatch.setattr(BACKEND, "graph_event_fields", lambda *a: calls.append(a) or real(*a))
     graph.build_autograd_graph(loss, model)
     assert len(calls) == 1
 

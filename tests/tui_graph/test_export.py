@@ -1,4 +1,4 @@
-"""``modscope.tui.export``: the visible graph or tree written as DOT, SVG and PNG."""
+"""``modscope.views.tui.export``: the visible graph or tree written as DOT, SVG and PNG."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from modscope.tui import export
-from modscope.tui.state import SessionState
-from modscope.tui.widgets.graph_view import AutogradGraphView
-from modscope.tui.widgets.module_tree import ModuleTree
+from modscope.views.tui import export
+from modscope.views.tui.state import SessionState
+from modscope.views.tui.widgets.graph_view import AutogradGraphView
+from modscope.views.tui.widgets.module_tree import ModuleTree
 
 STEM = re.compile(r"(Residual|Mlp)-(autograd|tree)-\d{8}-\d{6}(-\d+)?$")
 
@@ -104,8 +104,8 @@ def test_the_app_can_export_from_its_export_action(residual_events, tmp_path, mo
     """Through the app's ``e`` action (``action_export``)."""
     import asyncio
 
-    from modscope.tui.app import ModscopeApp
-    from modscope.tui.sources import EventListSource
+    from modscope.views.tui.app import ModscopeApp
+    from modscope.views.tui.sources import EventListSource
 
     graph, model = residual_events
     session = {"v": 1, "kind": "session", "seq": 0, "t": 0, "step": 0, "schema": 1, "engine_version": "0",

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from modscope.graph import build_autograd_graph_from_event
-from modscope.tui import graph_layout as gl
+from modscope.views.tui import graph_layout as gl
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +121,7 @@ def test_collapsed_modules_are_double_boxes(residual_events):
 
 
 def test_labels_are_one_line_with_shapes_and_short_hook_names():
-    from modscope.graph.diagram import Node
+    from modscope.views.diagrams.diagram import Node
 
     assert gl.node_label(Node("a", [], "op", None, {"op": "AddmmBackward0", "shape": [[64, 10]]})) == \
         "AddmmBackward0 64×10"

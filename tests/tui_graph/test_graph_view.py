@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from modscope.tui.graph_layout import ZOOMS
-from modscope.tui.widgets import graph_view
-from modscope.tui.widgets.graph_view import HIGHLIGHT, NO_GRAPH, AutogradGraphView
+from modscope.views.tui.graph_layout import ZOOMS
+from modscope.views.tui.widgets import graph_view
+from modscope.views.tui.widgets.graph_view import HIGHLIGHT, NO_GRAPH, AutogradGraphView
 
 from .conftest import GraphApp, settled
 
@@ -285,7 +285,7 @@ async def test_the_cursor_follows_its_module_through_collapse_and_expand(residua
 
 
 async def test_a_graph_too_large_to_draw_whole_opens_collapsed(residual_events, monkeypatch):
-    import modscope.tui.widgets.graph_view as graph_view
+    import modscope.views.tui.widgets.graph_view as graph_view
 
     monkeypatch.setattr(graph_view, "AUTO_DEPTH_NODES", 20)
     async with GraphApp().run_test(size=(120, 40)) as pilot:
@@ -310,6 +310,6 @@ async def test_a_layout_finishing_after_the_app_stopped_is_dropped(mlp_events):
 
 
 def graph_view_job(view):
-    from modscope.tui.widgets.graph_view import _Job
+    from modscope.views.tui.widgets.graph_view import _Job
 
     return _Job(view.graph_event, view.model_event, None, 1.0, False, view.max_depth, {}, {})

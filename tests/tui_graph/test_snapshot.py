@@ -5,7 +5,7 @@ different graphviz version may need an update too)."""
 
 from __future__ import annotations
 
-from modscope.tui.widgets.graph_view import AutogradGraphView
+from modscope.views.tui.widgets.graph_view import AutogradGraphView
 
 from .conftest import GraphApp, settled
 

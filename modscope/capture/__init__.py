@@ -1,0 +1,1 @@
+"""Capture: everything that touches a framework (being assembled)."""

@@ -1,0 +1,104 @@
+"""Runs a user's training script under tracing, streaming to a viewer: the child of
+``modscope run`` / ``modscope demo``. Not meant to be started by hand.
+
+    python -m modscope.capture.child --connect SOCKET --token TOKEN [--trace-file F] [--stats] script.py [args...]
+
+The script runs as ``__main__`` with its own ``sys.argv``; the framework's global module hooks
+find every model that runs (``modscope.watch(model)`` in the script narrows it to one). Which
+framework: ``--backend``, or by default torch when the script imports torch (``import torch``,
+``from torch ...``), else the bundled engine. On exit,
+normal or not, the trace is closed so the trace file is complete; an exception in the script
+becomes an ``error`` event with its traceback (and exit code 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import re
+import runpy
+import signal
+import sys
+import traceback
+
+from ..events.sinks import BackgroundSink, JsonlSink, SocketSink, TeeSink
+from . import session  # noqa: F401 - the process-wide trace lives there
+from .control import Controller
+from .recorder import trace
+
+# ``import torch``, ``import torch.nn as nn``, ``from torch import nn`` at the start of a line.
+_TORCH_IMPORT = re.compile(r"^\s*(import|from)\s+torch(?=[\s.,]|$)", re.MULTILINE)
+
+
+def script_framework(path: str) -> str:
+    """``"torch"`` when the script at ``path`` imports torch, else ``"engine"``."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            source = f.read()
+    except OSError:
+        return "engine"  # runpy reports the missing file
+    return "torch" if _TORCH_IMPORT.search(source) else "engine"
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m modscope.capture.child")
+    parser.add_argument("--connect", required=True, help="the viewer's Unix socket path")
+    parser.add_argument("--token", required=True)
+    parser.add_argument("--trace-file")
+    parser.add_argument("--stats", action="store_true")
+    parser.add_argument("--backend", choices=("auto", "engine", "torch"), default="auto")
+    parser.add_argument("script")
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    return parser.parse_args(argv)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = _parse(sys.argv[1:] if argv is None else argv)
+    controller = Controller()
+    try:
+        socket_sink = SocketSink(opts.connect, opts.token, on_control=controller.handle)
+    except ConnectionError as e:
+        print(f"modscope: {e}", file=sys.stderr)
+        return 2
+    # The trace file is written on a thread of its own: compression and disk I/O stay out of
+    # the training loop (the viewer shows everything live anyway).
+    file_sink = BackgroundSink(JsonlSink(opts.trace_file)) if opts.trace_file else None
+    backend = script_framework(opts.script) if opts.backend == "auto" else opts.backend
+    try:
+        importlib.import_module(backend)  # its global hooks must exist before the script runs
+    except ImportError as e:
+        print(f"modscope: the script needs {backend}, which cannot be imported ({e}); "
+              "install it with: pip install 'modscope[torch]'", file=sys.stderr)
+        return 2
+    tr = trace(None, stats=opts.stats, sink=TeeSink(socket_sink, file_sink), max_events=1000,
+               observer=controller, backend=backend)
+    controller.trace = tr
+    session.active = tr
+    signal.signal(signal.SIGTERM, _interrupt)
+    script = os.path.abspath(opts.script)
+    sys.argv = [script, *opts.args]
+    sys.path.insert(0, os.path.dirname(script))
+    code = 0
+    tr.start()
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except KeyboardInterrupt:
+        pass  # stopped by the viewer (or Ctrl-C): a clean end
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BaseException as e:  # noqa: BLE001 - report anything the script raises
+        tr._emit_error(e, where="user script", module=tr._current_path())
+        traceback.print_exc()
+        code = 1
+    finally:
+        tr.close()
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,305 @@
+"""Per-step parameter statistics (the ``params`` event): norm, grad norm, update-to-weight ratio,
+mean, std and NaN/Inf counts of every parameter and buffer.
+
+This runs at every optimizer step, right after the step's heavy array work has pushed the
+tracer's code and buffers out of the CPU caches (there, every NumPy call and every buffer touched
+costs several times what it costs warm), so it is built to touch little memory and call NumPy
+rarely:
+
+- a ``StatsPlan`` is made once for a list of tensors and reused while the list stays the same;
+- each tensor gets BLAS passes over its own values and gradient (which the optimizer has just
+  read, so they are warm): a few calls per tensor, no copy, and no ``np.errstate`` unless some
+  value is not finite;
+- a model with many small float32 tensors (``BATCH_MIN`` or more: the biases and norms of a deep
+  network) has them copied, values and gradients in one call, into a buffer the plan keeps, and
+  reduced per tensor by one ``np.add.reduceat`` (pairwise, as NumPy sums every float reduction):
+  a handful of NumPy calls however many tensors there are. With few of them the per-tensor
+  passes cost less (the seed ``Net``'s 8 tensors: 97 µs in place instead of 137).
+
+Example::
+
+    >>> plan = StatsPlan([w, b])
+    >>> plan.snapshot()                     # optimizer step pre-hook
+    >>> optimizer.step()
+    >>> plan.stats(["w", "b"])[0]["update_ratio"]
+    0.0012...
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from ...events.schema import finite_or_none
+
+SMALL = 1 << 16  # elements; up to here a float32 tensor may join the batched pass,
+BATCH_MIN = 10  # when there are at least this many: below, BLAS passes per tensor cost less
+
+
+class StatsPlan:
+    """Statistics for one fixed list of tensors, with buffers reused from step to step."""
+
+    def __init__(self, tensors: list[Any]) -> None:
+        self.tensors = list(tensors)
+        # The tensors' arrays when the plan was made (``matches``: a ``.data =`` gives a new one).
+        self.arrays = [t._data for t in self.tensors]
+        small = [i for i, t in enumerate(self.tensors) if t._data.dtype == np.float32 and 0 < t._data.size <= SMALL]
+        self.small = small if len(small) >= BATCH_MIN else []
+        batched = set(self.small)
+        self.large = [i for i in range(len(self.tensors)) if i not in batched]
+        sizes = [self.tensors[i]._data.size for i in self.small]
+        self.sizes = sizes
+        self.starts = np.concatenate(([0], np.cumsum(sizes[:-1]))).astype(np.intp) if sizes else None
+        self.total = sum(sizes)
+        self._old: np.ndarray | None = None  # the small tensors before the step, concatenated
+        self._rows: np.ndarray | None = None  # values, grads, their squares, update squares
+        self.small_tensors = [self.tensors[i] for i in self.small]
+        self._zeros: list[np.ndarray] | None = None  # stand-ins for missing gradients
+        self.large_old: dict[int, np.ndarray] = {}  # i -> its values before the step (a flat view)
+        # i -> the values as a flat view, for the float tensors whose memory allows one (a view
+        # of the array the plan holds stays valid while the plan matches: made once, not per step)
+        self.large_flat = {i: _flat_view(self.arrays[i]) for i in self.large}
+        # i -> ones of the flat view's dtype and size, for its sum (``_ones_for``; None: too long)
+        self.large_ones = {i: _ones_for(flat) for i, flat in self.large_flat.items()}
+        self._old_groups: list[tuple[list[np.ndarray], np.ndarray]] | None = None  # (arrays, buffer)
+        self.has_snapshot = False
+
+    @property
+    def old(self) -> np.ndarray:
+        if self._old is None:
+            self._old = np.empty(self.total, np.float32)
+        return self._old
+
+    @property
+    def rows(self) -> np.ndarray:
+        """Five float32 rows over the small tensors' elements (gradients, values, gradients
+        squared, values squared, updates squared): a few whole-buffer NumPy calls fill them and
+        one ``reduceat`` sums the last four (pairwise, as NumPy sums every float reduction)."""
+        if self._rows is None:
+            self._rows = np.zeros((5, self.total), np.float32)
+        return self._rows
+
+    def matches(self, tensors: list[Any]) -> bool:
+        """The same tensors, with the same sizes, as when the plan was made."""
+        # Identity, element by element, in C-level passes (this runs at every step; a tuple of
+        # ids made one int object per tensor and per array)
+        return (len(tensors) == len(self.tensors) and all(map(operator.is_, tensors, self.tensors))
+                and all(map(operator.is_, map(_data_of, tensors), self.arrays)))
+
+    def snapshot(self) -> None:
+        """Remember the current values, so that ``stats`` can measure the update."""
+        if self._old_groups is None:
+            self._old_groups = self._group_buffers()
+        for arrays, buffer in self._old_groups:  # axis=None flattens: one copy per buffer
+            np.concatenate(arrays, axis=None, out=buffer)
+        self.has_snapshot = True
+
+    def _group_buffers(self) -> list[tuple[list[np.ndarray], np.ndarray]]:
+        """Where the values before the step go: the batched tensors into ``old``, the others
+        into one buffer per dtype, whose flat view per tensor ``large_old`` keeps."""
+        by_dtype: dict[np.dtype, list[int]] = {}
+        for i in self.large:
+            by_dtype.setdefault(self.arrays[i].dtype, []).append(i)
+        groups = [([self.arrays[i] for i in self.small], self.old)] if self.small else []
+        for dtype, indices in by_dtype.items():
+            arrays = [self.arrays[i] for i in indices]
+            buffer = np.empty(sum(a.size for a in arrays), dtype)
+            start = 0
+            for i, a in zip(indices, arrays, strict=True):
+                self.large_old[i] = buffer[start:start + a.size]
+                start += a.size
+            groups.append((arrays, buffer))
+        return groups
+
+    def stats(self, paths: list[str]) -> list[dict[str, Any]]:
+        """One record per tensor, named by ``paths``; ``update_ratio`` (||after - before|| /
+        ||after||) when ``snapshot`` was called since the last ``stats``."""
+        update = self.has_snapshot
+        self.has_snapshot = False
+        out: list[dict[str, Any]] = [{}] * len(self.tensors)
+        if self.small:
+            with np.errstate(all="ignore"):  # non-finite values are counted, never warned about
+                records = self._batched([paths[i] for i in self.small], update)
+            for i, record in zip(self.small, records, strict=True):
+                out[i] = record
+        flats, olds, ones = self.large_flat, self.large_old, self.large_ones
+        for i in self.large:
+            out[i] = _single(paths[i], self.tensors[i], flats[i], olds.get(i) if update else None, ones[i])
+        return out
+
+    def _batched(self, paths: list[str], update: bool) -> list[dict[str, Any]]:
+        rows, starts, sizes, tensors = self.rows, self.starts, self.sizes, self.small_tensors
+        grads = [t._grad for t in tensors]
+        stand_in = self._stand_ins(grads)
+        # gradients and values in one copy (rows 0 and 1 are contiguous), then their squares
+        np.concatenate(([g._data for g in grads] if stand_in is None else stand_in)
+                       + [t._data for t in tensors], axis=None, out=rows[:2].reshape(-1), casting="same_kind")
+        np.multiply(rows[:2], rows[:2], out=rows[2:4])
+        if update:
+            np.subtract(rows[1], self.old, out=rows[4])
+            np.multiply(rows[4], rows[4], out=rows[4])
+        sums, grad_sq, sq, update_sq = np.add.reduceat(rows[1:], starts, axis=1).tolist()
+        if not update:
+            update_sq = None  # row 4 holds an older step's update: summed, never read
+        if stand_in is None and math.isfinite(sum(sq) + sum(grad_sq) + (sum(update_sq) if update else 0.0)):
+            return _finite_records(paths, sizes, sums, sq, grad_sq, update_sq)
+        records = []
+        for k, path in enumerate(paths):
+            n, sqk, g = sizes[k], sq[k], grads[k]
+            mean = sums[k] / n
+            nan = inf = 0
+            if not math.isfinite(sqk):  # rare: count NaN/Inf only where there are some
+                nan, inf = _nonfinite(rows[1, starts[k]:starts[k] + n])
+            if g is None:
+                gsq = None
+            else:
+                gsq = grad_sq[k] if g._data.size == n else _sumsq(_in_memory_order(g._data))
+            records.append(_record(path, sqk, mean, math.sqrt(max(sqk / n - mean * mean, 0.0)) if nan + inf == 0
+                                   else math.nan, gsq, math.sqrt(update_sq[k] / sqk) if update and sqk > 0 else None,
+                                   nan, inf))
+        return records
+
+    def _stand_ins(self, grads: list[Any]) -> list[np.ndarray] | None:
+        """``None`` when every tensor has a gradient of its size (the usual case); otherwise the
+        arrays to copy in their place, with zeros for the missing or misfit ones."""
+        tensors = self.small_tensors
+        if all(g is not None and g._data.size == t._data.size for g, t in zip(grads, tensors, strict=True)):
+            return None
+        if self._zeros is None:
+            self._zeros = [np.zeros(t._data.size, np.float32) for t in tensors]
+        return [g._data if g is not None and g._data.size == t._data.size else z
+                for g, t, z in zip(grads, tensors, self._zeros, strict=True)]
+
+
+_data_of = operator.attrgetter("_data")
+
+
+def _in_memory_order(a: np.ndarray) -> np.ndarray:
+    """``a`` flat, its elements in memory order: a view, not a copy, for the transposed layouts
+    of the engine's weight gradients (a sum of squares does not care about the order)."""
+    return a.ravel("K")
+
+
+def _sumsq(a: np.ndarray) -> float:
+    return float(np.dot(a, a)) if a.dtype.kind == "f" else float(np.dot(a.astype(np.float64), a.astype(np.float64)))
+
+
+def _nonfinite(a: np.ndarray) -> tuple[int, int]:
+    return int(np.count_nonzero(np.isnan(a))), int(np.count_nonzero(np.isinf(a)))
+
+
+def _entry(path: str, norm: float | None, grad_norm: float | None, update_ratio: float | None,
+           mean: float | None, std: float | None, nan: int, inf: int) -> dict[str, Any]:
+    """One item of a ``params`` event."""
+    return {"path": path, "norm": norm, "grad_norm": grad_norm, "update_ratio": update_ratio,
+            "mean": mean, "std": std, "nan": nan, "inf": inf}
+
+
+def _record(path: str, sq: float, mean: float, std: float, grad_sq: float | None, ratio: float | None,
+            nan: int, inf: int) -> dict[str, Any]:
+    return _entry(path, finite_or_none(sq ** 0.5), finite_or_none(grad_sq ** 0.5) if grad_sq is not None else None,
+                  finite_or_none(ratio) if ratio is not None else None, finite_or_none(mean), finite_or_none(std),
+                  nan, inf)
+
+
+def _finite_records(paths: list[str], sizes: list[int], sums: list[float], sq: list[float],
+                    grad_sq: list[float], update_sq: list[float] | None) -> list[dict[str, Any]]:
+    """``_finite_entry`` for every tensor of the batched pass, when every sum is finite (no
+    NaN/Inf anywhere, every tensor with its gradient)."""
+    return [_finite_entry(path, sizes[k], sums[k], sq[k], grad_sq[k], None if update_sq is None else update_sq[k])
+            for k, path in enumerate(paths)]
+
+
+def _finite_entry(path: str, n: int, total: float, sq: float, grad_sq: float | None,
+                  update_sq: float | None) -> dict[str, Any]:
+    """The item of a tensor of ``n`` values from its sums, known to be finite: no per-value
+    checks (at the step's end every call counts)."""
+    mean = total / n
+    ratio = None if update_sq is None or sq <= 0 else finite_or_none(math.sqrt(update_sq / sq))
+    return _entry(path, math.sqrt(sq), None if grad_sq is None else math.sqrt(grad_sq), ratio,
+                  mean, math.sqrt(max(sq / n - mean * mean, 0.0)), 0, 0)
+
+
+def _single(path: str, p: Any, flat: np.ndarray | None, old: np.ndarray | None,
+            ones: np.ndarray | None = None) -> dict[str, Any]:
+    """The record of one tensor outside the batched pass, from BLAS passes over the tensor
+    itself: no copy, and right after the optimizer's step its values and gradient are still in
+    the CPU caches. ``flat``: the plan's flat view of the values (``_flat_view``), ``None`` for
+    the careful path; ``old`` (flat, the values before the step) becomes the update; ``ones``
+    (``_ones_for(flat)``) makes the sum a BLAS dot.
+
+    A finite sum of squares (of values and gradient) means no value is NaN/Inf and none can
+    overflow the sums that follow, so that common case needs neither ``np.errstate`` nor
+    per-value checks; in place, at the step's end, each of those costs several microseconds.
+    (A subtraction from a pre-step value within 2e19 of float32's largest could still warn.)"""
+    grad = p._grad
+    if flat is not None and (grad is None or grad._data.dtype is flat.dtype):
+        # ``a.dot(a)``, not ``np.dot(a, a)``: the method skips NumPy's Python-level dispatcher.
+        sq = float(flat.dot(flat))
+        if grad is None:
+            grad_sq = None
+        else:
+            g = _in_memory_order(grad._data)
+            grad_sq = float(g.dot(g))
+        if math.isfinite(sq) and (grad_sq is None or math.isfinite(grad_sq)):
+            update_sq = None
+            if old is not None and sq > 0:
+                diff = np.subtract(flat, old, out=old)
+                update_sq = float(diff.dot(diff))
+            total = float(flat.dot(ones)) if ones is not None else float(np.add.reduce(flat))
+            return _finite_entry(path, flat.size, total, sq, grad_sq, update_sq)
+    with np.errstate(all="ignore"):  # non-finite values are counted, never warned about
+        return _checked_single(path, p, old)
+
+
+def _flat_view(a: np.ndarray) -> np.ndarray | None:
+    """``a`` as a flat view, when it holds float32/float64 values in one C-ordered block (the
+    usual parameter); ``None`` otherwise (``_single`` then takes the careful path)."""
+    if (a.dtype is _F32 or a.dtype is _F64) and a.size and a.flags.c_contiguous:
+        return a.reshape(-1)
+    return None
+
+
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)  # native dtypes are singletons
+
+SUM_BY_DOT = 1 << 16  # values: up to here a tensor's sum is a BLAS dot with ones (``_ones_for``)
+_ONES: dict[np.dtype, np.ndarray] = {}  # dtype -> SUM_BY_DOT read-only ones, shared by every plan
+
+
+def _ones_for(flat: np.ndarray | None) -> np.ndarray | None:
+    """Ones to sum ``flat`` with, by ``flat.dot(ones)``: a read-only view of a shared buffer
+    (256 KiB for float32); ``None`` for a missing or longer view (``np.add.reduce`` sums those).
+
+    A dot is one BLAS call where ``np.add.reduce`` sets up NumPy's reduction machinery (1.4 against
+    0.6 µs warm for 10 values, 6.0 against 1.6 µs for 16,000), and it is as accurate: relative to
+    the sum of the absolute values, the worst error over 200 random tensors of 10 to 100,000
+    values was 6.5e-8 for the dot and 7.3e-8 for NumPy's pairwise sum (float64 reference). Either
+    sum of values that cancel (a weight matrix's mean near zero) carries that error, which is
+    large relative to the sum itself and small relative to the values."""
+    if flat is None or flat.size > SUM_BY_DOT:
+        return None
+    ones = _ONES.get(flat.dtype)
+    if ones is None:
+        ones = _ONES[flat.dtype] = np.ones(SUM_BY_DOT, flat.dtype)
+        ones.flags.writeable = False
+    return ones[:flat.size]
+
+
+def _checked_single(path: str, p: Any, old: np.ndarray | None) -> dict[str, Any]:
+    """``_single`` for any tensor: any dtype, empty, NaN/Inf (counted) or too large to square."""
+    flat = p._data.reshape(-1)
+    if flat.dtype.kind != "f":
+        flat = flat.astype(np.float64)
+    n = flat.size or 1
+    sq = float(np.dot(flat, flat))
+    mean = float(np.add.reduce(flat)) / n
+    nan, inf = _nonfinite(flat) if not math.isfinite(sq) else (0, 0)
+    ratio = None
+    if old is not None and sq > 0:
+        diff = np.subtract(flat, old, out=old) if old.dtype == flat.dtype else flat - old
+        ratio = math.sqrt(float(np.dot(diff, diff)) / sq)
+    grad_sq = _sumsq(_in_memory_order(p._grad._data)) if p._grad is not None else None
+    return _record(path, sq, mean, max(sq / n - mean * mean, 0.0) ** 0.5, grad_sq, ratio, nan, inf)

@@ -1,0 +1,96 @@
+"""The ``modscope`` command line. Subcommands arrive with the features they drive (export,
+summary, demo, run, replay); ``--help`` and ``--version`` work from the start.
+
+``modscope export TARGET --what tree|autograd|dataflow -o FILE``: a diagram of a model."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="modscope",
+        description="See inside a PyTorch-style nn.Module while it trains: hook tracing, graphviz "
+                    "diagrams and a live terminal UI, on modscope's NumPy engine.",
+    )
+    parser.add_argument("--version", action="version", version=f"modscope {__version__}")
+    # Each subcommand adds its parser here and sets ``run`` (a function of the parsed args).
+    subcommands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_export(subcommands)
+    from .live import add_commands  # run, replay, demo (the TUI)
+    from .summary import add_command as add_summary
+
+    add_summary(subcommands)
+    add_commands(subcommands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "run", None) is None:
+        parser.print_help(sys.stdout)
+        return 0
+    return args.run(args)
+
+
+def _fail(command: str, message: str) -> int:
+    """A user error: one line on stderr, exit status 1."""
+    print(f"modscope {command}: error: {message}", file=sys.stderr)
+    return 1
+
+
+# --- export -----------------------------------------------------------------------------------
+
+def _add_export(subcommands: argparse._SubParsersAction) -> None:
+    from ..capture.target import EXAMPLES
+    from .export import FORMATS, WHATS
+
+    p = subcommands.add_parser(
+        "export", help="write a diagram of a model (module tree, autograd graph, dataflow)",
+        description="Write a diagram of a model: its module tree, the autograd graph of one forward, or the "
+                    "dataflow between module calls, as DOT, SVG, PNG, PDF (graphviz's dot), Mermaid or JSON.",
+        epilog=f"TARGET is FILE.py:CLASS_OR_FACTORY or an example name ({', '.join(EXAMPLES)}). "
+               "Example: modscope export net --what autograd --depth 1 -o net.svg")
+    p.add_argument("target", metavar="TARGET", help="FILE.py:CLASS_OR_FACTORY, or an example name")
+    p.add_argument("--what", choices=WHATS, default="tree", help="which diagram (default: tree)")
+    p.add_argument("--input", metavar="SHAPE", help="input shape, e.g. 64,1,28,28 (default: the example's)")
+    p.add_argument("--format", choices=FORMATS, help="output format (default: from the output file's suffix)")
+    p.add_argument("-o", "--output", metavar="FILE", required=True, help="file to write")
+    p.add_argument("--depth", type=_depth, help="show modules down to this depth, collapse deeper ones")
+    p.set_defaults(run=_run_export)
+
+
+def _depth(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def _run_export(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from ..capture.target import TargetError
+    from .export import ExportError, export
+
+    console = Console(stderr=True)
+    try:
+        with console.status("exporting...") as status:
+            path = export(args.target, args.what, args.output, fmt=args.format, input_shape=args.input,
+                          depth=args.depth, progress=lambda message: status.update(message + "..."))
+    except (ExportError, TargetError) as exc:
+        return _fail("export", str(exc))
+    print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

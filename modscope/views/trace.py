@@ -1,0 +1,84 @@
+"""What every trace offers once its events exist, live or loaded from a file.
+
+``EventTrace`` is the read side of a trace: the events in order, the firing order, the rich
+reports and the files a trace can be written to. The live ``capture.Trace`` adds recording on
+top; ``load_trace`` gives a ``RecordedTrace`` over the events of a file (``events.files``
+reads and validates them). Neither reaches into
+the other's state.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..events.files import read_events
+from ..events.schema import MODULE_EVENTS
+
+
+class EventTrace:
+    """Reports and exports over ``self.events`` (a list of event dicts, in order)."""
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        raise NotImplementedError  # pragma: no cover - each kind of trace says where its events are
+
+    def firing_order(self, kinds: Iterable[str] = MODULE_EVENTS) -> list[tuple[str, str]]:
+        """``[(kind, module_path), ...]`` in the order the hooks fired."""
+        wanted = set(kinds)
+        return [(e["kind"], e["path"]) for e in self.events if e["kind"] in wanted]
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the events to a JSON Lines file (gzip when ``path`` ends in ``.gz``)."""
+        from ..events.files import save_events
+        save_events(self.events, path)
+
+    def to_chrome_trace(self, path: str | os.PathLike) -> None:
+        """Write a Trace Event Format file: open it in Perfetto or chrome://tracing."""
+        from ..events.files import write_chrome_trace
+        write_chrome_trace(self.events, path)
+
+    def summary(self) -> Any:
+        """A rich table like torchinfo's: shapes, parameters, mult-adds, times (``views.report``)."""
+        from .report import summary_table
+        return summary_table(self.events)
+
+    def tree(self) -> Any:
+        """The ``named_modules`` tree as a rich Tree with the same figures."""
+        from .report import module_tree
+        return module_tree(self.events)
+
+    def timeline(self) -> Any:
+        """The hook firing order, indented by nesting, as rich Text."""
+        from .report import timeline
+        return timeline(self.events)
+
+
+class RecordedTrace(EventTrace):
+    """The events of a trace file (``load_trace``): ``truncated`` says the file was cut off mid-
+    record (everything complete before the cut is kept), ``path`` where it came from."""
+
+    def __init__(self, events: list[dict[str, Any]], path: Path, truncated: bool) -> None:
+        self._events = events
+        self.path = path
+        self.truncated = truncated
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return self._events
+
+    @property
+    def dropped(self) -> int:
+        """Events the recording process reported as lost (its ``end`` event), 0 if it did not end."""
+        end = next((e for e in reversed(self._events) if e["kind"] == "end"), None)
+        return end.get("dropped", 0) if end else 0
+
+
+def load_trace(path: str | os.PathLike) -> RecordedTrace:
+    """The events of a recorded file as a ``RecordedTrace``. Raises ``TraceFileError`` naming
+    the file (and line) for anything that is not a complete modscope trace; never executes
+    anything from the file (see ``events.files``)."""
+    events, truncated = read_events(path)
+    return RecordedTrace(events, Path(path), truncated)

@@ -1,0 +1,302 @@
+"""Event sources for the TUI. Live (a child process over a socket), replayed (a trace file) and
+in-process (a queue) all end the same way: validated events folded into ``SessionState`` on a
+thread of the source's own, never on the UI thread. The app only reads the state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ...events.files import read_events
+from ...events.schema import EventError, dumps_bytes, loads, validate
+from .state import MODULE_KINDS, SessionState
+
+BULK_KINDS = (*MODULE_KINDS, "hook")
+FOLD_BUDGET = 3000  # module/hook events folded per batch; beyond that the viewer samples
+SLICE = 200  # events folded per hold of the state lock
+
+
+class Source:
+    """Base: ``start(state)`` begins folding events into ``state``; ``control`` talks back to a
+    live program (False when there is none)."""
+
+    live = False
+    description = ""
+
+    def start(self, state: SessionState) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        pass
+
+    def control(self, message: dict[str, Any]) -> bool:
+        return False
+
+
+def fold(state: SessionState, events: Iterable[dict[str, Any]], budget: int | None = FOLD_BUDGET) -> None:
+    """Fold a batch into ``state``, ``SLICE`` events per hold of its lock, so the UI thread never
+    waits long for it. When a batch carries more module/hook events than ``budget`` (the viewer
+    fell behind), the rest of those are counted as skipped; structural events (model, params,
+    steps, metrics, errors, graph, status, end) are always folded."""
+    bulk = skipped = 0
+    kept = []
+    for event in events:
+        if event["kind"] in BULK_KINDS and budget is not None:
+            bulk += 1
+            if bulk > budget:
+                skipped += 1
+                continue
+        kept.append(event)
+    for i in range(0, len(kept), SLICE):
+        with state.lock:
+            for event in kept[i:i + SLICE]:
+                state.apply(event)
+        time.sleep(0)  # let the UI thread have the GIL between slices
+    if skipped:
+        with state.lock:
+            state.skip(skipped)
+
+
+class EventListSource(Source):
+    """Events given as a list (tests, notebooks): folded on a background thread."""
+
+    description = "events"
+
+    def __init__(self, events: list[dict[str, Any]]) -> None:
+        self.events = [validate(e) for e in events]
+        self.thread: threading.Thread | None = None
+
+    def start(self, state: SessionState) -> None:
+        self.thread = threading.Thread(target=fold, args=(state, self.events, None), daemon=True)
+        self.thread.start()
+
+
+class QueueSource(Source):
+    """In-process: a training thread's trace writes into ``sink`` (a sink object), the source's
+    thread folds. ``modscope.trace(model, sink=source.sink)``."""
+
+    description = "in-process"
+
+    def __init__(self, maxsize: int = 100_000) -> None:
+        self.queue: queue.Queue[dict[str, Any] | None] = queue.Queue(maxsize=maxsize)
+        self.sink = _QueueSink(self.queue)
+        self._thread: threading.Thread | None = None
+
+    def start(self, state: SessionState) -> None:
+        self._thread = threading.Thread(target=self._run, args=(state,), daemon=True, name="modscope-queue")
+        self._thread.start()
+
+    def _run(self, state: SessionState) -> None:
+        while True:
+            event = self.queue.get()
+            batch = [event]
+            while len(batch) < 10_000:
+                try:
+                    batch.append(self.queue.get_nowait())
+                except queue.Empty:
+                    break
+            done = None in batch
+            fold(state, [e for e in batch if e is not None])
+            if done:
+                return
+
+    def stop(self) -> None:
+        self.queue.put(None)
+
+
+class _QueueSink:
+    def __init__(self, q: queue.Queue) -> None:
+        self.q, self.dropped = q, 0
+
+    def write(self, event: dict[str, Any]) -> None:
+        try:
+            self.q.put_nowait(event)
+        except queue.Full:
+            self.dropped += 1
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class ReplaySource(Source):
+    """A recorded trace file. Reading it raises ``TraceFileError`` (one clear line) before the
+    app starts; folding runs on a thread so the first screen does not wait for a large file."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self.events, self.truncated = read_events(self.path)
+        self.description = f"replay {self.path.name}" + (" (truncated)" if self.truncated else "")
+
+    def start(self, state: SessionState) -> None:
+        def run() -> None:
+            for i in range(0, len(self.events), 5000):
+                fold(state, self.events[i:i + 5000], budget=None)
+            state.mark_disconnected("replay finished")
+
+        threading.Thread(target=run, daemon=True, name="modscope-replay").start()
+
+
+class SocketSource(Source):
+    """Listens on a Unix socket in a private directory (owner-only permissions) for the traced
+    program; the first line it sends must carry this session's token. Every line after that is
+    parsed and validated before it reaches the state: a malformed message is reported as an
+    error in the UI and otherwise ignored, never crashing the viewer."""
+
+    live = True
+
+    def __init__(self) -> None:
+        self.dir = tempfile.mkdtemp(prefix="modscope-")
+        os.chmod(self.dir, 0o700)
+        self.address = os.path.join(self.dir, "viewer.sock")
+        self.token = secrets.token_hex(16)
+        self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._server.bind(self.address)
+        os.chmod(self.address, 0o600)
+        self._server.listen(1)
+        self._conn: socket.socket | None = None
+        self._send_lock = threading.Lock()
+        self.description = "live"
+        self.rejected = 0
+
+    def start(self, state: SessionState) -> None:
+        threading.Thread(target=self._serve, args=(state,), daemon=True, name="modscope-socket").start()
+
+    def _serve(self, state: SessionState) -> None:
+        try:
+            conn, _ = self._server.accept()
+        except OSError:
+            return
+        buffer = b""
+        authenticated = False
+        with conn:
+            while True:
+                try:
+                    data = conn.recv(1 << 16)
+                except OSError:
+                    data = b""
+                if not data:
+                    state.mark_disconnected("the training process disconnected")
+                    return
+                buffer += data
+                *lines, buffer = buffer.split(b"\n")
+                if not authenticated and lines:
+                    if not _hello_ok(lines.pop(0), self.token):
+                        self._report(state, "refused a connection without this session's token")
+                        state.mark_disconnected("refused a connection without this session's token")
+                        return
+                    authenticated = True
+                    self._conn = conn
+                fold(state, self._parse(state, lines))
+
+    def _parse(self, state: SessionState, lines: list[bytes]) -> list[dict[str, Any]]:
+        events = []
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                events.append(validate(loads(line)))
+            except (ValueError, EventError) as e:  # JSONDecodeError is a ValueError
+                self.rejected += 1
+                if self.rejected <= 20:
+                    self._report(state, f"ignored a malformed message from the training process: {e}")
+        return events
+
+    @staticmethod
+    def _report(state: SessionState, message: str) -> None:
+        with state.lock:
+            state.apply({"v": 1, "kind": "error", "seq": state.last_seq, "t": 0, "step": state.step,
+                         "etype": "ProtocolError", "message": message, "where": "viewer", "module": None,
+                         "traceback": ""})
+            state.events_total -= 1  # the viewer's own note is not a received event
+
+    def control(self, message: dict[str, Any]) -> bool:
+        conn = self._conn
+        if conn is None:
+            return False
+        try:
+            with self._send_lock:
+                conn.sendall(dumps_bytes(message) + b"\n")
+        except OSError:
+            return False
+        return True
+
+    def stop(self) -> None:
+        """Close the listener and remove the private directory (idempotent)."""
+        try:
+            self._server.close()
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _hello_ok(line: bytes, token: str) -> bool:
+    try:
+        hello = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(hello, dict) and hello.get("hello") == "modscope" and \
+        secrets.compare_digest(str(hello.get("token", "")), token)
+
+
+class ChildProcess:
+    """The traced program: ``python -m modscope.capture.child`` running the user's script, connected to a
+    ``SocketSource``. Its stdout and stderr are collected (last lines) for the log view."""
+
+    def __init__(self, source: SocketSource, script: str, args: list[str], trace_file: str | None,
+                 stats: bool = False) -> None:
+        if not Path(script).is_file():
+            raise FileNotFoundError(f"no such script: {script}")
+        self.log: deque[str] = deque(maxlen=500)
+        self.log_rev = 0
+        cmd = [sys.executable, "-u", "-m", "modscope.capture.child", "--connect", source.address,
+               "--token", source.token]
+        if trace_file:
+            cmd += ["--trace-file", trace_file]
+        if stats:
+            cmd.append("--stats")
+        cmd += [script, *args]
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     env=env)
+        self.trace_file = trace_file
+        threading.Thread(target=self._read_output, daemon=True, name="modscope-child-output").start()
+
+    def _read_output(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            self.log.append(raw.decode("utf-8", "replace").rstrip("\n"))
+            self.log_rev += 1
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.poll()
+
+    def stop(self, source: SocketSource, timeout: float = 5.0) -> int:
+        """Ask the program to stop (it closes its trace file), then terminate, then kill."""
+        if self.proc.poll() is None:
+            source.control({"cmd": "stop"})
+            try:
+                return self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.terminate()
+            try:
+                return self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        return self.proc.wait()
