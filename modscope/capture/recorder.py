@@ -286,6 +286,8 @@ class Trace(EventTrace):
         pending, self._pending = self._pending, []
         if not pending:
             return
+        if self._backend.resolve is not None:  # statistics left on a device (torch): one transfer
+            pending = self._backend.resolve(pending)
         self._events_in_step += len(pending)
         headers, self._pending_header = self._pending_header, False
         self._memory.write_records(pending, headers=headers)  # dicts when read (see EventLog)

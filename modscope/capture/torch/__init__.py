@@ -1,0 +1,57 @@
+"""The torch backend: capture for ``torch.nn.Module`` models, through torch's public hooks.
+
+The only place (with its modules) where modscope imports torch, and only when a torch model or
+tensor is traced (``capture.backends``). Forward is seen through torch's global or per-module
+forward hooks, optimizer steps through its optimizer step hooks, exactly as for the engine.
+Backward is seen through tensor and node hooks (``backward.py``), not through torch's full
+backward hooks, which would forbid the traced program to update module outputs in place.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import torch
+from torch._C._autograd import _get_sequence_nr
+from torch.nn.modules import module as module_hooks
+from torch.optim import optimizer as optimizer_hooks
+from torch.utils.hooks import RemovableHandle
+
+from ..backends import UntraceableError
+from .backward import BackwardObserver
+from .graph import graph_event_fields, walk
+from .summaries import capture_all, forget_arrays, forget_gradients, resolve
+
+
+def check_traceable(model: Any) -> None:
+    """A clear error for the torch models whose module hooks never fire: TorchScript modules
+    and ``torch.compile``'d ones (trace the module before compiling it)."""
+    if isinstance(model, torch.jit.ScriptModule):
+        raise UntraceableError(f"modscope cannot trace the TorchScript module {type(model).__name__}: "
+                               "TorchScript runs no Python hooks; trace the nn.Module before torch.jit.script/trace")
+    original = getattr(model, "_orig_mod", None)
+    if isinstance(original, torch.nn.Module) and type(model).__name__ == "OptimizedModule":
+        raise UntraceableError(f"modscope cannot trace a torch.compile'd model ({type(original).__name__}): "
+                               "compiled code skips the hooks it traces; trace the original module "
+                               "(model._orig_mod, or the model before torch.compile) instead")
+
+
+def stats_plan(tensors: list[Any]) -> Any:
+    """Per-step parameter statistics for ``tensors`` (``param_stats.TorchStatsPlan``)."""
+    from .param_stats import TorchStatsPlan
+    return TorchStatsPlan(tensors)
+
+
+def _same(fn: Any) -> Any:
+    return fn
+
+
+BACKEND = SimpleNamespace(
+    name="torch", version=torch.__version__, Tensor=torch.Tensor, Module=torch.nn.Module,
+    full_backward_hooks=False, backward_observer=BackwardObserver, module_hooks=module_hooks,
+    optimizer_hooks=optimizer_hooks, RemovableHandle=RemovableHandle, transparent_hook=_same,
+    is_grad_enabled=torch.is_grad_enabled, current_sequence_nr=_get_sequence_nr, capture_all=capture_all,
+    forget_arrays=forget_arrays, forget_gradients=forget_gradients, resolve=resolve, stats_plan=stats_plan,
+    graph_event_fields=graph_event_fields, walk=walk, check_traceable=check_traceable,
+)

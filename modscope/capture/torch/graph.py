@@ -1,0 +1,158 @@
+"""The ``graph`` event for torch: a torch autograd graph as plain data, in exactly the schema of
+``modscope.capture.engine.graph.graph_event_fields`` (nodes labelled with the module that created
+them by ``modscope.capture.attribution.label_call``).
+
+What torch's ``grad_fn`` nodes give, and where each field comes from:
+
+- ``op``: ``node.name()`` as torch reports it (``AddmmBackward0``; leaves are
+  ``torch::autograd::AccumulateGrad``, where the engine says ``AccumulateGrad``);
+- ``shape``/``shapes``: ``node._input_metadata``, one entry per gradient the node receives, i.e.
+  per differentiable output of the forward op (a leaf's: its variable). Nodes without it (none
+  in torch 2.13, but it is private) fall back to the leaf's shape, else ``[]``;
+- ``saved``/``saved_bytes``: the node class's ``_saved_*`` properties (each unpacks one saved
+  value: a tensor, a list of them, an int, a tuple, ``None``...; only tensors count) or, for a
+  custom ``autograd.Function``, ``saved_tensors``. ``_saved_result*`` is the op's own output (as
+  is any saved tensor whose ``grad_fn`` is the node). After backward freed them torch returns
+  ``None`` (older versions raise): those nodes report nothing saved;
+- ``seq``: ``node._sequence_nr()``, ``None`` for leaves (torch numbers them 2**64 - 1);
+- ``module``/``call``: ``node.metadata``, set by ``label_call``;
+- leaves: ``AccumulateGrad`` nodes (the ones with ``variable``), named through ``param_paths``.
+
+An output that is itself a leaf requiring grad has no ``grad_fn``; its node is
+``torch.autograd.graph.get_gradient_edge(t).node`` (its ``AccumulateGrad``, made if needed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch.autograd.function import BackwardCFunction
+from torch.autograd.graph import get_gradient_edge
+
+MODULE_KEY = "module"
+CALL_KEY = "module_call"  # set by label_call: which call of the module made the node
+
+
+def walk(roots: Any) -> list[Any]:
+    """Every node reachable from ``roots`` (a grad_fn, or a list of them), each once, parents
+    before children."""
+    roots = list(roots) if isinstance(roots, list | tuple) else [roots]
+    order, seen, stack = [], set(), []
+    for root in reversed(roots):
+        if id(root) not in seen:
+            seen.add(id(root))
+            stack.append(root)
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for nxt, _ in node.next_functions:
+            if nxt is not None and id(nxt) not in seen:
+                seen.add(id(nxt))
+                stack.append(nxt)
+    return order
+
+
+class _Kind:
+    """What a node class offers: is it a leaf, and which attributes hold what it saved."""
+
+    __slots__ = ("leaf", "saved_attrs")
+
+    def __init__(self, cls: type) -> None:
+        self.leaf = hasattr(cls, "variable")
+        if issubclass(cls, BackwardCFunction):  # a custom autograd.Function: its ctx is the node
+            self.saved_attrs: tuple[str, ...] = ("saved_tensors",)
+        else:  # generated nodes: one property per saved value, in declaration order
+            self.saved_attrs = tuple(name for name in vars(cls) if name.startswith("_saved_"))
+
+
+_kinds: dict[type, _Kind] = {}
+
+
+def _kind(node: Any) -> _Kind:
+    cls = type(node)
+    kind = _kinds.get(cls)
+    if kind is None:
+        kind = _kinds[cls] = _Kind(cls)
+    return kind
+
+
+def _saved_tensors(node: Any) -> list[tuple[torch.Tensor, bool]]:
+    """``(tensor, is the op's output)`` for each tensor the node saved for backward, in the
+    order the node declares them (``[]`` once backward has freed them)."""
+    found = []
+    for name in _kind(node).saved_attrs:
+        try:
+            value = getattr(node, name)
+        except RuntimeError:  # freed by backward (torch before 2.x raised), or modified in place
+            continue
+        if isinstance(value, torch.Tensor):
+            found.append((value, name.startswith("_saved_result") or value.grad_fn is node))
+        elif isinstance(value, list | tuple):
+            found.extend((v, v.grad_fn is node) for v in value if isinstance(v, torch.Tensor))
+    return found
+
+
+def _bytes(t: torch.Tensor) -> int:
+    return t.numel() * t.element_size()
+
+
+def saved_bytes(node: Any) -> int:
+    """Bytes the node keeps for backward (the tensors it saved; its own output included)."""
+    return sum(_bytes(t) for t, _output in _saved_tensors(node))
+
+
+def _shapes(node: Any, leaf: bool) -> list[list[int]]:
+    """The shapes of the node's forward outputs (the gradients it receives)."""
+    try:
+        return [list(meta.shape) for meta in node._input_metadata]
+    except (AttributeError, RuntimeError):  # no metadata, or a nested tensor's (no single shape)
+        return [list(node.variable.shape)] if leaf else []
+
+
+def graph_event_fields(output: torch.Tensor | Sequence[torch.Tensor],
+                       param_paths: dict[str, torch.Tensor]) -> dict[str, Any]:
+    """The fields of a ``graph`` event for the graph behind ``output`` (a tensor, or a list or
+    tuple of tensors: one graph reaching all of them); the schema is the engine's (see
+    ``modscope.capture.engine.graph.graph_event_fields``).
+
+    Edges point the way data flowed: ``[input_node_id, consumer_node_id]``; each node also lists
+    its ``inputs`` by position (``None`` where that input needs no gradient). Also ``outputs``
+    (``[{"id", "shape"}]``, the node behind each output requiring grad: a leaf output's is its
+    ``AccumulateGrad``) and per node ``seq``, ``call``, ``saved`` (``[{"shape", "output",
+    "param"}]``) and, for an op with other than one output, ``shapes``."""
+    tensors = [output] if isinstance(output, torch.Tensor) else list(output)
+    roots, out_shapes = [], []
+    for t in tensors:
+        node = t.grad_fn
+        if node is None and t.requires_grad:
+            node = get_gradient_edge(t).node
+        if node is not None:
+            roots.append(node)
+            out_shapes.append(list(t.shape))
+    if not roots:
+        return {"nodes": [], "edges": [], "leaves": [], "outputs": []}
+    names = {id(p): path for path, p in param_paths.items()}
+    nodes = walk(roots)
+    ids = {id(n): i for i, n in enumerate(nodes)}
+    node_items, edges, leaves = [], [], []
+    for i, node in enumerate(nodes):
+        leaf = _kind(node).leaf
+        meta = node.metadata
+        shapes = _shapes(node, leaf)
+        inputs = [None if nxt is None else ids[id(nxt)] for nxt, _ in node.next_functions]
+        saved = _saved_tensors(node)
+        item = {"id": i, "op": node.name(), "module": meta.get(MODULE_KEY), "shape": shapes[0] if shapes else [],
+                "saved_bytes": sum(_bytes(t) for t, _output in saved), "inputs": inputs,
+                "seq": None if leaf else node._sequence_nr(), "call": meta.get(CALL_KEY),
+                "saved": [{"shape": list(t.shape), "output": out, "param": None if out else names.get(id(t))}
+                          for t, out in saved]}
+        if len(shapes) != 1:
+            item["shapes"] = shapes
+        node_items.append(item)
+        edges.extend([j, i] for j in inputs if j is not None)
+        if leaf:
+            leaves.append({"id": i, "path": names.get(id(node.variable)), "shape": list(node.variable.shape)})
+    outputs = [{"id": ids[id(root)], "shape": shape} for root, shape in zip(roots, out_shapes)]
+    return {"nodes": node_items, "edges": edges, "leaves": leaves, "outputs": outputs}

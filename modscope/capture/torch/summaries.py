@@ -1,0 +1,127 @@
+"""Torch tensor summaries for events: shape, dtype, a tensor id and, with ``stats``, statistics.
+
+Statistics of a CPU tensor are read through a zero-copy NumPy view by the code the engine uses
+(``capture.arrays``): immediate numbers, no torch op per tensor. A tensor on another device (or
+of a dtype NumPy lacks, bfloat16) is summarised by torch ops on its own device
+(``stats.tensor_stats``) and left there: the record holds a ``Deferred`` in place of its numbers,
+and ``resolve`` fetches every deferred summary of a step in one transfer (``stats.resolve``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from typing import Any
+
+import torch
+
+from ...events.records import STATS_KEYS, Captured, StatsValues
+from ..arrays import stats_values
+from .stats import resolve as resolve_stats
+from .stats import tensor_stats
+
+_tids = itertools.count(1)
+_KEEP = 4096  # tensors remembered; past this the map starts over (ids stay unique, edges may break)
+_by_tensor: dict[int, tuple[weakref.ref, int]] = {}
+_stats_of: dict[int, tuple[weakref.ref, int, StatsValues]] = {}
+_ref = weakref.ref
+_Tensor = torch.Tensor
+_NO_NUMPY = frozenset({torch.bfloat16, torch.complex32})
+_deferred = [0]  # Deferred summaries made since the last ``resolve`` (none: it returns at once)
+
+
+class Deferred:
+    """Statistics still on the device: ``resolve`` replaces it by the numbers."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: torch.Tensor) -> None:
+        self.values = values
+
+
+_WIDTH = len(STATS_KEYS) - 1  # the slots after a Deferred, filled with None until resolved
+
+
+def tensor_id(t: torch.Tensor) -> int:
+    """A small integer naming the tensor object for the session (a module's output that is the
+    next module's input keeps its id: that is how data flow is followed)."""
+    entry = _by_tensor.get(id(t))
+    if entry is not None and entry[0]() is t:
+        return entry[1]
+    if len(_by_tensor) >= _KEEP:
+        _by_tensor.clear()
+    tid = next(_tids)
+    _by_tensor[id(t)] = (_ref(t), tid)
+    return tid
+
+
+def forget_arrays() -> None:
+    """Drop the tensors remembered so far (the tracer calls this at each step's end)."""
+    _by_tensor.clear()
+    _stats_of.clear()
+
+
+def forget_gradients() -> None:
+    """Gradient statistics are not cached for torch (nothing to forget)."""
+
+
+def _stats(t: torch.Tensor, cached: bool) -> tuple[Any, ...]:
+    """The statistics of ``t``: numbers for a CPU tensor (cached per tensor and version for
+    forward values), a ``Deferred`` and ``None``s for one on another device."""
+    if t.device.type != "cpu" or t.dtype in _NO_NUMPY or t.layout != torch.strided or t.is_conj():
+        _deferred[0] += 1
+        return (Deferred(tensor_stats(t)),) + (None,) * _WIDTH
+    if cached:
+        entry = _stats_of.get(id(t))
+        if entry is not None and entry[0]() is t and entry[1] == t._version:
+            return entry[2]
+    values = stats_values(t.detach().numpy())
+    if cached:
+        if len(_stats_of) >= _KEEP:
+            _stats_of.clear()
+        _stats_of[id(t)] = (_ref(t), t._version, values)
+    return values
+
+
+def _capture(t: torch.Tensor, tid: bool, stats: bool) -> Captured:
+    head = (tuple(t.shape), t.dtype, tensor_id(t) if tid else None)
+    return head + _stats(t, cached=tid) if stats else head
+
+
+def capture_all(value: Any, tid: bool = True, stats: bool = False) -> tuple[Captured, ...]:
+    """Shape, dtype, tensor id and (with ``stats``) statistics of each leaf of ``value`` (a
+    tensor, or tuples, lists and dicts of them; ``None`` for a leaf that is not a tensor), in
+    ``flatten`` order, as the engine backend's ``capture_all`` gives them."""
+    if isinstance(value, _Tensor):
+        return (_capture(value, tid, stats),)
+    if isinstance(value, dict):
+        value = list(value.values())
+    elif not isinstance(value, tuple | list):
+        return (None,)
+    out: list[Captured] = []
+    for v in value:
+        if isinstance(v, _Tensor):
+            out.append(_capture(v, tid, stats))
+        elif isinstance(v, tuple | list | dict):
+            out += capture_all(v, tid, stats)
+        else:
+            out.append(None)
+    return tuple(out)
+
+
+def resolve(records: list[Any]) -> list[Any]:
+    """``records`` (the tracer's module records and event dicts) with every ``Deferred``
+    replaced by its numbers, fetched in one transfer. The list itself when none is deferred."""
+    if not _deferred[0]:
+        return records
+    _deferred[0] = 0
+    where = [(i, k) for i, r in enumerate(records) if type(r) is tuple
+             for k, f in enumerate(r) if type(f) is Deferred]
+    if not where:
+        return records
+    numbers = resolve_stats([records[i][k].values for i, k in where])
+    out = list(records)
+    for (i, k), values in zip(where, numbers, strict=True):
+        row = out[i]
+        out[i] = row[:k] + tuple(values) + row[k + 1 + _WIDTH:]
+    return out
