@@ -3,7 +3,8 @@ PY      ?= python3
 VENV    := .venv
 VPY     := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
-# A CPU build of torch is the parity oracle; it is never a runtime dependency.
+# A CPU build of torch: the parity oracle and the torch backend's test target. modscope's torch
+# backend is an optional extra (pip install 'modscope[torch]'); `make demo` never needs it.
 TORCH   ?= torch==2.13.0
 
 .PHONY: demo test lint setup dot torch bench clean
@@ -37,7 +38,8 @@ demo: setup
 lint: $(STAMP)
 	$(VENV)/bin/ruff check engine modscope tests examples bench
 
-test: setup lint
+# The whole suite: engine, both capture backends, views, the parity tests against torch.
+test: setup torch lint
 	$(VPY) -m pytest
 
 bench: setup torch

@@ -17,6 +17,28 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+MODULE_KEY = "module"
+CALL_KEY = "module_call"  # set by label_call: which call of the module made the node
+
+
+def walk(roots: Any) -> list[Any]:
+    """Every node reachable from ``roots`` (a grad_fn, or a list of them), each once, parents
+    before children."""
+    roots = list(roots) if isinstance(roots, list | tuple) else [roots]
+    order, seen, stack = [], set(), []
+    for root in reversed(roots):
+        if id(root) not in seen:
+            seen.add(id(root))
+            stack.append(root)
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for nxt, _ in node.next_functions:
+            if nxt is not None and id(nxt) not in seen:
+                seen.add(id(nxt))
+                stack.append(nxt)
+    return order
+
 
 def label_call(path: str, start_seq: int, outputs: Any, call: int | None = None) -> int:
     """Label with ``path`` every unlabeled node created since ``start_seq`` (the value of
@@ -39,10 +61,10 @@ def label_call(path: str, start_seq: int, outputs: Any, call: int | None = None)
             continue
         seen.add(id(node))
         meta = node.metadata
-        if "module" not in meta:
-            meta["module"] = path
+        if MODULE_KEY not in meta:
+            meta[MODULE_KEY] = path
             if call is not None:
-                meta["module_call"] = call
+                meta[CALL_KEY] = call
             labelled += 1
         for nxt, _ in node.next_functions:
             if nxt is not None and id(nxt) not in seen and _created_since(nxt, start_seq):

@@ -6,7 +6,6 @@ vectorised passes over the array (finite check, moments, extremes, zero fraction
 
 from __future__ import annotations
 
-import itertools
 import weakref
 from typing import Any
 
@@ -16,36 +15,25 @@ from engine import Tensor
 
 from ...events.records import Captured, StatsValues, expand
 from ..arrays import stats_values
+from ..ids import ObjectIds
 
-_tids = itertools.count(1)
-_by_array: dict[int, tuple[weakref.ref, int]] = {}
-_KEEP = 4096  # arrays remembered; past this the map starts over (ids stay unique, edges may break)
+_KEEP = 4096  # statistics remembered; past this the map starts over
 _ref = weakref.ref
+_array_ids = ObjectIds()
 
 
 def tensor_id(t: Tensor) -> int:
-    """A small integer naming the data this tensor holds, for the session.
+    """A small integer naming the data this tensor holds, for the session (``capture.ids``).
 
     Keyed by the NumPy array, not the Tensor object: a module's backward hooks hand the next
     module a new Tensor on the same array (torch's BackwardHook identity), and data flow must
-    see through that. The map holds weak references: an activation is freed when backward is
-    done with it, as without a trace (holding the step's activations to its end made the next
-    allocations slower: ~1% of the seed Net's step), and a dead entry never matches an array
-    that reuses its ``id``. The map starts over past ``_KEEP`` entries."""
-    arr = t._data
-    entry = _by_array.get(id(arr))
-    if entry is not None and entry[0]() is arr:
-        return entry[1]
-    if len(_by_array) >= _KEEP:
-        _by_array.clear()
-    tid = next(_tids)
-    _by_array[id(arr)] = (_ref(arr), tid)
-    return tid
+    see through that."""
+    return _array_ids(t._data)
 
 
 def forget_arrays() -> None:
     """Drop the arrays remembered so far (the tracer calls this at each step's end)."""
-    _by_array.clear()
+    _array_ids.clear()
     _stats_of.clear()
     _grad_stats_of.clear()
 

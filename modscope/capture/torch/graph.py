@@ -31,27 +31,7 @@ import torch
 from torch.autograd.function import BackwardCFunction
 from torch.autograd.graph import get_gradient_edge
 
-MODULE_KEY = "module"
-CALL_KEY = "module_call"  # set by label_call: which call of the module made the node
-
-
-def walk(roots: Any) -> list[Any]:
-    """Every node reachable from ``roots`` (a grad_fn, or a list of them), each once, parents
-    before children."""
-    roots = list(roots) if isinstance(roots, list | tuple) else [roots]
-    order, seen, stack = [], set(), []
-    for root in reversed(roots):
-        if id(root) not in seen:
-            seen.add(id(root))
-            stack.append(root)
-    while stack:
-        node = stack.pop()
-        order.append(node)
-        for nxt, _ in node.next_functions:
-            if nxt is not None and id(nxt) not in seen:
-                seen.add(id(nxt))
-                stack.append(nxt)
-    return order
+from ..attribution import CALL_KEY, MODULE_KEY, walk
 
 
 class _Kind:

@@ -9,7 +9,6 @@ and ``resolve`` fetches every deferred summary of a step in one transfer (``stat
 
 from __future__ import annotations
 
-import itertools
 import weakref
 from typing import Any
 
@@ -17,12 +16,12 @@ import torch
 
 from ...events.records import STATS_KEYS, Captured, StatsValues
 from ..arrays import stats_values
+from ..ids import ObjectIds
 from .stats import resolve as resolve_stats
 from .stats import tensor_stats
 
-_tids = itertools.count(1)
 _KEEP = 4096  # tensors remembered; past this the map starts over (ids stay unique, edges may break)
-_by_tensor: dict[int, tuple[weakref.ref, int]] = {}
+_tensor_ids = ObjectIds()
 _stats_of: dict[int, tuple[weakref.ref, int, StatsValues]] = {}
 _ref = weakref.ref
 _Tensor = torch.Tensor
@@ -43,21 +42,14 @@ _WIDTH = len(STATS_KEYS) - 1  # the slots after a Deferred, filled with None unt
 
 
 def tensor_id(t: torch.Tensor) -> int:
-    """A small integer naming the tensor object for the session (a module's output that is the
-    next module's input keeps its id: that is how data flow is followed)."""
-    entry = _by_tensor.get(id(t))
-    if entry is not None and entry[0]() is t:
-        return entry[1]
-    if len(_by_tensor) >= _KEEP:
-        _by_tensor.clear()
-    tid = next(_tids)
-    _by_tensor[id(t)] = (_ref(t), tid)
-    return tid
+    """A small integer naming the tensor object for the session (``capture.ids``): a module's
+    output that is the next module's input keeps its id, which is how data flow is followed."""
+    return _tensor_ids(t)
 
 
 def forget_arrays() -> None:
     """Drop the tensors remembered so far (the tracer calls this at each step's end)."""
-    _by_tensor.clear()
+    _tensor_ids.clear()
     _stats_of.clear()
 
 
