@@ -9,7 +9,9 @@ the other's state.
 
 from __future__ import annotations
 
+import io
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -40,20 +42,43 @@ class EventTrace:
         from ..events.files import write_chrome_trace
         write_chrome_trace(self.events, path)
 
-    def summary(self) -> Any:
-        """A rich table like torchinfo's: shapes, parameters, mult-adds, times (``views.report``)."""
+    def summary(self) -> Printable:
+        """A table like torchinfo's: shapes, parameters, mult-adds, times (``views.report``).
+        ``print(tr.summary())`` prints it; rich and notebooks render it as a rich Table."""
         from .report import summary_table
-        return summary_table(self.events)
+        return Printable(summary_table(self.events))
 
-    def tree(self) -> Any:
-        """The ``named_modules`` tree as a rich Tree with the same figures."""
+    def tree(self) -> Printable:
+        """The ``named_modules`` tree with the same figures (a rich Tree, printable)."""
         from .report import module_tree
-        return module_tree(self.events)
+        return Printable(module_tree(self.events))
 
-    def timeline(self) -> Any:
-        """The hook firing order, indented by nesting, as rich Text."""
+    def timeline(self) -> Printable:
+        """The hook firing order, indented by nesting (rich Text, printable)."""
         from .report import timeline
-        return timeline(self.events)
+        return Printable(timeline(self.events))
+
+
+class Printable:
+    """A rich renderable that ``print`` and ``str`` show as text (the terminal's width, or 120
+    columns when output is not a terminal, so piped output is not squeezed), and that rich and
+    Jupyter render as the renderable itself (``renderable``)."""
+
+    def __init__(self, renderable: Any) -> None:
+        self.renderable = renderable
+
+    def __rich__(self) -> Any:
+        return self.renderable
+
+    def __str__(self) -> str:
+        from rich.console import Console
+
+        console = Console(width=None if sys.stdout.isatty() else 120, record=True, file=io.StringIO())
+        console.print(self.renderable)
+        return console.export_text()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": str(self)}
 
 
 class RecordedTrace(EventTrace):

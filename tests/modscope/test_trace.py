@@ -3,6 +3,7 @@ user hooks, optimizer steps, stats and NaN detection, robustness."""
 
 from __future__ import annotations
 
+import io
 import warnings
 
 import numpy as np
@@ -469,3 +470,16 @@ def test_recorded_events_leave_the_garbage_collectors_lists(stats):
         records = [r for r in tr._memory.body if type(r) is tuple]
         assert len(records) > 20
         assert [r for r in records if gc.is_tracked(r)] == []
+
+
+def test_reports_print_as_text_and_render_in_rich():
+    from rich.console import Console
+
+    tr = run(nested_model(engine))
+    for report in (tr.summary(), tr.tree(), tr.timeline()):
+        text = str(report)
+        assert "<rich" not in text and "blk" in text
+        console = Console(width=100, record=True, file=io.StringIO())
+        console.print(report)
+        assert "blk" in console.export_text()
+    assert "Total" in str(tr.summary())
