@@ -11,6 +11,7 @@ import pytest
 import engine
 from modscope import graph
 from modscope.graph import Cluster, Diagram, DotNotFoundError, Node
+from modscope.views.diagrams.dot import DotMissing
 
 from .helpers import laid_out
 
@@ -131,6 +132,15 @@ def test_without_dot_the_source_is_written_and_the_error_says_how_to_install(clu
     assert "\n" not in message
     assert info.value.source_path.read_text() == clustered.to_digraph().source
     assert not (tmp_path / "g.svg").exists()
+    # one "dot is missing" error for every caller: the TUI's graph pane catches the same class
+    assert isinstance(info.value, DotMissing)
+
+
+def test_a_failing_dot_names_what_graphviz_said():
+    from modscope.views.diagrams.dot import DotFailed, run_dot
+
+    with pytest.raises(DotFailed, match="graphviz failed: .*syntax error"):
+        run_dot("digraph { a -> }", "svg")
 
 
 def test_check_names_dangling_references():

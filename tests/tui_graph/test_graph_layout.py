@@ -7,6 +7,7 @@ import re
 import pytest
 
 from modscope.graph import build_autograd_graph_from_event
+from modscope.views.diagrams.dot import DotMissing
 from modscope.views.tui import graph_layout as gl
 
 
@@ -148,5 +149,5 @@ def test_missing_dot_and_failing_dot_raise_clear_errors(residual_layout, monkeyp
     with pytest.raises(gl.LayoutError, match="graphviz failed: .*syntax error"):
         gl.run_dot("digraph { a -> }")
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(gl.DotMissing, match="`dot` was not found: install graphviz .*apt-get install graphviz"):
+    with pytest.raises(DotMissing, match="`dot` was not found: install graphviz .*apt-get install graphviz"):
         gl.layout(diagram)

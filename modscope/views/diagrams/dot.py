@@ -8,6 +8,8 @@ says how to install it.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import graphviz
@@ -45,13 +47,46 @@ INSTALL_HINT = ("install graphviz (Debian/Ubuntu: `apt-get install graphviz`, ma
                 "and make sure `dot` is on PATH")
 
 
-class DotNotFoundError(RuntimeError):
-    """Graphviz's ``dot`` binary is missing; ``source_path`` is where the DOT source was written."""
+DOT_TIMEOUT_S = 120.0  # a graph dot cannot lay out in this long is too big to read anyway
+
+
+class DotMissing(RuntimeError):
+    """Graphviz's ``dot`` is not installed; the message says how to install it. The one error
+    for it, whoever runs ``dot`` (an export, the TUI's graph pane)."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or f"graphviz's `dot` was not found: {INSTALL_HINT} to draw the graph")
+
+
+class DotNotFoundError(DotMissing):
+    """``render`` found no ``dot``; ``source_path`` is where the DOT source was written instead."""
 
     def __init__(self, fmt: str, source_path: Path) -> None:
         super().__init__(f"cannot render {fmt}: graphviz's `dot` program was not found; the DOT source "
                          f"was written to {source_path}; to render, {INSTALL_HINT}")
         self.source_path = source_path
+
+
+class DotFailed(RuntimeError):
+    """``dot`` ran but failed (or took too long); the message says what it reported."""
+
+
+def run_dot(source: str, fmt: str, dot: str = "dot", timeout: float = DOT_TIMEOUT_S) -> bytes:
+    """``dot -T<fmt>`` on ``source`` (found on ``PATH``): its output. The one way modscope runs
+    graphviz. Raises ``DotMissing`` when ``dot`` is not installed and ``DotFailed`` when it
+    fails or runs longer than ``timeout`` seconds."""
+    exe = shutil.which(dot)
+    if exe is None:
+        raise DotMissing()
+    try:
+        done = subprocess.run([exe, f"-T{fmt}"], input=source.encode(), capture_output=True, timeout=timeout,
+                              check=False)
+    except subprocess.TimeoutExpired:
+        raise DotFailed(f"graphviz took longer than {timeout:.0f} s: collapse the graph (<)") from None
+    if done.returncode != 0:
+        message = done.stderr.decode(errors="replace").strip().splitlines()
+        raise DotFailed(f"graphviz failed: {message[-1] if message else f'exit status {done.returncode}'}")
+    return done.stdout
 
 
 def to_digraph(diagram: Diagram) -> graphviz.Digraph:
@@ -125,8 +160,8 @@ def render(diagram: Diagram | graphviz.Digraph, path: str | os.PathLike, fmt: st
         raise ValueError(f"cannot render format {fmt!r}: choose one of {', '.join(FORMATS)}")
     dot = diagram.to_digraph() if isinstance(diagram, Diagram) else diagram
     try:
-        data = dot.pipe(format=fmt)
-    except graphviz.ExecutableNotFound:
+        data = run_dot(dot.source, fmt)
+    except DotMissing:
         source_path = path.with_suffix(".dot")
         source_path.write_text(dot.source, encoding="utf-8")
         raise DotNotFoundError(fmt, source_path) from None

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
-import subprocess
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -35,7 +33,10 @@ from rich.style import Style
 from textual.strip import Strip
 
 from ..diagrams.diagram import Diagram, Node
-from ..diagrams.dot import INSTALL_HINT
+from ..diagrams.dot import DotFailed
+from ..diagrams.dot import run_dot as run_dot_as
+
+LayoutError = DotFailed  # what the graph pane reports when dot fails: the one error of diagrams.dot
 
 COL_PT, ROW_PT = 7.2, 14.4  # graphviz points per column and per row (72 points = 1 inch)
 NODE_ROWS = 3  # a node box: border, label, border
@@ -44,7 +45,6 @@ MAX_LABEL = 48  # longer labels are cut with "…"
 # Op names shortened on screen (the exported diagrams keep them whole): the tracer's full
 # backward hooks add one of these at every module boundary.
 SHORT_OPS = {"BackwardHookFunctionBackward": "BackwardHook"}
-DOT_TIMEOUT_S = 120.0
 # Cluster margin 22 pt (1.5 rows, 3 columns) keeps a node's border off its cluster's; the
 # cluster title's font is 12 pt Courier, 7.2 pt per character: one column per character, so
 # graphviz reserves exactly the width the title needs.
@@ -80,17 +80,6 @@ TEES = {"top": "┴", "bottom": "┬", "left": "┤", "right": "├"}
 DOUBLE_TEES = {"top": "╧", "bottom": "╤", "left": "╢", "right": "╟"}  # on a collapsed module's border
 BOX = {"single": "┌┐└┘─│", "double": "╔╗╚╝═║"}
 FRAME_CHARS = "┌┐└┘┄┆"
-
-
-class DotMissing(RuntimeError):
-    """Graphviz's ``dot`` is not installed; the message says how to install it."""
-
-    def __init__(self) -> None:
-        super().__init__(f"graphviz's `dot` was not found: {INSTALL_HINT} to draw the graph")
-
-
-class LayoutError(RuntimeError):
-    """``dot`` ran but failed (or took too long); the message says what it reported."""
 
 
 # --- what the terminal shows of a node -------------------------------------------------------
@@ -192,8 +181,8 @@ class Layout:
 
 def layout(diagram: Diagram, dot: str = "dot") -> Layout:
     """Lay ``diagram`` out with graphviz's ``dot`` (found on ``PATH``). Raises ``DotMissing``
-    when ``dot`` is not installed and ``LayoutError`` when it fails or runs longer than
-    ``DOT_TIMEOUT_S``."""
+    when ``dot`` is not installed and ``LayoutError`` when it fails or runs too long
+    (``diagrams.dot.DOT_TIMEOUT_S``)."""
     labels = {nid: node_label(node) for nid, node in diagram.nodes.items()}
     source = layout_source(diagram, labels)
     started = time.perf_counter()
@@ -239,19 +228,8 @@ def _quoted(text: str) -> str:
 
 
 def run_dot(source: str, dot: str = "dot") -> dict:
-    """``dot -Tjson`` on ``source``: the parsed JSON."""
-    exe = shutil.which(dot)
-    if exe is None:
-        raise DotMissing()
-    try:
-        done = subprocess.run([exe, "-Tjson"], input=source.encode(), capture_output=True,
-                              timeout=DOT_TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired:
-        raise LayoutError(f"graphviz took longer than {DOT_TIMEOUT_S:.0f} s: collapse the graph (<)") from None
-    if done.returncode != 0:
-        message = done.stderr.decode(errors="replace").strip().splitlines()
-        raise LayoutError(f"graphviz failed: {message[-1] if message else f'exit status {done.returncode}'}")
-    return json.loads(done.stdout)
+    """``dot -Tjson`` on ``source`` (``diagrams.dot.run_dot``): the parsed JSON."""
+    return json.loads(run_dot_as(source, "json", dot))
 
 
 def parse_layout(data: dict, diagram: Diagram, labels: dict[str, str]) -> Layout:

@@ -27,7 +27,8 @@ from textual.strip import Strip
 
 from ...diagrams.autograd import build_autograd_graph_from_event
 from ...diagrams.diagram import Diagram, path_depth
-from ..graph_layout import ZOOMS, Canvas, DotMissing, Layout, LayoutError, layout, rasterise
+from ...diagrams.dot import DotMissing
+from ..graph_layout import ZOOMS, Canvas, Layout, LayoutError, layout, rasterise
 
 NO_GRAPH = "no autograd graph yet: it is recorded at the first forward with gradients"
 AUTO_DEPTH_NODES = 600  # a larger graph opens collapsed to the deepest depth that fits
