@@ -1,30 +1,26 @@
 """``modscope.trace``: turn a framework's hook firings into events (engine or torch alike).
 
-The framework-specific half (registering hooks, summarising tensors, parameter statistics, the
-autograd graph) is the ``Backend`` of the traced model (``capture.backends``); this file is the
-shared half, written once: what each hook records, delivery, the step's end.
-
 Where things happen:
 - ``_attach``: which hooks are registered (per module with a model, global without one);
-- ``_on_forward_pre`` / ``_on_forward`` / ``_on_backward_pre`` / ``_on_backward``: one event each;
-- ``_UserHook``: wraps the user's own hooks so their firing becomes ``hook`` events;
-- ``_on_optimizer_pre`` / ``_on_optimizer_post``: ``step`` and ``params`` events, step advance;
-- ``_emit``: the only place events are created and handed to sinks.
+- ``_on_forward_pre`` / ``_on_forward`` / ``_on_backward_pre`` / ``_on_backward``: one event each
+  (on torch, backward arrives through ``capture/torch/backward.py``);
+- ``UserHook`` (``user_hooks.py``): the user's own hooks, whose firing becomes ``hook`` events;
+- ``ParamEvents`` (``params.py``): the optimizer hooks: ``step`` and ``params`` events, step advance;
+- ``Delivery`` (``delivery.py``): the only place events are created and handed to sinks.
 
-Every hook body runs under ``_guard``: an exception inside the tracer becomes an ``error`` event
-and never reaches the user's training.
+The framework-specific half (registering hooks, summarising tensors, parameter statistics, the
+autograd graph) is the ``Backend`` of the traced model (``capture/backends.py``); this file and
+the three above are the shared half, written once. Every hook body catches its exceptions: a
+failure inside the tracer becomes an ``error`` event and never reaches the user's training.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import itertools
-import operator
 import os
 import sys
 import threading
 import time
-import traceback
 import weakref
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -32,19 +28,22 @@ from typing import Any
 
 from .. import __version__
 from ..events.log import EventLog
-from ..events.records import STATS_KEYS, as_event, dtype_name, flat_fields
+from ..events.records import STATS_KEYS, dtype_name
 from ..events.schema import SCHEMA_VERSION, finite_or_none
-from ..events.sinks import HEADER_KINDS, Sink, write_batch, write_records
+from ..events.sinks import Sink
 from ..views.trace import EventTrace
 from .attribution import label_call, tensors_in
 from .backends import Backend, UntraceableError, backend_for, global_backend, load
+from .delivery import Delivery
+from .params import ParamEvents
+from .user_hooks import UserHook
 
 DEFAULT_MEMORY_WITH_SINK = 10_000
 _NAN, _INF = STATS_KEYS.index("nan"), STATS_KEYS.index("inf")
-_PENDING_LIMIT = 512  # recorded module events delivered at the latest after this many (a step without an optimizer)
+  # recorded module events delivered at the latest after this many (a step without an optimizer)
 
 
-class Trace(EventTrace):
+class Trace(Delivery, ParamEvents, EventTrace):
     """Records what a model does while it runs: module calls, hooks, optimizer steps, metrics.
 
     Use as a context manager (or ``start()``/``stop()``). On exit every hook it added is removed
@@ -159,7 +158,7 @@ class Trace(EventTrace):
         if self._backward is not None:
             self._backward.close()
         for hooks, key, original in self._wrapped:
-            if key in hooks and isinstance(hooks[key], _UserHook):
+            if key in hooks and isinstance(hooks[key], UserHook):
                 hooks[key] = original
         self._wrapped.clear()
         self._deliver_pending()
@@ -241,113 +240,6 @@ class Trace(EventTrace):
     def record_graph(self, output: Any) -> None:
         """Emit a ``graph`` event for the autograd graph behind ``output`` now."""
         self._emit("graph", **self._backend.graph_event_fields(output, self._param_paths()))
-
-    # --- emitting -----------------------------------------------------------------------------
-
-    def _emit(self, kind: str, **fields: Any) -> None:
-        seq = self._seq
-        self._seq = seq + 1
-        event = {"v": SCHEMA_VERSION, "kind": kind, "seq": seq, "t": time.monotonic_ns(), "step": self._step, **fields}
-        if self._pending:
-            if kind in HEADER_KINDS:  # a new root model in global mode (see _deliver_pending)
-                self._pending_header = True
-            self._pending.append(event)  # behind the module events recorded before it
-        else:
-            self._push(event)
-
-    def _record(self, kind: str, path: str, call: int, captured: tuple, dur: int | None, t: int) -> None:
-        """A module event, recorded as a tuple: the dict is built at the step's end
-        (``_deliver_pending``), in one batch with the step's other events, or at once when
-        ``immediate``. Building dicts in the hooks costs several times more, because the
-        training step between two hooks has pushed the tracer's code and data out of the CPU
-        caches. Sequence numbers, times and statistics are taken now, so nothing changes for
-        readers but the moment of delivery."""
-        seq = self._seq
-        self._seq = seq + 1
-        # One flat tuple: the event's fields, the number of values, their summaries' fields.
-        # Every tuple that outlives the step counts towards the garbage collector's next
-        # young-generation pass, which in a training step lands in the middle of a forward or a
-        # backward (where the autograd graph makes the young generation large): a nested tuple
-        # per value doubled those passes (measured: 39 -> 25 µs of collections per Net step).
-        # Nothing in it is a container, so each pass then drops it from the collector's lists.
-        fields = captured[0] if len(captured) == 1 and captured[0] is not None else flat_fields(captured, self.stats)
-        self._pending.append((kind, seq, t, self._step, path, call, dur, len(captured)) + fields)
-        if self.immediate or len(self._pending) >= _PENDING_LIMIT:
-            self._deliver_pending()
-
-    def _deliver_pending(self) -> None:
-        """Deliver the recorded events, in order. The in-memory log takes the tuples as they are
-        (``EventLog`` builds the dicts when they are read, and evicting a tuple frees less than
-        a dict), and so do the other sinks: each makes the dicts where it needs them (the file
-        and viewer sinks of ``modscope run`` on their worker threads, out of the training
-        loop's way). An observer that is listening needs the dicts now: then they are built
-        once, the sinks take them, and the observer sees each event (it may pause the program
-        at any of them)."""
-        pending, self._pending = self._pending, []
-        if not pending:
-            return
-        if self._backend.resolve is not None:  # statistics left on a device (torch): one transfer
-            pending = self._backend.resolve(pending)
-        self._events_in_step += len(pending)
-        headers, self._pending_header = self._pending_header, False
-        self._memory.write_records(pending, headers=headers)  # dicts when read (see EventLog)
-        # A listening observer needs the dicts now: built once, for it and the sinks.
-        events = [as_event(item) for item in pending] if self._observer_listening() else None
-        for sink in list(self._extra_sinks):
-            try:
-                if events is None:
-                    write_records(sink, pending, as_event)
-                else:
-                    write_batch(sink, events)
-            except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
-                self._detach(sink, exc)
-        for event in events or ():
-            self._observe(event)
-
-    def _push(self, event: dict[str, Any]) -> None:
-        """Deliver one event: memory, the other sinks, the observer."""
-        self._events_in_step += 1
-        self._memory.write(event)
-        for sink in self._extra_sinks:
-            try:
-                sink.write(event)
-            except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
-                self._detach(sink, exc)
-        if self._observer_listening():
-            self._observe(event)
-
-    def _observer_listening(self) -> bool:
-        """An observer that may act on events: set, and not ``idle`` (checked per delivery)."""
-        return self.observer is not None and not getattr(self.observer, "idle", False)
-
-    def _observe(self, event: dict[str, Any]) -> None:
-        if self._observing:
-            return  # events the observer emits itself are not observed again
-        self._observing = True
-        try:
-            self.observer(event)
-        except (KeyboardInterrupt, SystemExit):
-            raise  # the viewer asked the traced program to stop
-        except Exception as exc:  # noqa: BLE001
-            self._emit_error(exc, where="trace observer")
-        finally:
-            self._observing = False
-
-    def _detach(self, sink: Sink, exc: Exception) -> None:
-        self._sinks.remove(sink)
-        self._extra_sinks.remove(sink)
-        self._emit_error(exc, where=f"sink {type(sink).__name__} (detached)")
-
-    def _emit_error(self, exc: BaseException, where: str, module: str | None = None) -> None:
-        self._errors += 1
-        self._emit("error", etype=type(exc).__name__, message=str(exc), where=where, module=module,
-                   traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
-
-    def _safely(self, fn: Callable[[], Any]) -> None:
-        try:
-            fn()
-        except Exception as exc:  # noqa: BLE001
-            self._emit_error(exc, where=getattr(fn, "__qualname__", "sink"))
 
     def _advance(self) -> None:
         self._deliver_pending()
@@ -583,135 +475,10 @@ class Trace(EventTrace):
 
     def _wrap_dict(self, hooks: dict, kind: str, target: str) -> None:
         for key, fn in list(hooks.items()):
-            if isinstance(fn, _UserHook) or _unwrap_bound(fn) in _OUR_HOOKS:
+            if isinstance(fn, UserHook) or _unwrap_bound(fn) in _OUR_HOOKS:
                 continue
-            hooks[key] = _UserHook(fn, self, kind, target)
+            hooks[key] = UserHook(fn, self, kind, target)
             self._wrapped.append((hooks, key, fn))
-
-    # --- optimizer ----------------------------------------------------------------------------
-
-    def _on_optimizer_pre(self, optimizer: Any, args: tuple, kwargs: dict) -> None:
-        try:
-            params = _flat_params(optimizer.param_groups)
-            plan, paths = self._plan(id(optimizer), params, "_parameters", foreign_ok=False)
-            if paths is None:
-                return  # another model's optimizer (optimizer hooks are global)
-            plan.snapshot()
-            self._snapshotted.add(id(optimizer))
-        except Exception as exc:  # noqa: BLE001
-            self._emit_error(exc, where="optimizer step pre hook")
-
-    def _on_optimizer_post(self, optimizer: Any, args: tuple, kwargs: dict) -> None:
-        try:
-            if id(optimizer) not in self._snapshotted:
-                return  # not one of ours (see _on_optimizer_pre)
-            self._snapshotted.discard(id(optimizer))
-            index = self._opt_steps.get(id(optimizer), 0)
-            self._opt_steps[id(optimizer)] = index + 1
-            lrs = [finite_or_none(float(g["lr"])) for g in optimizer.param_groups]
-            self._emit("step", optimizer=type(optimizer).__name__, index=index, lrs=lrs)
-            self._emit_params(id(optimizer))
-            self._advance()
-        except Exception as exc:  # noqa: BLE001
-            self._emit_error(exc, where="optimizer step post hook")
-
-    def _emit_params(self, optimizer: int | None) -> None:
-        """Parameters (with update ratios after an optimizer step, whose pre-hook took a
-        snapshot of them), then buffers (running statistics and the like)."""
-        if optimizer is None:
-            plan, paths = self._plan("step", list(self._param_paths().values()), "_parameters")
-        else:
-            plan, paths = self._plans[optimizer]
-        items = plan.stats(paths) if paths is not None else []
-        buffers = {id(t): t for t in _buffers_of(self._modules) if t is not None}
-        if buffers:
-            plan, paths = self._plan("buffers", list(buffers.values()), "_buffers")
-            items += plan.stats(paths)
-        if items:
-            self._emit("params", items=items)
-
-    def _plan(self, owner: Any, tensors: list[Any], attr: str,
-              foreign_ok: bool = True) -> tuple[Any, list[str] | None]:
-        """The ``StatsPlan`` for ``tensors`` with their paths, made again only when the tensors
-        change. With ``foreign_ok=False``, a list holding none of the traced modules' tensors
-        gets ``paths=None`` (another model's optimizer)."""
-        entry = self._plans.get(owner)
-        if entry is not None and entry[0].matches(tensors):
-            return entry
-        names = self._tensor_names(tensors, attr)
-        paths = [names.get(id(t), f"param{i}") for i, t in enumerate(tensors)]
-        if not foreign_ok and not any(id(t) in names for t in tensors):
-            paths = None
-        entry = self._plans[owner] = (self._backend.stats_plan(tensors), paths)
-        return entry
-
-    def _tensor_names(self, tensors: list[Any], attr: str) -> dict[int, str]:
-        """``id(tensor) -> path`` of parameters (``attr="_parameters"``) or buffers; the module
-        list is refreshed when a tensor is not found (a module added since attaching)."""
-        names = {id(t): path for path, t in self._named_tensors(attr).items()}
-        if any(id(t) not in names for t in tensors) and self._roots:
-            self._modules = [(path, mod) for root in self._roots
-                             for path, mod in root.named_modules(prefix=self._paths.get(id(root), ""))]
-            names = {id(t): path for path, t in self._named_tensors(attr).items()}
-        return names
-
-    def _param_paths(self) -> dict[str, Any]:
-        return self._named_tensors("_parameters")
-
-    def _named_tensors(self, attr: str) -> dict[str, Any]:
-        """Parameters (``attr="_parameters"``) or buffers of the traced modules by path, as
-        ``named_parameters``/``named_buffers`` list them (each tensor once), without their walk."""
-        out: dict[str, Any] = {}
-        seen: set[int] = set()
-        for path, mod in self._modules:
-            for name, t in getattr(mod, attr).items():
-                if t is not None and id(t) not in seen:
-                    seen.add(id(t))
-                    out[f"{path}.{name}" if path else name] = t
-        return out
-
-
-class _UserHook:
-    """A user's hook, timed: its firing becomes a ``hook`` event. Keeps the original's
-    behaviour exactly (arguments, return value, exceptions)."""
-
-    def __init__(self, fn: Callable, tracer: Trace, kind: str, target: str) -> None:
-        self.fn, self.tracer, self.kind, self.target = fn, tracer, kind, target
-        self.__qualname__ = getattr(fn, "__qualname__", type(fn).__name__)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        target = self.target
-        if target == "*" and args and isinstance(args[0], self.tracer._backend.Module):
-            target = self.tracer._paths.get(id(args[0]), type(args[0]).__name__)
-        t0 = time.perf_counter_ns()
-        try:
-            result = self.fn(*args, **kwargs)
-        except Exception as exc:
-            self.tracer._emit_error(exc, where=f"{self.kind} hook {self.__qualname__}", module=target)
-            raise
-        finally:
-            self.tracer._backend.forget_gradients()  # the hook may have changed a gradient in place
-        self.tracer._emit("hook", qualname=self.__qualname__, target=target, hook_kind=self.kind,
-                          replaced=result is not None, dur_ns=time.perf_counter_ns() - t0)
-        return result
-
-
-# The per-step scans of the optimizer hooks, as C-level iterator chains (no Python loop over the
-# groups or the modules: at a step's end every bytecode runs with the caches cold).
-_params_of_group = operator.itemgetter("params")
-_second = operator.itemgetter(1)
-_buffer_dict = operator.attrgetter("_buffers")
-
-
-def _flat_params(param_groups: list[dict[str, Any]]) -> list[Any]:
-    """Every group's parameters, in order."""
-    return list(itertools.chain.from_iterable(map(_params_of_group, param_groups)))
-
-
-def _buffers_of(modules: list[tuple[str, Any]]) -> Iterable[Any]:
-    """The buffers (``None`` included) of the ``(path, module)`` pairs, module by module."""
-    return itertools.chain.from_iterable(map(dict.values, map(_buffer_dict, map(_second, modules))))
-
 
 def _unwrap_bound(fn: Any) -> Any:
     return getattr(fn, "__func__", fn)

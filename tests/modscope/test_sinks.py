@@ -134,16 +134,16 @@ def test_the_file_and_viewer_share_one_encoding_built_off_the_training_thread(tm
     """``modscope run``'s sinks take the tracer's records; a worker thread builds each event's
     dict and JSON line once, for the viewer and the file both, so a training step spends no
     time on them and the workers no time twice."""
-    import modscope.capture.recorder
+    import modscope.capture.delivery
 
     built_on = []
 
-    def spy(item, real=modscope.capture.recorder.as_event):
+    def spy(item, real=modscope.capture.delivery.as_event):
         if type(item) is tuple:  # a recorded module event (the others are dicts already)
             built_on.append(threading.current_thread().name)
         return real(item)
 
-    monkeypatch.setattr(modscope.capture.recorder, "as_event", spy)
+    monkeypatch.setattr(modscope.capture.delivery, "as_event", spy)
     viewer = FakeViewer(tmp_path)
     path = tmp_path / "t.jsonl"
     tr = train(modscope.TeeSink(modscope.SocketSink(viewer.address, token="t"), BackgroundSink(JsonlSink(path))))

@@ -1,0 +1,121 @@
+"""The optimizer's side of a trace: ``step`` and ``params`` events.
+
+The optimizer step pre-hook snapshots the parameters (for update ratios); the post-hook emits
+the ``step`` event with the learning rates, then the ``params`` event (norm, grad norm, update
+ratio, mean, std, NaN/Inf of every parameter, then of every buffer), and ends the step. The
+statistics come from the backend's ``stats_plan``, made once per parameter list.
+``ParamEvents`` is that part of ``Trace``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Iterable
+from typing import Any
+
+from ..events.schema import finite_or_none
+
+
+class ParamEvents:
+    """Optimizer hooks and parameter statistics (a base of ``Trace``)."""
+
+    def _on_optimizer_pre(self, optimizer: Any, args: tuple, kwargs: dict) -> None:
+        try:
+            params = _flat_params(optimizer.param_groups)
+            plan, paths = self._plan(id(optimizer), params, "_parameters", foreign_ok=False)
+            if paths is None:
+                return  # another model's optimizer (optimizer hooks are global)
+            plan.snapshot()
+            self._snapshotted.add(id(optimizer))
+        except Exception as exc:  # noqa: BLE001
+            self._emit_error(exc, where="optimizer step pre hook")
+
+    def _on_optimizer_post(self, optimizer: Any, args: tuple, kwargs: dict) -> None:
+        try:
+            if id(optimizer) not in self._snapshotted:
+                return  # not one of ours (see _on_optimizer_pre)
+            self._snapshotted.discard(id(optimizer))
+            index = self._opt_steps.get(id(optimizer), 0)
+            self._opt_steps[id(optimizer)] = index + 1
+            lrs = [finite_or_none(float(g["lr"])) for g in optimizer.param_groups]
+            self._emit("step", optimizer=type(optimizer).__name__, index=index, lrs=lrs)
+            self._emit_params(id(optimizer))
+            self._advance()
+        except Exception as exc:  # noqa: BLE001
+            self._emit_error(exc, where="optimizer step post hook")
+
+    def _emit_params(self, optimizer: int | None) -> None:
+        """Parameters (with update ratios after an optimizer step, whose pre-hook took a
+        snapshot of them), then buffers (running statistics and the like)."""
+        if optimizer is None:
+            plan, paths = self._plan("step", list(self._param_paths().values()), "_parameters")
+        else:
+            plan, paths = self._plans[optimizer]
+        items = plan.stats(paths) if paths is not None else []
+        buffers = {id(t): t for t in _buffers_of(self._modules) if t is not None}
+        if buffers:
+            plan, paths = self._plan("buffers", list(buffers.values()), "_buffers")
+            items += plan.stats(paths)
+        if items:
+            self._emit("params", items=items)
+
+    def _plan(self, owner: Any, tensors: list[Any], attr: str,
+              foreign_ok: bool = True) -> tuple[Any, list[str] | None]:
+        """The ``StatsPlan`` for ``tensors`` with their paths, made again only when the tensors
+        change. With ``foreign_ok=False``, a list holding none of the traced modules' tensors
+        gets ``paths=None`` (another model's optimizer)."""
+        entry = self._plans.get(owner)
+        if entry is not None and entry[0].matches(tensors):
+            return entry
+        names = self._tensor_names(tensors, attr)
+        paths = [names.get(id(t), f"param{i}") for i, t in enumerate(tensors)]
+        if not foreign_ok and not any(id(t) in names for t in tensors):
+            paths = None
+        entry = self._plans[owner] = (self._backend.stats_plan(tensors), paths)
+        return entry
+
+    def _tensor_names(self, tensors: list[Any], attr: str) -> dict[int, str]:
+        """``id(tensor) -> path`` of parameters (``attr="_parameters"``) or buffers; the module
+        list is refreshed when a tensor is not found (a module added since attaching)."""
+        names = {id(t): path for path, t in self._named_tensors(attr).items()}
+        if any(id(t) not in names for t in tensors) and self._roots:
+            self._modules = [(path, mod) for root in self._roots
+                             for path, mod in root.named_modules(prefix=self._paths.get(id(root), ""))]
+            names = {id(t): path for path, t in self._named_tensors(attr).items()}
+        return names
+
+    def _param_paths(self) -> dict[str, Any]:
+        return self._named_tensors("_parameters")
+
+    def _named_tensors(self, attr: str) -> dict[str, Any]:
+        """Parameters (``attr="_parameters"``) or buffers of the traced modules by path, as
+        ``named_parameters``/``named_buffers`` list them (each tensor once), without their walk."""
+        out: dict[str, Any] = {}
+        seen: set[int] = set()
+        for path, mod in self._modules:
+            for name, t in getattr(mod, attr).items():
+                if t is not None and id(t) not in seen:
+                    seen.add(id(t))
+                    out[f"{path}.{name}" if path else name] = t
+        return out
+
+
+
+# The per-step scans of the optimizer hooks, as C-level iterator chains (no Python loop over the
+# groups or the modules: at a step's end every bytecode runs with the caches cold).
+_params_of_group = operator.itemgetter("params")
+_second = operator.itemgetter(1)
+_buffer_dict = operator.attrgetter("_buffers")
+
+
+def _flat_params(param_groups: list[dict[str, Any]]) -> list[Any]:
+    """Every group's parameters, in order."""
+    return list(itertools.chain.from_iterable(map(_params_of_group, param_groups)))
+
+
+def _buffers_of(modules: list[tuple[str, Any]]) -> Iterable[Any]:
+    """The buffers (``None`` included) of the ``(path, module)`` pairs, module by module."""
+    return itertools.chain.from_iterable(map(dict.values, map(_buffer_dict, map(_second, modules))))
+
+
