@@ -6,6 +6,8 @@ STAMP   := $(VENV)/.installed
 # A CPU build of torch: the parity oracle and the torch backend's test target. modscope's torch
 # backend is an optional extra (pip install 'modscope[torch]'); `make demo` never needs it.
 TORCH   ?= torch==2.13.0
+# Peers the parity tests compare with (tests only; modscope never imports them).
+PEERS   ?= torchinfo==1.8.0
 
 .PHONY: demo test lint setup dot torch bench clean
 
@@ -30,6 +32,7 @@ dot:
 
 torch: $(STAMP)
 	@$(VPY) -c 'import torch' 2>/dev/null || $(VPY) -m pip install --quiet $(TORCH)
+	@$(VPY) -c 'import torchinfo' 2>/dev/null || $(VPY) -m pip install --quiet --no-deps $(PEERS)
 
 # The main job: train the classic MNIST Net on the bundled digits and watch it live.
 demo: setup

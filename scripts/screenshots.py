@@ -1,17 +1,21 @@
 """Regenerates ``screenshots/``: the whole TUI while the MNIST Net really trains (a child process
-streaming over the socket, as ``modscope demo`` runs it), one screenshot per view, and the Net's
+streaming over the socket, as ``modscope demo`` runs it), one screenshot per view, the same TUI
+with the Net trained under real PyTorch (``modscope demo --backend torch``), and the Net's
 autograd graph rendered by graphviz. SVG from Textual, PNG through ``rsvg-convert`` (Debian's
 ``librsvg2-bin``).
 
-    .venv/bin/python scripts/screenshots.py
+    .venv/bin/python scripts/screenshots.py                  # all of them
+    .venv/bin/python scripts/screenshots.py --only torch     # some: engine, torch, diagram
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import shutil
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,10 +23,15 @@ OUT = ROOT / "screenshots"
 sys.path.insert(0, str(ROOT))
 
 from modscope.views.tui.app import ModscopeApp  # noqa: E402
-from modscope.views.tui.sources import ChildProcess, SocketSource  # noqa: E402
+from modscope.views.tui.launch import start_child, torch_installed  # noqa: E402
+from modscope.views.tui.sources import SocketSource  # noqa: E402
 
 SIZE = (200, 55)
 VIEWS = {"tree": "#tree", "params": "#params", "timeline": "#timeline", "training": "#training", "graph": "#graph"}
+GROUPS = ("engine", "torch", "diagram")
+NET = ROOT / "examples" / "mnist_net.py"
+
+Shoot = Callable[[ModscopeApp, object], Awaitable[list[Path]]]
 
 
 def to_png(svg: Path) -> Path:
@@ -37,35 +46,47 @@ def to_png(svg: Path) -> Path:
     return png
 
 
-async def capture() -> list[Path]:
-    written: list[Path] = []
+async def capture(args: list[str], backend: str, shoot: Shoot) -> list[Path]:
+    """Train the Net with ``args`` in a traced child (``backend``), wait until it has stepped 40
+    times and drawn its autograd graph, select ``conv2``, then let ``shoot`` take screenshots."""
     source = SocketSource()
-    script = ROOT / "examples" / "mnist_net.py"
-    child = ChildProcess(source, str(script), ["--epochs", "100"], None, stats=True)
+    source.description = f"live {NET.name} ({backend})"  # the title modscope demo shows
+    child = start_child(source, str(NET), args, None, stats=True, backend=backend)
     app = ModscopeApp(source, child=child)
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(600):
             await pilot.pause(0.1)
             if app.state.step >= 40 and app.state.graph is not None:
                 break
-        print(f"captured at step {app.state.step} ({app.state.events_total} events)", file=sys.stderr)
+        print(f"{backend}: captured at step {app.state.step} ({app.state.events_total} events)", file=sys.stderr)
         app._select("conv2")
         await pilot.pause(1.0)
-        written.append(save(app, "tui-training"))
-        for name, selector in VIEWS.items():
-            widgets = app.query(selector)
-            if not widgets:
-                continue
-            app.screen.maximize(widgets.first())
-            await pilot.pause(0.5)
-            written.append(save(app, f"view-{name}"))
-            app.screen.minimize()
+        written = await shoot(app, pilot)
         await pilot.press("q")
         for _ in range(100):
             await pilot.pause(0.1)
             if child.returncode is not None:
                 break
     return written
+
+
+async def engine_shots(app: ModscopeApp, pilot: object) -> list[Path]:
+    """The whole TUI, then each view maximised."""
+    written = [save(app, "tui-training")]
+    for name, selector in VIEWS.items():
+        widgets = app.query(selector)
+        if not widgets:
+            continue
+        app.screen.maximize(widgets.first())
+        await pilot.pause(0.5)
+        written.append(save(app, f"view-{name}"))
+        app.screen.minimize()
+    return written
+
+
+async def torch_shots(app: ModscopeApp, pilot: object) -> list[Path]:
+    """The whole TUI over the torch run."""
+    return [save(app, "tui-torch")]
 
 
 def save(app: ModscopeApp, name: str) -> Path:
@@ -81,13 +102,30 @@ def diagram() -> Path:
     return png
 
 
-def main() -> None:
+def make(group: str) -> list[Path]:
+    """The screenshots of one group: ``engine``, ``torch`` or ``diagram``."""
+    if group == "engine":
+        return asyncio.run(capture(["--epochs", "100"], "engine", engine_shots))
+    if group == "torch":
+        if not torch_installed():
+            sys.exit("the torch screenshot needs PyTorch: pip install 'modscope[torch]'")
+        return asyncio.run(capture(["--epochs", "100", "--backend", "torch"], "torch", torch_shots))
+    return [diagram()]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", choices=GROUPS, default=list(GROUPS),
+                        help="which screenshots (default: all): engine (tui-training, view-*), torch (tui-torch), "
+                             "diagram (autograd-net)")
+    groups = parser.parse_args(argv).only
     if shutil.which("rsvg-convert") is None:
         sys.exit("rsvg-convert is missing: apt-get install librsvg2-bin")
     OUT.mkdir(exist_ok=True)
-    paths = asyncio.run(capture()) + [diagram()]
-    for path in paths:
-        print(f"wrote {path.relative_to(ROOT)}")
+    for group in GROUPS:
+        if group in groups:
+            for path in make(group):
+                print(f"wrote {path.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

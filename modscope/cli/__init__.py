@@ -15,7 +15,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="modscope",
         description="See inside a PyTorch-style nn.Module while it trains: hook tracing, graphviz "
-                    "diagrams and a live terminal UI, on modscope's NumPy engine.",
+                    "diagrams and a live terminal UI, on PyTorch or modscope's NumPy engine.",
     )
     parser.add_argument("--version", action="version", version=f"modscope {__version__}")
     # Each subcommand adds its parser here and sets ``run`` (a function of the parsed args).
@@ -58,7 +58,10 @@ def _add_export(subcommands: argparse._SubParsersAction) -> None:
                "Example: modscope export net --what autograd --depth 1 -o net.svg")
     p.add_argument("target", metavar="TARGET", help="FILE.py:CLASS_OR_FACTORY, or an example name")
     p.add_argument("--what", choices=WHATS, default="tree", help="which diagram (default: tree)")
-    p.add_argument("--input", metavar="SHAPE", help="input shape, e.g. 64,1,28,28 (default: the example's)")
+    p.add_argument("--input", metavar="SHAPE", help="input shape, e.g. 64,1,28,28 (default: the example's; "
+                                                    "required for FILE.py targets)")
+    p.add_argument("--tokens", metavar="N", type=_positive, help="make the input integer token ids in [0, N) "
+                                                                  "(models that start with an nn.Embedding)")
     p.add_argument("--format", choices=FORMATS, help="output format (default: from the output file's suffix)")
     p.add_argument("-o", "--output", metavar="FILE", required=True, help="file to write")
     p.add_argument("--depth", type=_depth, help="show modules down to this depth, collapse deeper ones")
@@ -75,6 +78,16 @@ def _depth(text: str) -> int:
     return value
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
 def _run_export(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -85,7 +98,7 @@ def _run_export(args: argparse.Namespace) -> int:
     try:
         with console.status("exporting...") as status:
             path = export(args.target, args.what, args.output, fmt=args.format, input_shape=args.input,
-                          depth=args.depth, progress=lambda message: status.update(message + "..."))
+                          depth=args.depth, tokens=args.tokens, progress=lambda message: status.update(message + "..."))
     except (ExportError, TargetError) as exc:
         return _fail("export", str(exc))
     print(f"wrote {path}", file=sys.stderr)

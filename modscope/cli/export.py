@@ -6,6 +6,7 @@ be written, ``dot`` missing) is an ``ExportError`` or ``TargetError`` with a one
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..capture.attribution import attribute_modules, tensors_in
+from ..capture.backends import UntraceableError, backend_for
 from ..capture.diagrams import build_autograd_graph, build_module_tree
 from ..capture.target import Target, load_target, parse_shape
 from ..views.diagrams import Diagram, DotNotFoundError, build_dataflow, render
@@ -28,11 +30,12 @@ class ExportError(Exception):
 
 
 def export(target: str, what: str, output: str | os.PathLike, *, fmt: str | None = None,
-           input_shape: str | None = None, depth: int | None = None,
+           input_shape: str | None = None, depth: int | None = None, tokens: int | None = None,
            progress: Callable[[str], None] = lambda message: None) -> Path:
     """Write diagram ``what`` of the model ``target`` names to ``output`` as ``fmt`` (default:
     from ``output``'s suffix) and return the path written. ``input_shape`` (``"1,1,28,28"``)
-    overrides the example's default input; ``progress`` is told each stage as it starts.
+    overrides the example's default input; ``tokens`` makes it integer token ids in
+    ``[0, tokens)``; ``progress`` is told each stage as it starts.
     Raises ``ExportError`` or ``TargetError``."""
     if what not in WHATS:
         raise ExportError(f"unknown diagram {what!r}: choose one of {', '.join(WHATS)}")
@@ -41,7 +44,7 @@ def export(target: str, what: str, output: str | os.PathLike, *, fmt: str | None
     check_writable(path)
     shape = parse_shape(input_shape) if input_shape is not None else None
     progress(f"loading {target}")
-    loaded = load_target(target)
+    loaded = with_tokens(load_target(target), tokens)
     progress(f"building the {what} diagram")
     diagram = build(loaded, what, shape, depth)
     progress(f"writing {fmt} to {path}" if fmt in ("dot", "mermaid", "json") else f"rendering {fmt} with dot")
@@ -70,12 +73,30 @@ def check_writable(path: Path) -> None:
         raise ExportError(f"cannot write {path}: permission denied")
 
 
+def with_tokens(target: Target, tokens: int | None) -> Target:
+    """``target`` whose example input is integer token ids in ``[0, tokens)`` (``None``: as is)."""
+    if tokens is None:
+        return target
+    if tokens < 1:
+        raise ExportError(f"--tokens must be a positive integer, got {tokens}")
+    return dataclasses.replace(target, dtype="int64", high=tokens)
+
+
+def check_traceable(model: Any) -> None:
+    """``ExportError`` for a model whose hooks never fire (TorchScript, ``torch.compile``)."""
+    try:
+        backend_for(model).check_traceable(model)
+    except UntraceableError as exc:
+        raise ExportError(str(exc)) from exc
+
+
 def build(target: Target, what: str, shape: tuple[int, ...] | None, depth: int | None) -> Diagram:
     """The diagram ``what`` of ``target``'s model; runs one forward for ``autograd`` and
     ``dataflow``."""
     model = target.model
     if what == "tree":
         return build_module_tree(model, depth)
+    check_traceable(model)
     x = target.example_input(shape)
     if what == "autograd":
         with attribute_modules(model):

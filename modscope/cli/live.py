@@ -1,4 +1,9 @@
-"""The TUI's subcommands: ``run``, ``replay`` and ``demo`` (registered by ``cli.build_parser``)."""
+"""The TUI's subcommands: ``run``, ``replay`` and ``demo`` (registered by ``cli.build_parser``).
+
+``run --backend auto|engine|torch`` says which framework the child traces (auto: torch when the
+script imports torch); ``demo --backend engine|torch`` trains the example under that framework.
+Needing PyTorch without having it is one line saying how to install it, and exit status 1.
+"""
 
 from __future__ import annotations
 
@@ -7,43 +12,73 @@ import sys
 
 
 def add_commands(subcommands: argparse._SubParsersAction) -> None:
-    from ..views.tui.launch import DEMOS
-
-    run = subcommands.add_parser(
-        "run", help="run your training script with the live TUI",
-        description="Run a training script in a child process with tracing on (no change to the script: the "
-                    "engine's global module hooks find the models that run; modscope.watch(model) narrows it), "
-                    "stream its events to the TUI and record them to a trace file.")
-    run.add_argument("script", help="the training script")
-    run.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
-    run.add_argument("--trace-file", help="where to record (default: modscope-traces/SCRIPT-TIME.jsonl.gz)")
-    run.add_argument("--stats", action="store_true", help="tensor statistics and NaN/Inf detection (slower)")
-    run.set_defaults(run=_run)
-
+    """Register ``run``, ``replay`` and ``demo``."""
+    _add_run(subcommands)
     replay = subcommands.add_parser("replay", help="open the TUI on a recorded trace file",
                                     description="Open the TUI on a recorded trace (.jsonl or .jsonl.gz).")
     replay.add_argument("trace", help="the trace file")
     replay.set_defaults(run=_replay)
+    _add_demo(subcommands)
+
+
+def _add_run(subcommands: argparse._SubParsersAction) -> None:
+    from ..views.tui.launch import BACKENDS
+
+    run = subcommands.add_parser(
+        "run", help="run your training script with the live TUI",
+        description="Run a training script in a child process with tracing on (no change to the script: the "
+                    "framework's global module hooks find the models that run; modscope.watch(model) narrows "
+                    "it), stream its events to the TUI and record them to a trace file. Works on PyTorch "
+                    "scripts and on scripts using the bundled engine.")
+    run.add_argument("--backend", choices=BACKENDS, default="auto",
+                     help="framework to trace (default: auto, torch when the script imports torch, else the engine)")
+    run.add_argument("--trace-file", help="where to record (default: modscope-traces/SCRIPT-TIME.jsonl.gz)")
+    run.add_argument("--stats", action="store_true", help="tensor statistics and NaN/Inf detection (slower)")
+    run.add_argument("script", help="the training script")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
+    run.set_defaults(run=_run)
+
+
+def _add_demo(subcommands: argparse._SubParsersAction) -> None:
+    from ..views.tui.launch import DEMO_BACKENDS, DEMOS
 
     demo = subcommands.add_parser("demo", help="train an example on the bundled digits with the live TUI",
                                   description="Train one of the examples on the bundled MNIST digits (or its toy "
-                                              "task) and watch it in the TUI.")
+                                              "task) and watch it in the TUI, on the bundled engine or on "
+                                              "PyTorch (the same example file).")
     demo.add_argument("--model", choices=list(DEMOS), default="net", help="which example (default: net)")
+    demo.add_argument("--backend", choices=DEMO_BACKENDS, default="engine",
+                      help="train under the bundled engine or real PyTorch (default: engine)")
     demo.add_argument("--trace-file", help="where to record (default: modscope-traces/...)")
     demo.add_argument("--no-stats", action="store_true", help="skip tensor statistics (faster)")
     demo.set_defaults(run=_demo)
 
 
 def _fail(command: str, message: str) -> int:
+    """A user error: one line on stderr, exit status 1."""
     print(f"modscope {command}: error: {message}", file=sys.stderr)
     return 1
 
 
+def script_framework(script: str, backend: str) -> str:
+    """The framework the child will trace for ``script``: ``backend``, or for ``"auto"`` the one the
+    script imports (the child's own rule)."""
+    if backend != "auto":
+        return backend
+    from ..capture.child import script_framework as detect
+
+    return detect(script)
+
+
 def _run(args: argparse.Namespace) -> int:
-    from ..views.tui.launch import LaunchError, run_script
+    from pathlib import Path
+
+    from ..views.tui.launch import LaunchError, check_framework, run_script
 
     try:
-        return run_script(args.script, args.args, args.trace_file, stats=args.stats)
+        if Path(args.script).is_file():
+            check_framework(script_framework(args.script, args.backend))
+        return run_script(args.script, args.args, args.trace_file, stats=args.stats, backend=args.backend)
     except LaunchError as e:
         return _fail("run", str(e))
 
@@ -61,6 +96,6 @@ def _demo(args: argparse.Namespace) -> int:
     from ..views.tui.launch import LaunchError, demo
 
     try:
-        return demo(args.model, args.trace_file, stats=not args.no_stats)
+        return demo(args.model, args.trace_file, stats=not args.no_stats, backend=args.backend)
     except LaunchError as e:
         return _fail("demo", str(e))

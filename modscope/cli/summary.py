@@ -1,23 +1,30 @@
 """``modscope summary TARGET --input ...``: one traced forward and backward, printed as the
-torchinfo-like table (``Trace.summary``)."""
+torchinfo-like table (``Trace.summary``). TARGET's model may be the engine's or torch's."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 
 def add_command(subcommands: argparse._SubParsersAction) -> None:
+    """Register ``summary``."""
     from ..capture.target import EXAMPLES
+    from . import _positive
 
     p = subcommands.add_parser(
         "summary", help="print a model's summary table (shapes, parameters, mult-adds, time)",
         description="Run one forward and backward of a model under modscope.trace and print its summary: "
                     "output shapes, parameters, trainable, multiply-adds (matmuls, convolutions, attention), "
                     "forward/backward time and bytes saved for backward.",
-        epilog=f"TARGET is FILE.py:CLASS_OR_FACTORY or an example name ({', '.join(EXAMPLES)}).")
+        epilog=f"TARGET is FILE.py:CLASS_OR_FACTORY (an engine or torch nn.Module; give --input) or an example "
+               f"name ({', '.join(EXAMPLES)}).")
     p.add_argument("target", metavar="TARGET")
-    p.add_argument("--input", metavar="SHAPE", help="input shape, e.g. 64,1,28,28 (default: the example's)")
+    p.add_argument("--input", metavar="SHAPE", help="input shape, e.g. 64,1,28,28 (default: the example's; "
+                                                    "required for FILE.py targets)")
+    p.add_argument("--tokens", metavar="N", type=_positive, help="make the input integer token ids in [0, N) "
+                                                                  "(models that start with an nn.Embedding)")
     p.add_argument("--width", type=int, default=None, help="table width (default: the terminal's)")
     p.set_defaults(run=_run)
 
@@ -25,25 +32,35 @@ def add_command(subcommands: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from ..capture.attribution import tensors_in
-    from ..capture.target import TargetError, load_target, parse_shape
-    from .export import ExportError, _forward
+    from ..capture.target import TargetError
+    from .export import ExportError
 
     err = Console(stderr=True)
     try:
         with err.status("tracing one step..."):
-            import modscope
-
-            target = load_target(args.target)
-            shape = parse_shape(args.input) if args.input else None
-            x = target.example_input(shape)
-            with modscope.trace(target.model) as tr:
-                out = _forward(target.model, x)
-                grads = [t for t in tensors_in(out) if t.requires_grad]
-                if grads:
-                    sum(t.sum() for t in grads).backward()
+            tr = trace_one_step(args.target, args.input, args.tokens)
     except (TargetError, ExportError) as exc:
         print(f"modscope summary: error: {exc}", file=sys.stderr)
         return 1
     Console(width=args.width).print(tr.summary())
     return 0
+
+
+def trace_one_step(spec: str, input_shape: str | None, tokens: int | None = None) -> Any:
+    """Load the model ``spec`` names and trace one forward (and a backward of the sum of its
+    outputs that require grad); returns the trace. Raises ``TargetError`` or ``ExportError``."""
+    import modscope
+
+    from ..capture.attribution import tensors_in
+    from ..capture.target import load_target, parse_shape
+    from .export import _forward, check_traceable, with_tokens
+
+    target = with_tokens(load_target(spec), tokens)
+    x = target.example_input(parse_shape(input_shape) if input_shape else None)
+    check_traceable(target.model)
+    with modscope.trace(target.model) as tr:
+        out = _forward(target.model, x)
+        grads = [t for t in tensors_in(out) if t.requires_grad]
+        if grads:
+            sum(t.sum() for t in grads).backward()
+    return tr

@@ -10,12 +10,8 @@ under either: an example given ``--backend torch`` swaps its engine imports for 
 from __future__ import annotations
 
 import importlib.util
-import os
-import subprocess
 import sys
-import threading
 import time
-from collections import deque
 from pathlib import Path
 
 from ...events.files import TraceFileError
@@ -64,47 +60,12 @@ def default_trace_path(script: str, tag: str = "") -> Path:
     return folder / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl.gz"
 
 
-def child_command(source: SocketSource, script: str, args: list[str], trace_file: str | None,
-                  stats: bool = False, backend: str = "auto") -> list[str]:
-    """The command line of ``python -m modscope.capture.child`` for ``script``."""
-    cmd = [sys.executable, "-u", "-m", "modscope.capture.child", "--connect", source.address,
-           "--token", source.token]
-    if trace_file:
-        cmd += ["--trace-file", trace_file]
-    if stats:
-        cmd.append("--stats")
-    if backend != "auto":
-        cmd += ["--backend", backend]
-    return [*cmd, script, *args]
-
-
-class BackendChildProcess(ChildProcess):
-    """A ``ChildProcess`` whose child traces the framework ``backend`` names instead of guessing
-    it from the script's imports. (Same process handling as ``ChildProcess``; only the command
-    line differs.)"""
-
-    def __init__(self, source: SocketSource, script: str, args: list[str], trace_file: str | None,
-                 stats: bool = False, backend: str = "auto") -> None:
-        if not Path(script).is_file():
-            raise FileNotFoundError(f"no such script: {script}")
-        self.log: deque[str] = deque(maxlen=500)
-        self.log_rev = 0
-        cmd = child_command(source, script, args, trace_file, stats, backend)
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     env=env)
-        self.trace_file = trace_file
-        threading.Thread(target=self._read_output, daemon=True, name="modscope-child-output").start()
-
-
 def start_child(source: SocketSource, script: str, args: list[str], trace_file: str | None,
                 stats: bool = False, backend: str = "auto") -> ChildProcess:
     """Start the traced child for ``script``: it connects to ``source`` and traces ``backend``."""
     if backend not in BACKENDS:
         raise LaunchError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
-    if backend == "auto":
-        return ChildProcess(source, script, args, trace_file, stats=stats)
-    return BackendChildProcess(source, script, args, trace_file, stats=stats, backend=backend)
+    return ChildProcess(source, script, args, trace_file, stats=stats, backend=backend)
 
 
 def run_script(script: str, args: list[str], trace_file: str | None = None, stats: bool = False,

@@ -254,23 +254,32 @@ def _hello_ok(line: bytes, token: str) -> bool:
         secrets.compare_digest(str(hello.get("token", "")), token)
 
 
+def child_command(source: SocketSource, script: str, args: list[str], trace_file: str | None,
+                  stats: bool = False, backend: str = "auto") -> list[str]:
+    """The command line of ``python -m modscope.capture.child`` for ``script`` (``backend``: the
+    framework to trace; ``auto`` lets the child tell from the script's imports)."""
+    cmd = [sys.executable, "-u", "-m", "modscope.capture.child", "--connect", source.address,
+           "--token", source.token]
+    if trace_file:
+        cmd += ["--trace-file", trace_file]
+    if stats:
+        cmd.append("--stats")
+    if backend != "auto":
+        cmd += ["--backend", backend]
+    return [*cmd, script, *args]
+
+
 class ChildProcess:
     """The traced program: ``python -m modscope.capture.child`` running the user's script, connected to a
     ``SocketSource``. Its stdout and stderr are collected (last lines) for the log view."""
 
     def __init__(self, source: SocketSource, script: str, args: list[str], trace_file: str | None,
-                 stats: bool = False) -> None:
+                 stats: bool = False, backend: str = "auto") -> None:
         if not Path(script).is_file():
             raise FileNotFoundError(f"no such script: {script}")
         self.log: deque[str] = deque(maxlen=500)
         self.log_rev = 0
-        cmd = [sys.executable, "-u", "-m", "modscope.capture.child", "--connect", source.address,
-               "--token", source.token]
-        if trace_file:
-            cmd += ["--trace-file", trace_file]
-        if stats:
-            cmd.append("--stats")
-        cmd += [script, *args]
+        cmd = child_command(source, script, args, trace_file, stats, backend)
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      env=env)
