@@ -1,0 +1,248 @@
+"""Per-step parameter statistics (the ``params`` event) of torch tensors, on their own device.
+
+The torch twin of ``capture.engine.param_stats.StatsPlan``: the same API and the same records
+(norm, grad norm, update-to-weight ratio, mean, std, NaN/Inf counts per tensor). Built for CUDA:
+however many tensors there are, a step is a fixed ~20 torch ops per device and ONE transfer to
+the host (``.tolist()``), and nothing waits on the device before that transfer.
+
+How: a plan lays its tensors out once in a float64 (chunks, ``CHUNK``) buffer, each tensor
+starting a chunk (the rest of its last chunk is padding, always 0). At each step one
+``torch.cat`` fills it with the values and one ``torch._foreach_copy_`` the scratch with the
+gradients; whole-buffer ops reduce every chunk at once (sum, squares, NaN and Inf indicators,
+the update since ``snapshot``), and one ``index_add_`` adds the chunks' sums up per tensor.
+Float64 throughout: float32 values and their squares are exact in it, so the sums are
+float64-close whatever a tensor's size, and the std (from the sum of squares, as the engine
+takes it) keeps its digits even for a mean far from zero (a norm layer's weight).
+
+Measured alternatives (CPU, 1 thread): ``torch._foreach_norm`` of 200 small gradients costs
+190 µs in float32 (350 in float64), their ``_foreach_copy_`` into the layout 57 µs;
+``torch.segment_reduce`` sums a segment sequentially (float32: 5e-4 relative error over 1e6
+values) and on CUDA runs one thread per output unless the data is 1-d.
+
+Memory: three float64 buffers the size of the tensors (values, scratch, and once ``snapshot``
+was called the values before the step), 24 bytes per value, plus up to ``CHUNK - 1`` padding
+values per tensor.
+
+Example::
+
+    >>> plan = TorchStatsPlan([w, b])
+    >>> plan.snapshot()                     # optimizer step pre-hook
+    >>> optimizer.step()
+    >>> plan.stats(["w", "b"])[0]["update_ratio"]
+    0.0012...
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+import torch
+
+from ...events.schema import finite_or_none
+
+CHUNK = 64  # values per chunk: each chunk summed along its row, then the chunks per tensor
+# What ``sums`` finds of each tensor (in float64): sum, sum of squares, update sum of squares,
+# NaN count, Inf count, gradient sum of squares.
+FIGURES = ("sum", "sq", "update_sq", "nan", "inf", "grad_sq")
+_NARROW = (torch.float16, torch.bfloat16, torch.float32)  # exact in float32: joined in float32, then widened
+
+
+class TorchStatsPlan:
+    """Statistics for one fixed list of tensors, with device buffers reused from step to step."""
+
+    def __init__(self, tensors: list[torch.Tensor]) -> None:
+        self.tensors = list(tensors)
+        self._ptrs = list(map(_data_ptr, self.tensors))
+        self._shapes = _shapes(self.tensors)
+        by_device: dict[torch.device, list[int]] = {}
+        for i, t in enumerate(self.tensors):
+            by_device.setdefault(t.device, []).append(i)
+        self._groups = [_Group([self.tensors[i] for i in indices], indices) for indices in by_device.values()]
+        self.has_snapshot = False
+
+    def matches(self, tensors: list[torch.Tensor]) -> bool:
+        """The same tensor objects in the same order, each with the storage address and shape it
+        had when the plan was made (after ``p.data = ...`` a new plan is needed)."""
+        # C-level passes, no Python call per tensor: this runs at every step
+        return (len(tensors) == len(self.tensors) and all(map(operator.is_, tensors, self.tensors))
+                and list(map(_data_ptr, tensors)) == self._ptrs and _shapes(tensors) == self._shapes)
+
+    def snapshot(self) -> None:
+        """Remember the current values (one ``torch.cat`` per device), so that the next
+        ``stats`` measures the update."""
+        with torch.no_grad():
+            for group in self._groups:
+                group.snapshot()
+        self.has_snapshot = True
+
+    def stats(self, paths: list[str]) -> list[dict[str, Any]]:
+        """One record per tensor, named by ``paths``: ``{"path", "norm", "grad_norm",
+        "update_ratio", "mean", "std", "nan", "inf"}``. ``update_ratio`` (||after - before|| /
+        ||after||) only when ``snapshot`` was called since the last ``stats``; ``grad_norm`` None
+        without a gradient; a figure that is not finite is None (the NaN/Inf are counted), as
+        the engine's. The device's figures come to the host in one transfer."""
+        update = self.has_snapshot
+        self.has_snapshot = False
+        if not self.tensors:
+            return []
+        with torch.no_grad():
+            parts = [group.sums(update) for group in self._groups]
+            device = self._groups[0].device
+            rows = torch.cat([figures.to(device) for figures, _ in parts]).tolist()  # the one transfer
+        out: list[dict[str, Any]] = [{}] * len(self.tensors)
+        start = 0
+        for group, (_, has_grad) in zip(self._groups, parts, strict=True):
+            for j, i in enumerate(group.indices):
+                out[i] = _record(paths[i], group.sizes[j] or 1, *rows[start + j], has_grad[j], update)
+            start += len(group.indices)
+        return out
+
+
+class _Group:
+    """The tensors of one device, laid out in chunks of ``CHUNK`` values."""
+
+    def __init__(self, tensors: list[torch.Tensor], indices: list[int]) -> None:
+        self.tensors, self.indices = tensors, indices
+        self.shapes = [t.shape for t in tensors]
+        self.sizes = [t.numel() for t in tensors]
+        self.device = tensors[0].device
+        chunks = [-(-n // CHUNK) for n in self.sizes]
+        starts = _cumsum(chunks)
+        self.starts = starts[:-1]
+        self.values = torch.zeros(starts[-1], CHUNK, dtype=torch.float64, device=self.device)
+        self.scratch = torch.zeros_like(self.values)
+        self.grad_slots = _slots(self.scratch, tensors, self.starts)  # gradients go to the scratch, last
+        self._old: torch.Tensor | None = None
+        self.narrow = all(t.dtype in _NARROW for t in tensors)  # exact in float32
+        self.pieces = _pieces(tensors, chunks, torch.float32 if self.narrow else torch.float64, self.device)
+        owner = torch.repeat_interleave(torch.arange(len(tensors)), torch.tensor(chunks, dtype=torch.long))
+        self.owner = owner.to(self.device)  # chunk -> its tensor
+
+    def _fill(self, buffer: torch.Tensor) -> None:
+        """The current values into ``buffer`` (this layout), zeros in the padding. The float32
+        and 16-bit tensors are joined in float32, in the first half of the scratch's memory,
+        then widened in one copy: ``torch.cat`` converting to float64 on the way copies tensor
+        by tensor (20x slower for 200 small tensors on CPU)."""
+        if self.pieces is None:  # a tensor whose memory is not one block: copied through views of its shape
+            buffer.zero_()
+            torch._foreach_copy_(_slots(buffer, self.tensors, self.starts), self.tensors)
+        elif self.narrow:
+            staging = self.scratch.view(-1).view(torch.float32)[:buffer.numel()]
+            buffer.view(-1).copy_(torch.cat(self.pieces, out=staging))
+        else:
+            torch.cat(self.pieces, out=buffer.view(-1))
+
+    def snapshot(self) -> None:
+        if self._old is None:
+            self._old = torch.empty_like(self.values)
+        self._fill(self._old)
+
+    def sums(self, update: bool) -> tuple[torch.Tensor, list[bool]]:
+        """Per tensor, a row of ``FIGURES`` (float64, on the device); and whether it has a
+        gradient."""
+        x, scratch = self.values, self.scratch
+        self._fill(x)
+        per_chunk = [x.sum(-1), torch.mul(x, x, out=scratch).sum(-1)]
+        if update and self._old is not None:
+            per_chunk.append(self._old.sub_(x).square_().sum(-1))  # the snapshot is used up
+        else:
+            per_chunk.append(per_chunk[1])  # a stand-in, never read
+        per_chunk.append(torch.ne(x, x, out=scratch).sum(-1))  # NaN
+        per_chunk.append(torch.eq(torch.abs(x, out=scratch), math.inf, out=scratch).sum(-1))  # ±Inf
+        # The gradients, over the scratch (its padding is 0 now, as the values'). A tensor
+        # without a gradient of its shape leaves other figures in its place, never read.
+        grads = list(map(_grad_of, self.tensors))
+        if _shapes(grads) == self.shapes:  # the usual case: every tensor has its gradient
+            torch._foreach_copy_(self.grad_slots, grads)
+            return self._figures(per_chunk), [True] * len(grads)
+        fits = [g is not None and g.shape == s for g, s in zip(grads, self.shapes, strict=True)]
+        if any(fits):
+            torch._foreach_copy_([s for s, f in zip(self.grad_slots, fits, strict=True) if f],
+                                 [g for g, f in zip(grads, fits, strict=True) if f])
+        figures = self._figures(per_chunk)
+        misfit = [j for j, (g, f) in enumerate(zip(grads, fits, strict=True)) if g is not None and not f]
+        if misfit:  # a gradient kept from before a ``.data`` of another size
+            norms = torch._foreach_norm([grads[j] for j in misfit], 2, dtype=torch.float64)
+            figures[misfit, FIGURES.index("grad_sq")] = torch.stack(norms).square_()
+        return figures, [g is not None for g in grads]
+
+    def _figures(self, per_chunk: list[torch.Tensor]) -> torch.Tensor:
+        """The per-chunk sums so far and the gradients' sums of squares (the gradients are in
+        the scratch), added up per tensor: (tensors, ``FIGURES``)."""
+        per_chunk.append(self.scratch.square_().sum(-1))
+        return _per_tensor(torch.stack(per_chunk, dim=1), self.owner, len(self.tensors))
+
+
+_data_ptr = torch.Tensor.data_ptr
+_grad_of = operator.attrgetter("grad")
+_shape_of = operator.attrgetter("shape")
+
+
+def _shapes(tensors: list[torch.Tensor | None]) -> list[torch.Size] | None:
+    """The shapes of ``tensors``; None when one is None (a C-level pass: this runs per step)."""
+    try:
+        return list(map(_shape_of, tensors))
+    except AttributeError:
+        return None
+
+
+def _cumsum(counts: list[int]) -> list[int]:
+    """0 and the running totals of ``counts``."""
+    out = [0]
+    for c in counts:
+        out.append(out[-1] + c)
+    return out
+
+
+def _pieces(tensors: list[torch.Tensor], chunks: list[int], dtype: torch.dtype,
+            device: torch.device) -> list[torch.Tensor] | None:
+    """What ``torch.cat`` joins into the layout: each tensor flat (a view that follows its
+    in-place updates) and zeros up to its last chunk's end. None when a tensor's memory is not
+    one block (no flat view of it exists)."""
+    if not all(t.is_contiguous() for t in tensors):
+        return None
+    zeros = torch.zeros(CHUNK, dtype=dtype, device=device)
+    pieces = []
+    for t, c in zip(tensors, chunks, strict=True):
+        pieces.append(t.detach().view(-1))
+        if c * CHUNK > t.numel():
+            pieces.append(zeros[:c * CHUNK - t.numel()])
+    return pieces
+
+
+def _per_tensor(per_chunk: torch.Tensor, owner: torch.Tensor, k: int) -> torch.Tensor:
+    """Columns of per-chunk sums added up per tensor: (chunks, columns) -> (k, columns)."""
+    out = torch.zeros(k, per_chunk.shape[1], dtype=per_chunk.dtype, device=per_chunk.device)
+    return out.index_add_(0, owner, per_chunk)
+
+
+def _slots(buffer: torch.Tensor, tensors: list[torch.Tensor], starts: list[int]) -> list[torch.Tensor]:
+    """Views of ``buffer`` shaped as ``tensors``, each starting on its own chunk (``starts``)."""
+    flat = buffer.view(-1)
+    return [flat[s * CHUNK:s * CHUNK + t.numel()].view(t.shape) for s, t in zip(starts, tensors, strict=True)]
+
+
+def _record(path: str, n: int, total: float, sq: float, update_sq: float, nan: float, inf: float,
+            grad_sq: float, has_grad: bool, update: bool) -> dict[str, Any]:
+    """The engine's ``params`` item from one tensor's ``FIGURES`` (``n``: its size, 1 when
+    empty: mean and std 0, as the engine's). A figure that is not finite is None."""
+    mean = total / n
+    if nan or inf or not math.isfinite(sq + grad_sq + update_sq):
+        return _checked_record(path, n, total, sq, update_sq, int(nan), int(inf), grad_sq, has_grad, update)
+    return {"path": path, "norm": math.sqrt(sq), "grad_norm": math.sqrt(grad_sq) if has_grad else None,
+            "update_ratio": math.sqrt(update_sq / sq) if update and sq > 0 else None, "mean": mean,
+            "std": math.sqrt(max(sq / n - mean * mean, 0.0)), "nan": 0, "inf": 0}
+
+
+def _checked_record(path: str, n: int, total: float, sq: float, update_sq: float, nan: int, inf: int,
+                    grad_sq: float, has_grad: bool, update: bool) -> dict[str, Any]:
+    """``_record`` when some figure is not finite (NaN/Inf values, or an overflow)."""
+    mean = total / n
+    return {"path": path, "norm": finite_or_none(math.sqrt(sq)),
+            "grad_norm": finite_or_none(math.sqrt(grad_sq)) if has_grad else None,
+            "update_ratio": finite_or_none(math.sqrt(update_sq / sq)) if update and sq > 0 else None,
+            "mean": finite_or_none(mean),
+            "std": finite_or_none(math.sqrt(max(sq / n - mean * mean, 0.0))) if nan + inf == 0 else None,
+            "nan": nan, "inf": inf}
