@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import engine
-from modscope.capture.engine import param_stats as ps
+from modscope.capture import param_stats as ps
 
 
 def reference(t, old=None) -> dict:

@@ -16,8 +16,8 @@ from engine.nn.modules import module as module_hooks
 from engine.optim import optimizer as optimizer_hooks
 from engine.utils.hooks import RemovableHandle, transparent_hook
 
+from ..param_stats import StatsPlan
 from .graph import graph_event_fields, walk
-from .param_stats import StatsPlan
 from .summaries import capture_all, forget_arrays, forget_gradients
 
 

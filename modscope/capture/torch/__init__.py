@@ -21,6 +21,7 @@ from torch.utils.hooks import RemovableHandle
 from ..backends import UntraceableError
 from .backward import BackwardObserver
 from .graph import graph_event_fields, walk
+from .param_stats import stats_plan
 from .summaries import capture_all, forget_arrays, forget_gradients, resolve
 
 
@@ -35,12 +36,6 @@ def check_traceable(model: Any) -> None:
         raise UntraceableError(f"modscope cannot trace a torch.compile'd model ({type(original).__name__}): "
                                "compiled code skips the hooks it traces; trace the original module "
                                "(model._orig_mod, or the model before torch.compile) instead")
-
-
-def stats_plan(tensors: list[Any]) -> Any:
-    """Per-step parameter statistics for ``tensors`` (``param_stats.TorchStatsPlan``)."""
-    from .param_stats import TorchStatsPlan
-    return TorchStatsPlan(tensors)
 
 
 def _same(fn: Any) -> Any:

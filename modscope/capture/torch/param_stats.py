@@ -41,6 +41,7 @@ from typing import Any
 import torch
 
 from ...events.schema import finite_or_none
+from ..param_stats import StatsPlan
 
 CHUNK = 64  # values per chunk: each chunk summed along its row, then the chunks per tensor
 # What ``sums`` finds of each tensor (in float64): sum, sum of squares, update sum of squares,
@@ -246,3 +247,64 @@ def _checked_record(path: str, n: int, total: float, sq: float, update_sq: float
             "mean": finite_or_none(mean),
             "std": finite_or_none(math.sqrt(max(sq / n - mean * mean, 0.0))) if nan + inf == 0 else None,
             "nan": nan, "inf": inf}
+
+
+class _Array:
+    """A gradient as the NumPy plan reads it (``._data``)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Any) -> None:
+        self._data = data
+
+
+class _NumpyView:
+    """A torch CPU tensor as the NumPy plan reads it: ``_data`` a zero-copy view of its values
+    (valid while its storage is: ``CpuStatsPlan.matches`` checks that), ``_grad`` its current
+    gradient's view (``zero_grad`` makes a new gradient tensor each step)."""
+
+    __slots__ = ("_data", "tensor")
+
+    def __init__(self, tensor: torch.Tensor) -> None:
+        self.tensor = tensor
+        self._data = tensor.detach().numpy()
+
+    @property
+    def _grad(self) -> _Array | None:
+        grad = self.tensor.grad
+        return None if grad is None or grad.layout != torch.strided else _Array(grad.detach().numpy())
+
+
+class CpuStatsPlan:
+    """Parameter statistics of CPU tensors by the NumPy plan the engine uses
+    (``capture.param_stats.StatsPlan``), through zero-copy views: on the seed Net 27 µs a step
+    against 87 µs for ``TorchStatsPlan``, whose ~20 torch ops are built for other devices."""
+
+    def __init__(self, tensors: list[torch.Tensor]) -> None:
+        self.tensors = list(tensors)
+        self._where = [(t.data_ptr(), t.shape) for t in self.tensors]
+        self._plan = StatsPlan([_NumpyView(t) for t in self.tensors])
+
+    def matches(self, tensors: list[torch.Tensor]) -> bool:
+        """The same tensor objects on the same memory, with the same shapes."""
+        return (len(tensors) == len(self.tensors) and all(map(operator.is_, tensors, self.tensors))
+                and [(t.data_ptr(), t.shape) for t in tensors] == self._where)
+
+    def snapshot(self) -> None:
+        self._plan.snapshot()
+
+    def stats(self, paths: list[str]) -> list[dict[str, Any]]:
+        return self._plan.stats(paths)
+
+
+def numpy_readable(t: torch.Tensor) -> bool:
+    """A dense CPU tensor of a dtype NumPy has (a zero-copy view is possible)."""
+    return t.device.type == "cpu" and t.layout == torch.strided and t.dtype not in (torch.bfloat16, torch.complex32)
+
+
+def stats_plan(tensors: list[torch.Tensor]) -> CpuStatsPlan | TorchStatsPlan:
+    """The plan for ``tensors``: NumPy through views when every one is a plain CPU tensor, else
+    torch ops on their devices with one transfer."""
+    if all(map(numpy_readable, tensors)):
+        return CpuStatsPlan(tensors)
+    return TorchStatsPlan(tensors)

@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 
 import engine  # noqa: E402
 from modscope.capture.arrays import stats_values  # noqa: E402  (was engine.summaries._stats_values)
-from modscope.capture.engine.param_stats import StatsPlan  # noqa: E402
+from modscope.capture.param_stats import StatsPlan  # noqa: E402
 from modscope.capture.torch.param_stats import CHUNK, TorchStatsPlan  # noqa: E402
 from modscope.capture.torch.stats import resolve, tensor_stats  # noqa: E402
 from modscope.events.records import STATS_KEYS  # noqa: E402
@@ -512,3 +512,36 @@ def test_stats_and_snapshot_leave_the_tensors_alone():
 def test_no_tensors():
     assert TorchStatsPlan([]).stats([]) == []
     assert TorchStatsPlan([]).matches([])
+
+
+def test_cpu_tensors_get_the_numpy_plan_through_views_with_the_same_figures():
+    from modscope.capture.torch.param_stats import CpuStatsPlan, stats_plan
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.BatchNorm1d(5), torch.nn.Linear(5, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.5)
+    tensors = [*model.parameters(), *model.buffers()]
+    paths = [f"t{i}" for i in range(len(tensors))]
+    cpu, device = stats_plan(tensors), TorchStatsPlan(tensors)
+    assert isinstance(cpu, CpuStatsPlan)
+    for _ in range(3):
+        opt.zero_grad()  # a new gradient tensor each step: the views must follow it
+        model(torch.randn(8, 6)).sum().backward()
+        cpu.snapshot()
+        device.snapshot()
+        opt.step()
+        for a, b in zip(cpu.stats(paths), device.stats(paths), strict=True):
+            assert a.keys() == b.keys()
+            for key in a:
+                if isinstance(a[key], float):
+                    # the NumPy plan's std comes from E[x^2] - mean^2 with float32 dots: for a
+                    # BatchNorm weight (mean 1, spread 0.01) that is good to ~1e-5 of the scale
+                    spread = 1e-5 * (abs(a["mean"] or 0.0) + 1.0) if key == "std" else 1e-7
+                    assert a[key] == pytest.approx(b[key], rel=1e-5, abs=spread), key
+                else:
+                    assert a[key] == b[key], key
+    assert cpu.matches(tensors)
+    first = tensors[0]
+    first.data = torch.zeros(5, 6)  # new memory: the views are stale, a new plan is needed
+    assert not cpu.matches(tensors)
+    assert not isinstance(stats_plan([torch.zeros(3, dtype=torch.bfloat16)]), CpuStatsPlan)

@@ -1,5 +1,8 @@
 """Per-step parameter statistics (the ``params`` event): norm, grad norm, update-to-weight ratio,
-mean, std and NaN/Inf counts of every parameter and buffer.
+mean, std and NaN/Inf counts of every parameter and buffer, computed with NumPy.
+
+Framework-free: a plan reads tensors that hold NumPy arrays (``t._data``, ``t._grad._data``):
+the engine's tensors, or zero-copy views of torch CPU tensors (``capture.torch.param_stats``).
 
 This runs at every optimizer step, right after the step's heavy array work has pushed the
 tracer's code and buffers out of the CPU caches (there, every NumPy call and every buffer touched
@@ -33,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ...events.schema import finite_or_none
+from ..events.schema import finite_or_none
 
 SMALL = 1 << 16  # elements; up to here a float32 tensor may join the batched pass,
 BATCH_MIN = 10  # when there are at least this many: below, BLAS passes per tensor cost less
