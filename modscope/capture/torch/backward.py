@@ -8,21 +8,30 @@ not make a working program fail, so modscope does not use them on torch. It watc
 moments through hooks that change nothing:
 
 - ``backward_pre`` of a module call: a tensor hook on each of its outputs (torch runs it just
-  before the output's node, when that output's gradient is complete); the event fires when the
-  first output's gradient arrives. A tensor hook sees the gradient of the value the module
-  produced even if the program later updated it in place (torch's documented rule).
+  before the output's node, when that output's gradient is complete); the backward begins when
+  the first output's gradient arrives, and the event, which carries every output's gradient as
+  torch's would, is sent once the others have arrived too, or before anything else is sent, or
+  when the backward ends (an output that gets no gradient: ``None``). A tensor hook sees the
+  gradient of the value the module produced even if the program later updated it in place
+  (torch's documented rule); a tensor updated in place gets its hooks anew on its new value.
 - ``backward``: the call's *boundary nodes* (nodes the call created, found by walking back from
   its outputs within the sequence numbers it used, that consume one of its inputs) get a node
   post-hook; when the last has run, the gradients they sent to each input are summed, which is
   what torch's identity node would have passed to a full backward hook. A call whose inputs
   need no gradient fires ``backward`` right after ``backward_pre`` (as torch does); an output
-  that is an input passed through hands its gradient straight on.
+  that is an input passed through hands its gradient straight on, and the calls around it that
+  received that input wait for it. A call none of whose inputs this backward reaches
+  (``backward(inputs=...)``) fires no ``backward``, as torch's identity node would not run.
 
 This gives torch's firing order on chains, nesting, reuse and residual blocks (tested against
-torch's own hooks); in a branched graph two independent branches may interleave differently,
-since torch would run an identity node at its own priority. ``grad_output`` has one entry per
-output (tuple elements, or the leaves of other containers), ``grad_input`` one per positional
-argument (``None`` for non-tensors), as torch's full hooks give them.
+torch's own hooks, ``tests/capture/torch/test_trace_torch.py``); in a branched graph two
+independent branches may interleave differently, since torch would run an identity node at its
+own priority (a branch behind a ``detach`` runs after the call's ``backward`` here). ``grad_output``
+has one entry per output (tuple elements, or the leaves of other containers), ``grad_input`` one
+per positional argument (``None`` for non-tensors), as torch's full hooks give them; where no
+tensor hook can tell uses apart they differ: an output that is an input passed through (or that
+the module itself uses again) gets the gradient of all the tensor's uses, and a tensor passed as
+several arguments gets its whole gradient at the last of them.
 """
 
 from __future__ import annotations
@@ -37,6 +46,9 @@ from torch.autograd.graph import get_gradient_edge
 from ..attribution import tensors_in
 
 _Tensor = torch.Tensor
+_queue_callback = torch.autograd.Variable._execution_engine.queue_callback  # runs when the backward ends
+_current_node = torch._C._current_autograd_node
+_will_run = torch._C._will_engine_execute_node
 
 
 class BackwardObserver:
@@ -46,36 +58,72 @@ class BackwardObserver:
     def __init__(self, on_pre: Callable[..., Any], on_post: Callable[..., Any]) -> None:
         self.on_pre, self.on_post = on_pre, on_post
         self.closed = False
+        self._waiting: list[_Call] = []  # calls whose backward has begun, their backward_pre not yet sent
+        self._open: list[_Frame] = []  # the calls in forward, outermost first
 
     def close(self) -> None:
         """Hooks already on a live graph stay there, silent, until the graph is freed."""
         self.closed = True
+        self._waiting.clear()
+
+    def wait(self, call: _Call) -> None:
+        """``call``'s first output gradient has arrived: its ``backward_pre`` waits for the others
+        (torch's full hooks get every output's gradient), but no longer than until this observer
+        sends anything else, or until the backward ends (when an output gets no gradient)."""
+        if not self._waiting:
+            try:
+                _queue_callback(self.flush)
+            except RuntimeError:  # not inside torch's engine (nothing would flush): send it now
+                self._waiting.append(call)
+                self.flush()
+                return
+        self._waiting.append(call)
+
+    def flush(self) -> None:
+        """Send the waiting ``backward_pre`` events, in the order their calls' backward began."""
+        while self._waiting and not self.closed:
+            self._waiting.pop(0).begin()
 
     def enter(self, args: tuple) -> tuple | None:
         """At the call's forward pre-hook: where its inputs' gradients go (``None`` without grad)."""
         if not torch.is_grad_enabled():
             return None
         edges = [(i, get_gradient_edge(a)) for i, a in enumerate(args) if isinstance(a, _Tensor) and a.requires_grad]
-        return _get_sequence_nr(), len(args), edges
+        targets = {(id(edge.node), edge.output_nr): i for i, edge in edges}  # ``edges`` keeps the nodes alive
+        frame = _Frame(targets)
+        self._open.append(frame)
+        return _get_sequence_nr(), len(args), edges, frame, len(self._open) - 1
 
     def leave(self, module: Any, entered: tuple, args: tuple, output: Any) -> None:
         """At the call's forward hook: hook its outputs and its boundary nodes."""
-        start, n_args, edges = entered
+        start, n_args, _, frame, depth = entered
+        del self._open[depth:]
         outputs = _outputs(output)
         hooked = [(i, t) for i, t in enumerate(outputs) if t.requires_grad]
         if not hooked:
             return
-        targets = {(id(edge.node), edge.output_nr): i for i, edge in edges}
+        targets = frame.targets
         boundary = _boundary(hooked, targets, start, _get_sequence_nr())
-        through = {}
+        through, passed = {}, []
         for i, t in hooked:
             edge = get_gradient_edge(t)
-            j = targets.get((id(edge.node), edge.output_nr))
+            key = (id(edge.node), edge.output_nr)
+            j = targets.get(key)
             if j is not None:
                 through[i] = j
-        call = _Call(self, module, len(outputs), n_args, len(boundary), through)
+                passed.append(key)
+        # An inner call that returns one of this call's inputs as it is sees its gradient only
+        # when that input's gradient is complete, after this call's own nodes: torch's identity
+        # nodes would still run its backward inside this call's, so this call waits for it.
+        waits = frame.passing
+        call = _Call(self, module, len(outputs), len(hooked), n_args, len(boundary) + len(waits), through)
+        for c, _ in waits:
+            c.parents.append(call)
+        if self._open:  # the call around this one waits for those that pass one of its own inputs
+            outer = self._open[-1]
+            outer.passing += [(c, key) for c, key in waits + [(call, key) for key in passed] if key in outer.targets]
         for i, t in hooked:
-            _first_on(t, call.output_hook(i))
+            _first_on(t, call, i)
         for node, hits in boundary:
             node.register_hook(call.node_hook(hits))
 
@@ -90,28 +138,55 @@ def _outputs(output: Any) -> list[Any]:
     return list(tensors_in(output))
 
 
-def _first_on(t: torch.Tensor, hook: Callable[[torch.Tensor], None]) -> None:
-    """Run ``hook`` on ``t``'s gradient before the hooks this observer put there earlier.
+def _first_on(t: torch.Tensor, call: _Call, i: int) -> None:
+    """Have ``call.on_output(i, grad)`` run on ``t``'s gradient before the calls this observer
+    put there earlier.
 
     Nested modules often return the same tensor object (a ``Sequential``'s last layer's output is
     the ``Sequential``'s); the outer call's forward hook runs after the inner one's, but torch
     fires the outer module's ``backward_pre`` first. So one tensor hook per tensor runs a list
-    that each later call joins at the front."""
-    hooks = t.__dict__.get(_HOOKS)
-    if hooks is None:
-        hooks = t.__dict__[_HOOKS] = []
-        t.register_hook(_run_all(hooks))
-    hooks.insert(0, hook)
+    that each later call joins at the front.
+
+    The list belongs to the tensor's current value: a tensor updated in place since (``relu_``,
+    ``out += x``) has a new ``grad_fn``, and a tensor hook registered before the update sees the
+    gradient of the old value, so the call gets a new list on the new value. A tensor that
+    outlives a forward (an input batch used again, a parameter a module returns) keeps its list:
+    the calls of earlier forwards whose backward has ended (or whose trace has) are dropped from
+    it, or they would fire again at every later backward."""
+    node = t.grad_fn
+    value = None if node is None else node._sequence_nr()
+    held = t.__dict__.get(_HOOKS)
+    if held is None or held[0] != value:
+        calls: list[tuple[_Call, int]] = []
+        t.__dict__[_HOOKS] = (value, calls)
+        t.register_hook(_run_all(calls))
+    else:
+        calls = held[1]
+        calls[:] = [entry for entry in calls if not entry[0].stale]
+    calls.insert(0, (call, i))
 
 
 _HOOKS = "_modscope_backward_hooks"
 
 
-def _run_all(hooks: list[Callable[[torch.Tensor], None]]) -> Callable[[torch.Tensor], None]:
-    def run(grad: torch.Tensor) -> None:
-        for hook in list(hooks):
-            hook(grad)
+def _run_all(calls: list[tuple[_Call, int]]) -> Callable[[torch.Tensor | None], None]:
+    def run(grad: torch.Tensor | None) -> None:
+        for call, i in list(calls):
+            call.on_output(i, grad)
     return run
+
+
+def _input_runs(pos: int) -> bool:
+    """In a node post-hook: whether this backward runs the node behind the hooked node's input
+    ``pos`` (not when ``backward(inputs=...)`` or ``autograd.grad`` leave it out)."""
+    node = _current_node()
+    nxt = node.next_functions[pos][0] if node is not None else None
+    if nxt is None:
+        return False
+    try:
+        return _will_run(nxt)
+    except RuntimeError:  # a leaf under autograd.grad: torch cannot tell
+        return True
 
 
 class _NotTensorType:
@@ -147,35 +222,66 @@ def _boundary(hooked: list[tuple[int, torch.Tensor]], targets: dict[tuple[int, i
     return found
 
 
+class _Frame:
+    """A call in forward: its inputs' gradient edges (``(id(node), output_nr) -> argument``) and
+    the calls inside it that returned one of those inputs as it is, with its edge."""
+
+    __slots__ = ("passing", "targets")
+
+    def __init__(self, targets: dict[tuple[int, int], int]) -> None:
+        self.targets = targets
+        self.passing: list[tuple[_Call, tuple[int, int]]] = []
+
+
 class _Call:
     """One module call's backward in progress: the gradients seen so far."""
 
-    def __init__(self, observer: BackwardObserver, module: Any, n_out: int, n_in: int, n_boundary: int,
-                 through: dict[int, int]) -> None:
+    def __init__(self, observer: BackwardObserver, module: Any, n_out: int, n_hooked: int, n_in: int,
+                 n_boundary: int, through: dict[int, int]) -> None:
         self.observer, self.module = observer, module
-        self.n_out, self.n_in, self.n_boundary, self.through = n_out, n_in, n_boundary, through
+        self.n_out, self.n_hooked, self.n_in = n_out, n_hooked, n_in
+        self.n_boundary, self.through = n_boundary, through
+        self.done = False
+        self.parents: list[_Call] = []  # calls that wait for this one to end (see ``leave``)
         self._reset()
 
     def _reset(self) -> None:
         self.grad_out: list[Any] = [None] * self.n_out
         self.grad_in: list[Any] = [None] * self.n_in
-        self.begun = False
+        self.arrived = 0  # output gradients seen
+        self.reached = False  # a gradient reached an input (or will: its node runs)
+        self.begun = False  # backward_pre sent
         self.remaining = self.n_boundary
 
-    def output_hook(self, i: int) -> Callable[[torch.Tensor], None]:
-        def hook(grad: torch.Tensor) -> None:
-            if self.observer.closed:
-                return
-            self.grad_out[i] = grad
-            j = self.through.get(i)
-            if j is not None:
+    @property
+    def stale(self) -> bool:
+        """Its backward has run (a later forward's call replaces it) or its trace has ended."""
+        return self.done or self.observer.closed
+
+    def on_output(self, i: int, grad: torch.Tensor | None) -> None:
+        """Output ``i``'s gradient (``None``: torch ran its node without one)."""
+        if self.observer.closed:
+            return
+        self.grad_out[i] = grad
+        j = self.through.get(i)
+        if j is not None:
+            self.reached = True
+            if grad is not None:
                 self.grad_in[j] = grad if self.grad_in[j] is None else self.grad_in[j] + grad
-            if not self.begun:
-                self.begun = True
-                self.observer.on_pre(self.module, tuple(self.grad_out))
-                if self.remaining == 0:
-                    self._finish()
-        return hook
+        self.arrived += 1
+        if self.begun:
+            return
+        if self.arrived == 1:
+            self.observer.wait(self)
+        if self.arrived >= self.n_hooked:
+            self.observer.flush()
+
+    def begin(self) -> None:
+        """Send ``backward_pre`` (``flush`` calls this); and ``backward`` at once if nothing is left."""
+        self.begun = True
+        self.observer.on_pre(self.module, tuple(self.grad_out))
+        if self.remaining == 0:
+            self._finish()
 
     def node_hook(self, hits: list[tuple[int, int]]) -> Callable[..., None]:
         def hook(grad_inputs: tuple, grad_outputs: tuple) -> None:
@@ -185,12 +291,30 @@ class _Call:
                 g = grad_inputs[pos]
                 if g is not None:
                     self.grad_in[j] = g if self.grad_in[j] is None else self.grad_in[j] + g
-            self.remaining -= 1
-            if self.remaining == 0 and self.begun:
-                self._finish()
+                    self.reached = True
+                elif not self.reached:
+                    self.reached = _input_runs(pos)
+            self._done_one()
         return hook
 
+    def _done_one(self, reached: bool = False) -> None:
+        """A boundary node has run, or an inner call this one waits for has ended (``reached``:
+        its gradient reached the input they share)."""
+        self.reached = self.reached or reached
+        self.remaining -= 1
+        if self.remaining == 0:
+            if self.begun:
+                self._finish()
+            elif self.arrived:
+                self.observer.flush()  # sends this call's backward_pre, then its backward
+
     def _finish(self) -> None:
+        self.observer.flush()  # calls whose backward began before this one ends
         grad_in, grad_out = tuple(self.grad_in), tuple(self.grad_out)
+        reached = self.reached or not self.n_boundary
+        self.done = True
         self._reset()  # a second backward through a retained graph starts afresh
-        self.observer.on_post(self.module, grad_in, grad_out)
+        if reached:  # else torch's identity node on the inputs would not run (``backward(inputs=...)``)
+            self.observer.on_post(self.module, grad_in, grad_out)
+        for parent in self.parents:  # innermost first
+            parent._done_one(reached)

@@ -64,14 +64,19 @@ def _stats(t: torch.Tensor, cached: bool) -> tuple[Any, ...]:
         _deferred[0] += 1
         return (Deferred(tensor_stats(t)),) + (None,) * _WIDTH
     if cached:
-        entry = _stats_of.get(id(t))
-        if entry is not None and entry[0]() is t and entry[1] == t._version:
-            return entry[2]
+        try:
+            version = t._version
+        except RuntimeError:  # an inference tensor (torch.inference_mode) has no version: not cached
+            cached = False
+        else:
+            entry = _stats_of.get(id(t))
+            if entry is not None and entry[0]() is t and entry[1] == version:
+                return entry[2]
     values = stats_values(t.detach().numpy())
     if cached:
         if len(_stats_of) >= _KEEP:
             _stats_of.clear()
-        _stats_of[id(t)] = (_ref(t), t._version, values)
+        _stats_of[id(t)] = (_ref(t), version, values)
     return values
 
 
