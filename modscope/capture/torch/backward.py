@@ -103,15 +103,18 @@ class BackwardObserver:
         if not hooked:
             return
         targets = frame.targets
-        boundary = _boundary(hooked, targets, start, _get_sequence_nr())
         through, passed = {}, []
-        for i, t in hooked:
-            edge = get_gradient_edge(t)
-            key = (id(edge.node), edge.output_nr)
-            j = targets.get(key)
-            if j is not None:
-                through[i] = j
-                passed.append(key)
+        if targets:  # no input needs grad (a model's first layer, the model itself): no walk
+            boundary = _boundary(hooked, targets, start, _get_sequence_nr())
+            for i, t in hooked:
+                edge = get_gradient_edge(t)
+                key = (id(edge.node), edge.output_nr)
+                j = targets.get(key)
+                if j is not None:
+                    through[i] = j
+                    passed.append(key)
+        else:
+            boundary = []
         # An inner call that returns one of this call's inputs as it is sees its gradient only
         # when that input's gradient is complete, after this call's own nodes: torch's identity
         # nodes would still run its backward inside this call's, so this call waits for it.
