@@ -74,3 +74,14 @@ async def test_killed_child_leaves_the_viewer_usable(tmp_path):
         await wait_for(pilot, lambda: app.state.status == "disconnected")
         await pilot.press("slash", "escape", "question_mark", "escape")
         assert app.is_running and "disconnected" in app.title
+
+
+def test_the_child_leaves_a_core_to_the_viewer_unless_the_user_chose_threads():
+    from modscope.views.tui.sources import child_env
+
+    assert child_env({"PATH": "/bin"}, 2)["OMP_NUM_THREADS"] == "1"
+    assert child_env({}, 8)["OPENBLAS_NUM_THREADS"] == "7"
+    assert child_env({}, 1)["MKL_NUM_THREADS"] == "1"
+    mine = child_env({"OMP_NUM_THREADS": "4"}, 8)
+    assert mine["OMP_NUM_THREADS"] == "4" and "MKL_NUM_THREADS" not in mine
+    assert child_env({}, 2)["PYTHONUNBUFFERED"] == "1"

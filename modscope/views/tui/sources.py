@@ -254,6 +254,22 @@ def _hello_ok(line: bytes, token: str) -> bool:
         secrets.compare_digest(str(hello.get("token", "")), token)
 
 
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def child_env(environ: Any, cores: int) -> dict[str, str]:
+    """The traced child's environment: unbuffered output and, unless the user set one of
+    ``THREAD_VARIABLES``, BLAS and torch's intra-op threads limited to the cores the viewer
+    leaves free (one fewer than the machine has, at least one). Left to their default of one
+    thread per core, they fight the viewer for the CPU: on 2 cores a Net step took 52 ms in
+    fc1 alone instead of 0.22 ms, and keys answered in 0.6 s."""
+    env = {**environ, "PYTHONUNBUFFERED": "1"}
+    if not any(name in environ for name in THREAD_VARIABLES):
+        threads = str(max(1, cores - 1))
+        env.update(dict.fromkeys(THREAD_VARIABLES, threads))
+    return env
+
+
 def child_command(source: SocketSource, script: str, args: list[str], trace_file: str | None,
                   stats: bool = False, backend: str = "auto") -> list[str]:
     """The command line of ``python -m modscope.capture.child`` for ``script`` (``backend``: the
@@ -280,7 +296,7 @@ class ChildProcess:
         self.log: deque[str] = deque(maxlen=500)
         self.log_rev = 0
         cmd = child_command(source, script, args, trace_file, stats, backend)
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = child_env(os.environ, os.cpu_count() or 1)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      env=env)
         self.trace_file = trace_file
