@@ -320,6 +320,13 @@ class Trace(Delivery, ParamEvents, EventTrace):
         add(optimizer_mod.register_optimizer_step_post_hook(self._on_optimizer_post))
         self._wrap_global_hooks()
 
+    def _hook_clock(self) -> int:
+        """Hook handles made so far by anyone but this trace's backward observer (torch's
+        ``RemovableHandle.next_id`` counts them all): unchanged since a look at a module's hooks
+        means nobody registered one since, so there is nothing new to wrap."""
+        made = self._backward.handles if self._backward is not None else 0
+        return self._backend.RemovableHandle.next_id - made
+
     def _path_of(self, module: Any) -> str | None:
         path = self._paths.get(id(module))
         if path is None and self.model is None:  # global mode: a new root model
@@ -343,7 +350,7 @@ class Trace(Delivery, ParamEvents, EventTrace):
                 if path is None:
                     return
             backend = self._backend
-            if self._hooks_seen.get(id(module)) != backend.RemovableHandle.next_id:
+            if self._hooks_seen.get(id(module)) != self._hook_clock():
                 self._wrap_user_hooks(module, path)
             call = self._calls.get(path, 0)
             self._calls[path] = call + 1
@@ -434,7 +441,7 @@ class Trace(Delivery, ParamEvents, EventTrace):
     # --- user hooks ---------------------------------------------------------------------------
 
     def _wrap_user_hooks(self, module: Any, path: str) -> None:
-        self._hooks_seen[id(module)] = self._backend.RemovableHandle.next_id
+        self._hooks_seen[id(module)] = self._hook_clock()
         for kind, hooks in (("forward_pre", module._forward_pre_hooks), ("forward", module._forward_hooks),
                             ("backward_pre", module._backward_pre_hooks), ("backward", module._backward_hooks)):
             if hooks:
@@ -446,7 +453,7 @@ class Trace(Delivery, ParamEvents, EventTrace):
         only when some hook was registered since the last look (``RemovableHandle.next_id``)."""
         roots = [r() for r in self._roots_of_step]
         self._roots_of_step = []
-        next_id = self._backend.RemovableHandle.next_id
+        next_id = self._hook_clock()
         if self._tensor_hooks_seen == next_id:
             return
         self._tensor_hooks_seen = next_id

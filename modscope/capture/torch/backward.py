@@ -58,6 +58,10 @@ class BackwardObserver:
     def __init__(self, on_pre: Callable[..., Any], on_post: Callable[..., Any]) -> None:
         self.on_pre, self.on_post = on_pre, on_post
         self.closed = False
+        # Hook handles this observer made (tensor and node hooks): torch counts every handle in
+        # ``RemovableHandle.next_id``, which the recorder reads to tell that the *user* added a
+        # hook; it subtracts these.
+        self.handles = 0
         self._waiting: list[_Call] = []  # calls whose backward has begun, their backward_pre not yet sent
         self._open: list[_Frame] = []  # the calls in forward, outermost first
 
@@ -88,7 +92,7 @@ class BackwardObserver:
         """At the call's forward pre-hook: where its inputs' gradients go (``None`` without grad)."""
         if not torch.is_grad_enabled():
             return None
-        edges = [(i, get_gradient_edge(a)) for i, a in enumerate(args) if isinstance(a, _Tensor) and a.requires_grad]
+        edges = [(i, _edge(a)) for i, a in enumerate(args) if isinstance(a, _Tensor) and a.requires_grad]
         targets = {(id(edge.node), edge.output_nr): i for i, edge in edges}  # ``edges`` keeps the nodes alive
         frame = _Frame(targets)
         self._open.append(frame)
@@ -129,6 +133,31 @@ class BackwardObserver:
             _first_on(t, call, i)
         for node, hits in boundary:
             node.register_hook(call.node_hook(hits))
+        self.handles += len(boundary)
+
+
+def _edge(t: torch.Tensor) -> Any:
+    """Where ``t``'s gradient goes: ``(node, output_nr)``, read directly for a tensor made by an
+    op (``get_gradient_edge``, a Python function, only for a leaf's ``AccumulateGrad``)."""
+    node = t.grad_fn
+    return get_gradient_edge(t) if node is None else _Edge(node, t.output_nr)
+
+
+class _Edge(tuple):
+    """``(node, output_nr)`` with ``GradientEdge``'s names."""
+
+    __slots__ = ()
+
+    def __new__(cls, node: Any, output_nr: int) -> _Edge:
+        return tuple.__new__(cls, (node, output_nr))
+
+    @property
+    def node(self) -> Any:
+        return self[0]
+
+    @property
+    def output_nr(self) -> int:
+        return self[1]
 
 
 def _outputs(output: Any) -> list[Any]:
@@ -163,6 +192,7 @@ def _first_on(t: torch.Tensor, call: _Call, i: int) -> None:
         calls: list[tuple[_Call, int]] = []
         t.__dict__[_HOOKS] = (value, calls)
         t.register_hook(_run_all(calls))
+        call.observer.handles += 1
     else:
         calls = held[1]
         calls[:] = [entry for entry in calls if not entry[0].stale]

@@ -889,3 +889,19 @@ def test_partial_and_repeated_backward_fire_what_torch_fires(how):
         run(model)
     assert_firing_order(tr, order)
     _assert_close_values(_traced_backward_values(tr), expected)
+
+
+def test_a_user_hook_added_after_some_steps_still_becomes_a_hook_event():
+    """The trace's own tensor and node hooks count in torch's ``RemovableHandle.next_id``; the
+    trace subtracts them, so the counter still tells it when the *user* added a hook."""
+    model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU())
+    seen = []
+    with modscope.trace(model) as tr:
+        for step in range(3):
+            if step == 2:
+                model[0].register_forward_hook(lambda m, a, o: seen.append(step))
+            model(torch.randn(2, 3, requires_grad=True)).sum().backward()
+            tr.step()
+    assert seen == [2]
+    hooks = [e for e in tr.events if e["kind"] == "hook"]
+    assert [(e["step"], e["target"], e["hook_kind"]) for e in hooks] == [(2, "0", "forward")]
