@@ -1,14 +1,31 @@
 """Reports built from events alone (so they work live, in-process and on a loaded file):
-``summary_table`` (torchinfo-like), ``module_tree`` and ``timeline``, as rich renderables.
+``summary_table`` (torchinfo-like), ``summary_totals`` (its footer's figures as numbers),
+``module_tree`` and ``timeline``, as rich renderables.
 
-Figures per module come from the last step that has forward events; multiply-adds and bytes
-saved for backward come from the ``graph`` event (each graph node knows the module that created
-it), so matmuls written inline in a ``forward`` and attention are counted, not only known layers.
+Figures per module come from the last step that has forward events; bytes saved for backward
+come from the ``graph`` event (each graph node knows the module that created it). Multiply-adds
+(one per multiply-accumulate of a matrix product, a convolution, an RNN's gate products or
+attention's ``QK^T`` and ``AV``; biases, normalisations and activations add none) come from two
+sources, so nothing is counted twice:
+
+- the graph: a rule per op (``_MAC_RULES``) reads the node's output shape and its operands' shapes
+  (the ``inputs`` nodes, else the shapes it ``saved``), so matmuls written inline in a ``forward``,
+  fused ops (oneDNN's LSTM layer, cuDNN's RNN, ``scaled_dot_product_attention``'s kernels) and
+  attention are counted, not only known layers;
+- the module's class (``_MODULE_RULES``: Linear, Conv, ConvTranspose, RNN/LSTM/GRU and their
+  cells, MultiheadAttention) and its forward events' shapes, for a call the graph cannot account
+  for: the module made no node (frozen weights and an input needing no gradient, ``no_grad``, or
+  no graph at all) or one of its nodes' operand shapes is unknown. A module with any node labelled
+  with it or with a module inside it is the graph's; inside a module counted by its class nothing
+  more is counted; and only the calls of one forward pass are counted (the step's first top-level
+  call), as the graph holds one.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from rich.table import Table
@@ -17,30 +34,245 @@ from rich.tree import Tree
 
 from ..events.schema import MODULE_EVENTS
 
-# op -> MACs(out_shape, input_shapes): input shapes by position, None where unknown.
-_MAC_RULES = {
-    "MmBackward0": lambda out, ins: _prod(out) * _inner(ins, (0, 1), (1, 0)),
-    "AddmmBackward0": lambda out, ins: _prod(out) * _inner(ins, (1, 1), (2, 0)),
-    "BmmBackward0": lambda out, ins: _prod(out) * _inner(ins, (0, 2), (1, 1)),
-    "MvBackward0": lambda out, ins: _prod(out) * _inner(ins, (0, 1), (1, 0)),
-    "DotBackward0": lambda out, ins: _inner(ins, (0, 0), (1, 0)),
-    "ConvolutionBackward0": lambda out, ins: _prod(out) * _prod((ins[1] or [0])[1:]),
-}
+Shape = list[int]
+
+# --- multiply-adds from the graph ----------------------------------------------------------------
+# op -> MACs(out_shape, input_shapes, saved): input shapes by position (None where that input needs
+# no gradient), ``saved`` the tensors the node saved for backward other than its own output
+# (``{"shape", "param"}``, in the order torch declares them: by name). None when it cannot tell.
 
 
-def _prod(shape: list[int] | None) -> int:
+def _prod(shape: Shape | None) -> int:
     n = 1
     for s in shape or []:
         n *= s
     return n
 
 
-def _inner(ins: list, *where: tuple[int, int]) -> int:
+def _at(shapes: list, i: int) -> Shape | None:
+    return shapes[i] if -len(shapes) <= i < len(shapes) else None
+
+
+def _inner(ins: list, *where: tuple[int, int]) -> int | None:
     """The contracted dimension, read from whichever operand's shape is known."""
     for pos, dim in where:
-        if pos < len(ins) and ins[pos] is not None and len(ins[pos]) > dim:
-            return ins[pos][dim]
-    return 0
+        shape = _at(ins, pos)
+        if shape is not None and len(shape) > dim:
+            return shape[dim]
+    return None
+
+
+def _matmul(*where: tuple[int, int], outer: int = 0) -> Callable[[Shape, list, list], int | None]:
+    """Each output element is a dot product over the inner dimension (``outer``: the operand
+    dimension summed over as well, as ``addbmm`` sums over its batch)."""
+    def rule(out: Shape, ins: list, saved: list) -> int | None:
+        inner = _inner(ins, *where)
+        if inner is None:
+            return None
+        if outer:
+            batch = _inner(ins, (outer, 0), (outer + 1, 0))
+            return None if batch is None else _prod(out) * inner * batch
+        return _prod(out) * inner
+    return rule
+
+
+def _convolution(out: Shape, ins: list, saved: list, transposed: bool = False) -> int | None:
+    """Each output element of a convolution: (input channels / groups) x kernel multiply-adds,
+    the weight's dimensions after the first; each input element of a transposed one: (output
+    channels / groups) x kernel, spread over the output. Torch saves the input and the weight
+    (by name: input, weight) whichever needs a gradient, so a frozen one is read there. A
+    transposed convolution is one whose module is one, or whose weight ``[in, out / groups, *k]``
+    does not lead with the output's channels."""
+    both = [s["shape"] for s in saved] if len(saved) == 2 else [None, None]
+    weight = _at(ins, 1) or next((s["shape"] for s in saved if s.get("param")), None) or both[1]
+    if weight is None or len(weight) < 3 or len(out) < len(weight) - 1:
+        return None
+    if not transposed and weight[0] == out[len(out) - len(weight) + 1]:
+        return _prod(out) * _prod(weight[1:])
+    x = _at(ins, 0) or both[0]
+    return None if x is None else _prod(x) * _prod(weight[1:])
+
+
+def _rnn_macs(out: Shape, weights: list[Shape]) -> int | None:
+    """Every weight matrix of a recurrent layer (input-hidden, hidden-hidden, projection; every
+    layer and direction) is applied once per time step and batch element: the output's
+    leading dimensions (time x batch, or the packed sequence's total length)."""
+    return _prod(out[:-1]) * sum(_prod(w) for w in weights) if weights and out else None
+
+
+def _saved_matrices(saved: list) -> list[Shape]:
+    return [s["shape"] for s in saved if s.get("param") and len(s["shape"]) == 2]
+
+
+def _mkldnn_rnn_layer(out: Shape, ins: list, saved: list) -> int | None:
+    """oneDNN's RNN layer (one node per layer and direction): inputs ``input, weight_ih,
+    weight_hh, bias_ih, bias_hh, hx, cx``; frozen weights are found among the saved parameters."""
+    weights = [_at(ins, 1), _at(ins, 2)]
+    return _rnn_macs(out, weights if None not in weights else _saved_matrices(saved))
+
+
+def _fused_rnn(out: Shape, ins: list, saved: list) -> int | None:
+    """cuDNN's / MIOpen's RNN (one node for all layers): inputs ``input, *weights, hx, cx``, the
+    states 3-D, so the weight matrices are the 2-D inputs after the first, or the saved ones."""
+    return _rnn_macs(out, _saved_matrices(saved) or [s for s in ins[1:] if s is not None and len(s) == 2])
+
+
+def _attention(out: Shape, ins: list, saved: list) -> int | None:
+    """A fused ``scaled_dot_product_attention`` (inputs ``query, key, value``): ``QK^T`` is
+    L x S x E and ``AV`` L x S x Ev per batch and head (query heads: grouped-query attention shares
+    key heads). Under a causal mask the kernels skip about half of the products; all are counted,
+    as the unfused (matmul) path does them."""
+    if len(out) < 2:
+        return None
+    q, k, v = _at(ins, 0), _at(ins, 1), _at(ins, 2)
+    if None in (q, k, v):  # saved by name: (attn_mask,) key, query, value, then the other results
+        operands = [s["shape"] for s in saved if len(s["shape"]) == len(out)][-3:]
+        if len(operands) == 3:
+            k, q, v = k or operands[0], q or operands[1], v or operands[2]
+    seq = _inner([k, v], (0, len(out) - 2), (1, len(out) - 2))
+    width = _inner([q, k], (0, len(out) - 1), (1, len(out) - 1))
+    if seq is None or width is None:
+        return None
+    return _prod(out[:-2]) * out[-2] * seq * (width + out[-1])
+
+
+_MAC_RULES: dict[str, Callable[[Shape, list, list], int | None]] = {
+    "MmBackward0": _matmul((0, 1), (1, 0)),
+    "AddmmBackward0": _matmul((1, 1), (2, 0)),
+    "BmmBackward0": _matmul((0, 2), (1, 1)),
+    "BaddbmmBackward0": _matmul((1, 2), (2, 1)),  # attention weights under a mask: baddbmm(mask, q, k^T)
+    "AddbmmBackward0": _matmul((1, 2), (2, 1), outer=1),
+    "MvBackward0": _matmul((0, 1), (1, 0)),
+    "AddmvBackward0": _matmul((1, 1), (2, 0)),
+    "DotBackward0": lambda out, ins, saved: _inner(ins, (0, 0), (1, 0)),
+    "ConvolutionBackward0": _convolution,
+    "MkldnnRnnLayerBackward0": _mkldnn_rnn_layer,
+    "CudnnRnnBackward0": _fused_rnn,
+    "MiopenRnnBackward0": _fused_rnn,
+    **dict.fromkeys(("ScaledDotProductFlashAttentionForCpuBackward0", "ScaledDotProductFlashAttentionBackward0",
+                     "ScaledDotProductEfficientAttentionBackward0", "ScaledDotProductCudnnAttentionBackward0",
+                     "ScaledDotProductFusedAttentionOverrideableBackward0"), _attention),
+}
+
+
+def node_macs(node: dict, shapes: dict[int, Shape], cls: str | None = None) -> int | None:
+    """A graph node's multiply-adds (``shapes``: node id -> shape; ``cls``: the class of the module
+    that made it): 0 for an op without any, None for one that has some but whose operand shapes
+    the graph does not give."""
+    rule = _MAC_RULES.get(node["op"])
+    if rule is None:
+        return 0
+    ins = [shapes.get(i) if i is not None else None for i in node["inputs"]]
+    saved = [s for s in node.get("saved", ()) if not s.get("output")]
+    if rule is _convolution and cls is not None and "ConvTranspose" in cls:
+        return _convolution(node["shape"], ins, saved, transposed=True)
+    return rule(node["shape"], ins, saved)
+
+
+# --- multiply-adds from a module's class ---------------------------------------------------------
+# cls -> MACs(input shapes, output shapes, module, own params {name: shape}), for a call the graph
+# does not account for; None when the shapes do not tell.
+
+
+def _linear(ins: list, outs: list, module: dict, params: dict) -> int | None:
+    out, x = _at(outs, 0), _at(ins, 0)
+    width = x[-1] if x else _inner([params.get("weight")], (0, 1))  # a tied weight is not its own
+    return None if out is None or width is None else _prod(out) * width
+
+
+def _conv_per_element(ins: list, module: dict, params: dict, dims: int, transposed: bool) -> int | None:
+    """(input channels / groups) x kernel for a convolution; (output channels / groups) x kernel
+    for a transposed one: the weight's dimensions after the first, from the weight, else from
+    ``extra_repr`` (``in, out, kernel_size=(..), ..., groups=g``) and the input's channels."""
+    weight = params.get("weight")
+    if weight is not None and len(weight) == dims + 2 and _prod(weight):
+        return _prod(weight[1:])
+    found = re.match(r"\s*(\d+),\s*(\d+),\s*kernel_size=\(([\d,\s]+)\)", module.get("extra_repr", ""))
+    if found is None:
+        return None
+    channels, out_channels = int(found[1]), int(found[2])
+    x = _at(ins, 0)
+    if not channels and x is not None and len(x) > dims:  # a lazy module before its first call
+        channels = x[-dims - 1]
+    groups = re.search(r"groups=(\d+)", module["extra_repr"])
+    kernel = [int(k) for k in found[3].split(",") if k.strip()]
+    return (out_channels if transposed else channels) // (int(groups[1]) if groups else 1) * _prod(kernel)
+
+
+def _conv(dims: int) -> Callable[[list, list, dict, dict], int | None]:
+    def rule(ins: list, outs: list, module: dict, params: dict) -> int | None:
+        out, per = _at(outs, 0), _conv_per_element(ins, module, params, dims, transposed=False)
+        return None if out is None or per is None else _prod(out) * per
+    return rule
+
+
+def _conv_transpose(dims: int) -> Callable[[list, list, dict, dict], int | None]:
+    def rule(ins: list, outs: list, module: dict, params: dict) -> int | None:  # each input element scatters
+        x, per = _at(ins, 0), _conv_per_element(ins, module, params, dims, transposed=True)
+        return None if x is None or per is None else _prod(x) * per
+    return rule
+
+
+def _rnn(ins: list, outs: list, module: dict, params: dict) -> int | None:
+    """RNN/LSTM/GRU (every layer and direction) and their cells: the weight matrices applied per
+    step and batch element; the output's leading dimensions are (time x) batch."""
+    out = _at(outs, 0)
+    return None if out is None else _rnn_macs(out, [s for n, s in params.items() if n.startswith("weight_")
+                                                   and len(s) == 2])
+
+
+def _multihead_attention(ins: list, outs: list, module: dict, params: dict) -> int | None:
+    """The q, k, v projections (E x their width), ``QK^T`` and ``AV`` (L x S x E each, over all
+    heads) and the output projection (E x E). Arguments passed by keyword are not in the forward
+    events: a missing key is the query, a missing value the key (self-attention)."""
+    out = _at(outs, 0)
+    if out is None:
+        return None
+    width = out[-1]
+    q = _at(ins, 0) or out
+    k = _at(ins, 1) or q
+    v = _at(ins, 2) or k
+    tokens = _prod(q[:-1])
+    seq = _key_length(q, k, _at(outs, 1)) + (1 if "bias_k" in params else 0)
+    projections = sum(_prod(x[:-1]) * x[-1] for x in (q, k, v)) * width + tokens * width * width
+    return projections + 2 * tokens * seq * width
+
+
+def _key_length(q: Shape, k: Shape, weights: Shape | None) -> int:
+    """S, the number of keys: from the attention weights (``need_weights``: ``[.., L, S]``), else
+    the key's sequence dimension, which ``batch_first`` decides and the events do not say. The
+    batch dimension is the one the query and key share; if both do (self-attention), torch's
+    default, ``batch_first=False``, is assumed."""
+    if weights:
+        return weights[-1]
+    if len(k) == 3 and len(q) == 3 and k[0] == q[0] and k[1] != q[1]:
+        return k[1]  # batch first
+    return k[0]
+
+
+_MODULE_RULES: dict[str, Callable[[list, list, dict, dict], int | None]] = {
+    **dict.fromkeys(("Linear", "LazyLinear", "NonDynamicallyQuantizableLinear"), _linear),
+    **{f"{lazy}Conv{d}d": _conv(d) for d in (1, 2, 3) for lazy in ("", "Lazy")},
+    **{f"{lazy}ConvTranspose{d}d": _conv_transpose(d) for d in (1, 2, 3) for lazy in ("", "Lazy")},
+    **dict.fromkeys(("RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"), _rnn),
+    "MultiheadAttention": _multihead_attention,
+}
+
+
+def module_call_macs(cls: str, inputs: list, outputs: list, module: dict | None = None,
+                     params: dict[str, Shape] | None = None) -> int | None:
+    """A standard layer's multiply-adds for one call, from its class, the shapes of the call's
+    inputs and outputs (summaries or shapes; None where not a tensor) and its own parameters'
+    shapes; None for another class or when the shapes do not tell."""
+    rule = _MODULE_RULES.get(cls)
+    if rule is None:
+        return None
+    shape = [s.get("shape") if isinstance(s, dict) else s for s in inputs]
+    out = [s.get("shape") if isinstance(s, dict) else s for s in outputs]
+    return rule(shape, out, module or {"cls": cls, "extra_repr": ""}, params or {})
+
+
+# --- figures -------------------------------------------------------------------------------------
 
 
 def _last(events: list[dict], kind: str) -> dict | None:
@@ -54,9 +286,85 @@ def _model(events: list[dict]) -> dict:
     return model
 
 
-def module_figures(events: list[dict]) -> dict[str, dict[str, Any]]:
-    """Per module path: own/total params, trainable, output shape, forward/backward ns, MACs,
-    bytes saved for backward (each over the module and everything below it)."""
+def _one_forward(events: list[dict], step: int | None) -> list[tuple[str, int, list, list]]:
+    """``(path, call, inputs, outputs)`` of each module call within the step's first top-level
+    call (itself included), in call order."""
+    order: list[tuple[str, int]] = []
+    inputs: dict[tuple[str, int], list] = {}
+    outputs: dict[tuple[str, int], list] = {}
+    depth = 0
+    for e in events:
+        if e["step"] != step or e["kind"] not in ("forward_pre", "forward"):
+            continue
+        key = (e["path"], e["call"])
+        if e["kind"] == "forward_pre":
+            depth += 1
+            order.append(key)
+            inputs[key] = e["inputs"]
+        elif key in inputs:
+            depth -= 1
+            outputs[key] = e["outputs"]
+            if depth <= 0:
+                break
+    return [(path, call, inputs[path, call], outputs.get((path, call), [])) for path, call in order]
+
+
+def _ancestors(path: str) -> list[str]:
+    """The paths of the modules enclosing ``path`` ("" for the root), nearest last."""
+    if path == "":
+        return []
+    parts = path.split(".")
+    return [""] + [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def _mult_adds(events: list[dict], model: dict, step: int | None) -> list[tuple[str, int, int]]:
+    """``(module path, multiply-adds, bytes saved for backward)``: one per graph node labelled with
+    a module, one per module call counted from its class (see the module docstring)."""
+    by_path = {m["path"]: m for m in model["modules"]}
+    own: dict[str, dict[str, Shape]] = defaultdict(dict)
+    for prm in model["params"]:
+        owner, _, name = prm["path"].rpartition(".")
+        own[owner][name] = prm["shape"]
+    items: list[list] = []  # [path, call, macs, saved bytes]
+    labelled: set[str] = set()
+    enclosing: set[str] = set()  # modules with a labelled module inside them
+    unknown: set[tuple[str, int | None]] = set()  # calls with a node whose multiply-adds are unknown
+    graph = _last(events, "graph")
+    if graph is not None:
+        shapes = {n["id"]: n["shape"] for n in graph["nodes"]}
+        for node in graph["nodes"]:
+            label = node["module"]
+            if label is None:
+                continue
+            macs = node_macs(node, shapes, by_path[label]["cls"] if label in by_path else None)
+            if macs is None:
+                unknown.add((label, node.get("call")))
+            items.append([label, node.get("call"), macs or 0, node["saved_bytes"]])
+            if label not in labelled:
+                labelled.add(label)
+                enclosing.update(_ancestors(label))
+    by_class: set[str] = set()
+    for path, call, inputs, outputs in _one_forward(events, step):
+        module = by_path.get(path)
+        if module is None or module["cls"] not in _MODULE_RULES or path in enclosing \
+                or any(a in by_class for a in _ancestors(path)):
+            continue
+        replaced = {(path, call), (path, None)} & unknown
+        if path in labelled and not replaced:
+            continue  # the graph accounts for it
+        macs = module_call_macs(module["cls"], inputs, outputs, module, own[path])
+        if macs is None:
+            continue
+        for item in items:  # a call the graph knew only in part: its nodes keep their saved bytes
+            if (item[0], item[1]) in replaced:
+                item[2] = 0
+        items.append([path, call, macs, 0])
+        by_class.add(path)
+    return [(path, macs, saved) for path, _call, macs, saved in items]
+
+
+def _figures(events: list[dict]) -> tuple[dict, dict[str, dict[str, Any]], dict[str, int]]:
+    """The model event, ``module_figures`` and ``summary_totals``, from one pass."""
     model = _model(events)
     paths = [m["path"] for m in model["modules"]]
     figs: dict[str, dict[str, Any]] = {p: {"params": 0, "trainable": 0, "total_params": 0, "output": None,
@@ -82,21 +390,29 @@ def module_figures(events: list[dict]) -> dict[str, dict[str, Any]]:
             f["output"] = next((s["shape"] for s in e["outputs"] if s is not None), f["output"])
         elif e["kind"] == "backward":
             f["bwd_ns"] += e["dur_ns"]
-    graph = _last(events, "graph")
-    if graph is not None:
-        shapes = {n["id"]: n["shape"] for n in graph["nodes"]}
-        for node in graph["nodes"]:
-            label = node["module"]
-            if label is None:
-                continue
-            rule = _MAC_RULES.get(node["op"])
-            macs = rule(node["shape"], [shapes.get(i) if i is not None else None for i in node["inputs"]]) \
-                if rule else 0
-            for p in paths:
-                if _within(label, p):
-                    figs[p]["macs"] += macs
-                    figs[p]["saved"] += node["saved_bytes"]
-    return figs
+    total_macs = 0
+    for label, macs, saved in _mult_adds(events, model, last):
+        total_macs += macs
+        for p in [label, *_ancestors(label)]:
+            if p in figs:
+                figs[p]["macs"] += macs
+                figs[p]["saved"] += saved
+    totals = {"params": sum(p["numel"] for p in model["params"]),
+              "trainable": sum(p["numel"] for p in model["params"] if p["requires_grad"]),
+              "mult_adds": total_macs}
+    return model, figs, totals
+
+
+def module_figures(events: list[dict]) -> dict[str, dict[str, Any]]:
+    """Per module path: own/total params, trainable, output shape, forward/backward ns, MACs,
+    bytes saved for backward (each over the module and everything below it)."""
+    return _figures(events)[1]
+
+
+def summary_totals(events: list[dict]) -> dict[str, int]:
+    """The summary table's footer as numbers: ``params`` and ``trainable`` (shared parameters
+    counted once) and ``mult_adds`` (one forward pass, every module's; see the module docstring)."""
+    return _figures(events)[2]
 
 
 def _within(path: str, ancestor: str) -> bool:
@@ -122,14 +438,11 @@ def _fmt_bytes(n: int) -> str:
 def summary_table(events: list[dict]) -> Table:
     """Path, type, output shape, parameters (own), trainable, multiply-adds, forward and
     backward time, bytes saved for backward; totals count shared parameters once."""
-    model = _model(events)
-    figs = module_figures(events)
+    model, figs, totals = _figures(events)
     table = Table(title=f"{model['model']} summary", title_justify="left", show_footer=True)
-    total_params = sum(p["numel"] for p in model["params"])
-    trainable = sum(p["numel"] for p in model["params"] if p["requires_grad"])
     root = figs.get("", {})
-    columns = [("Module", "Total"), ("Type", ""), ("Output shape", ""), ("Params", f"{total_params:,}"),
-               ("Trainable", f"{trainable:,}"), ("Mult-adds", _fmt_count(root.get("macs", 0))),
+    columns = [("Module", "Total"), ("Type", ""), ("Output shape", ""), ("Params", f"{totals['params']:,}"),
+               ("Trainable", f"{totals['trainable']:,}"), ("Mult-adds", _fmt_count(totals["mult_adds"])),
                ("Fwd ms", _fmt_ms(root.get("fwd_ns", 0))), ("Bwd ms", _fmt_ms(root.get("bwd_ns", 0))),
                ("Saved for bwd", _fmt_bytes(root.get("saved", 0)))]
     for header, footer in columns:

@@ -10,9 +10,10 @@ convolution (``Linear``, ``Conv``, the gate products of an RNN, attention's ``QK
 a bias, a normalisation, an activation or an embedding lookup adds none.
 
 Where torchinfo counts differently or is wrong, the test does not relax the check: it asserts the
-right figure for modscope and torchinfo's own figure as a formula, with the reason next to it. The
-cases where modscope's figure is wrong today are marked ``xfail(strict=True)`` with the reason:
-fixing modscope turns them into failures that ask for the marker to go.
+right figure for modscope and torchinfo's own figure as a formula, with the reason next to it. A
+case where modscope's figure is wrong is marked ``xfail(strict=True)`` with the reason (a Case's
+``modscope_macs_gap``; none today): fixing modscope turns it into a failure that asks for the
+marker to go.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ torch = pytest.importorskip("torch")
 torchinfo = pytest.importorskip("torchinfo")
 
 import modscope  # noqa: E402
-from modscope.views.report import module_figures  # noqa: E402
+from modscope.views.report import summary_totals  # noqa: E402
 
 nn = torch.nn
 F = torch.nn.functional
@@ -38,15 +39,10 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def modscope_totals(events: list[dict]) -> tuple[int, int, int]:
-    """(total parameters, trainable parameters, multiply-adds) from a trace's events.
-
-    ``report.py`` has no function returning the summary's totals as numbers: ``summary_table``
-    computes the Params and Trainable footers inline from the ``model`` event. The figures here
-    come from ``module_figures`` (which ``summary_table`` uses for the rows and the Mult-adds
-    footer): the root's ``total_params`` and ``macs``, and the sum of every module's own
-    ``trainable`` (each parameter belongs to exactly one module, shared ones to the first)."""
-    figs = module_figures(events)
-    return figs[""]["total_params"], sum(f["trainable"] for f in figs.values()), figs[""]["macs"]
+    """(total parameters, trainable parameters, multiply-adds) from a trace's events: the
+    summary table's footer, as ``summary_totals`` gives it to the table."""
+    totals = summary_totals(events)
+    return totals["params"], totals["trainable"], totals["mult_adds"]
 
 
 # --- models --------------------------------------------------------------------------------------
@@ -114,9 +110,6 @@ def no_onednn() -> Iterator[None]:
         warnings.filterwarnings("ignore", message="TF32 acceleration on top of oneDNN")
         with torch.backends.mkldnn.flags(enabled=False):
             yield
-
-
-ONEDNN_RNN = torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled
 
 
 # --- cases ---------------------------------------------------------------------------------------
@@ -187,21 +180,18 @@ CASES = {
     # many. Multiply-adds: four Linear calls, ``mid`` twice; torchinfo adds the bias of each call.
     "tied": Case(Tied, (T, 16), params=560, trainable=560, macs=4 * T * 16 * 16,
                  torchinfo_params=560 + 16 * 16, torchinfo_macs=4 * T * 16 * 16 + 4 * T * 16),
-    # The frozen layer's multiply-adds are still done: they count.
+    # The frozen layer's multiply-adds are still done: they count. Its input and parameters need no
+    # gradient, so it makes no autograd node: modscope counts it from its class and forward shapes.
     "frozen_backbone": Case(frozen_backbone, (T, 20), params=20 * 32 + 32 + 32 * 10 + 10, trainable=32 * 10 + 10,
                             macs=T * 20 * 32 + T * 32 * 10, torchinfo_params=1_002,
-                            torchinfo_macs=T * 20 * 32 + T * 32 * 10 + T * 32 + T * 10,  # + biases
-                            modscope_macs_gap="modscope counts multiply-adds from the autograd graph: a layer whose "
-                                              "input and parameters need no gradient makes no graph node, so the "
-                                              "frozen first layer's T*20*32 are missing"),
+                            torchinfo_macs=T * 20 * 32 + T * 32 * 10 + T * 32 + T * 10),  # + biases
     # torchinfo: an RNN's weights and biases times output_size[0] * output_size[1] (batch x steps):
     # right for the gate products, plus the two biases' 8H per step (an addition, not a multiply-add).
+    # On CPU with oneDNN torch runs the LSTM as one MkldnnRnnLayerBackward0 node per layer and
+    # direction: modscope's rule for it reads the weights' shapes.
     "lstm": Case(LSTMHead, (S, L, 8), params=4 * 16 * (8 + 16 + 2) + 16 * 4 + 4, trainable=1_732,
                  macs=LSTM_GATES + S * 16 * 4, torchinfo_params=1_732,
-                 torchinfo_macs=LSTM_GATES + S * L * 8 * 16 + S * 16 * 4 + S * 4,
-                 modscope_macs_gap="on CPU with oneDNN torch runs the whole LSTM as one MkldnnRnnLayerBackward0 "
-                                   "node, for which report.py has no multiply-add rule: only the head's are counted"
-                 if ONEDNN_RNN else None),
+                 torchinfo_macs=LSTM_GATES + S * L * 8 * 16 + S * 16 * 4 + S * 4),
     # The same LSTM with oneDNN off: torch's composite LSTM, matrix products modscope counts.
     "lstm_composite": Case(LSTMHead, (S, L, 8), params=1_732, trainable=1_732, macs=LSTM_GATES + S * 16 * 4,
                            torchinfo_params=1_732, torchinfo_macs=LSTM_GATES + S * L * 8 * 16 + S * 16 * 4 + S * 4,
@@ -213,15 +203,13 @@ CASES = {
                            torchinfo_params=MHA_PARAMS, torchinfo_macs=0),
     # torchinfo: attention contributes nothing (as above); a Linear's params are multiplied by
     # output_size[0] only, the batch, so on (batch, tokens, features) the L tokens are ignored;
-    # each LayerNorm counts batch * (weight + bias).
+    # each LayerNorm counts batch * (weight + bias). A training-mode TransformerEncoderLayer calls
+    # attention with need_weights=False: torch runs scaled_dot_product_attention, one fused node
+    # (ScaledDotProductFlashAttentionForCpuBackward0 on CPU) whose rule reads q, k and v's shapes.
     "encoder_layer": Case(encoder_layer, (A, L, D), params=MHA_PARAMS + D * FF + FF + FF * D + D + 2 * LN_PARAMS,
                           trainable=2_224, macs=ATTENTION + A * L * D * FF + A * L * FF * D,
                           torchinfo_params=2_224,
-                          torchinfo_macs=A * (D * FF + FF) + A * (FF * D + D) + 2 * A * LN_PARAMS,
-                          modscope_macs_gap="a training-mode TransformerEncoderLayer calls attention with "
-                                            "need_weights=False: torch runs scaled_dot_product_attention, one "
-                                            "ScaledDotProductFlashAttentionForCpuBackward0 node with no multiply-add "
-                                            "rule in report.py, so QK^T and AV (2*A*L*L*D) are missing"),
+                          torchinfo_macs=A * (D * FF + FF) + A * (FF * D + D) + 2 * A * LN_PARAMS),
 }
 
 
