@@ -48,6 +48,12 @@ class EventTrace:
         from .report import summary_table
         return Printable(summary_table(self.events))
 
+    def totals(self) -> dict[str, int]:
+        """The summary's totals as numbers: ``{"params", "trainable", "mult_adds"}`` (shared
+        parameters counted once; mult-adds of one forward pass)."""
+        from .report import summary_totals
+        return summary_totals(self.events)
+
     def tree(self) -> Printable:
         """The ``named_modules`` tree with the same figures (a rich Tree, printable)."""
         from .report import module_tree
