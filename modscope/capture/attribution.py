@@ -13,6 +13,7 @@ step alone, for tools (the tracer) that already hook module calls themselves.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -83,18 +84,30 @@ def is_tensor(value: Any) -> bool:
     return hasattr(cls, "grad_fn") and hasattr(cls, "requires_grad")
 
 
+def container_values(value: Any) -> list[Any] | None:
+    """The items of a container modscope looks into (tuple, list, dict values, dataclass fields,
+    in order), or ``None`` for anything else. A module's inputs and outputs are read through it."""
+    if isinstance(value, tuple | list):
+        return list(value)
+    if isinstance(value, dict):
+        return list(value.values())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [getattr(value, f.name) for f in dataclasses.fields(value)]
+    return None
+
+
 def tensors_in(value: Any) -> Iterator[Any]:
-    """The tensors inside ``value`` (a tensor, or nested tuples/lists/dicts) in order, without
-    recursion."""
+    """The tensors inside ``value`` (a tensor, or nested tuples/lists/dicts/dataclasses) in
+    order, without recursion."""
     stack = [value]
     while stack:
         v = stack.pop()
-        if isinstance(v, tuple | list):
-            stack.extend(reversed(v))
-        elif isinstance(v, dict):
-            stack.extend(reversed(v.values()))
-        elif is_tensor(v):
+        if is_tensor(v):
             yield v
+            continue
+        items = container_values(v)
+        if items:
+            stack.extend(reversed(items))
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from engine import Tensor
 
 from ...events.records import Captured, StatsValues, expand
 from ..arrays import stats_values
+from ..attribution import container_values
 from ..ids import ObjectIds
 
 _KEEP = 4096  # statistics remembered; past this the map starts over
@@ -130,15 +131,14 @@ def capture_all(value: Any, tid: bool = True, stats: bool = False) -> tuple[Capt
 
 def _capture_many(value: Any, tid: bool, stats: bool) -> tuple[Captured, ...]:
     """``capture_all`` of anything but a single tensor."""
-    if isinstance(value, dict):
-        value = list(value.values())
-    elif not isinstance(value, tuple | list):
+    items = container_values(value)
+    if items is None:
         return (None,)
     out: list[Captured] = []
-    for v in value:
+    for v in items:
         if isinstance(v, Tensor):
             out.append(_capture(v, tid, stats))
-        elif isinstance(v, tuple | list | dict):
+        elif container_values(v) is not None:
             out += capture_all(v, tid, stats)
         else:
             out.append(None)

@@ -16,6 +16,7 @@ import torch
 
 from ...events.records import STATS_KEYS, Captured, StatsValues
 from ..arrays import stats_values
+from ..attribution import container_values
 from ..ids import ObjectIds
 from .stats import resolve as resolve_stats
 from .stats import tensor_stats
@@ -91,15 +92,14 @@ def capture_all(value: Any, tid: bool = True, stats: bool = False) -> tuple[Capt
     ``flatten`` order, as the engine backend's ``capture_all`` gives them."""
     if isinstance(value, _Tensor):
         return (_capture(value, tid, stats),)
-    if isinstance(value, dict):
-        value = list(value.values())
-    elif not isinstance(value, tuple | list):
+    items = container_values(value)
+    if items is None:
         return (None,)
     out: list[Captured] = []
-    for v in value:
+    for v in items:
         if isinstance(v, _Tensor):
             out.append(_capture(v, tid, stats))
-        elif isinstance(v, tuple | list | dict):
+        elif container_values(v) is not None:
             out += capture_all(v, tid, stats)
         else:
             out.append(None)
