@@ -901,7 +901,7 @@ def test_a_user_hook_added_after_some_steps_still_becomes_a_hook_event():
     with modscope.trace(model) as tr:
         for step in range(3):
             if step == 2:
-                model[0].register_forward_hook(lambda m, a, o: seen.append(step))
+                model[0].register_forward_hook(lambda m, a, o, step=step: seen.append(step))
             model(torch.randn(2, 3, requires_grad=True)).sum().backward()
             tr.step()
     assert seen == [2]
