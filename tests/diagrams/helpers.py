@@ -1,5 +1,6 @@
-"""Diagram test helpers: the fixture models, and ``laid_out``, which has graphviz's real ``dot``
-lay a diagram out and reads back what dot understood (nodes, cluster nesting, edges)."""
+"""Diagram test helpers: the fixture models (``models``: the engine's, ``define(lib)``: either
+framework's), and ``laid_out``, which has graphviz's real ``dot`` lay a diagram out and reads back
+what dot understood (nodes, cluster nesting, edges)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MODELS_FILE = FIXTURES / "diagram_models.py"
+TORCH_MODELS_FILE = FIXTURES / "torch_diagram_models.py"
 sys.path.insert(0, str(FIXTURES))
 
 import diagram_models as models  # noqa: E402, F401 - re-exported for the tests
+from diagram_models import define  # noqa: E402, F401
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """``autograd_graph``: torchviz's drawing of the backward graph (checked op for op against torch),
 nested module clusters, parameter names on leaves, depth collapsing and saved tensors. Every
-diagram is laid out by the real dot and read back."""
+diagram is laid out by the real dot and read back. The graphs are those of engine models and of
+torch models (``lib``, ``models``, ``net``, ``res``: see ``conftest.py``)."""
 
 from __future__ import annotations
 
@@ -9,21 +10,21 @@ from collections import Counter
 import graphviz
 import pytest
 
-import engine
 from modscope import graph
+from modscope.capture.attribution import is_tensor
 
 from .helpers import laid_out
 
 
-def _traced_loss(model, *shape):
+def _traced_loss(lib, model, *shape):
     with graph.attribute_modules(model):
-        out = model(engine.randn(*shape))
+        out = model(lib.randn(*shape))
     return out.sum()
 
 
 @pytest.fixture
-def loss(net):
-    return _traced_loss(net, 2, 8)
+def loss(lib, net):
+    return _traced_loss(lib, net, 2, 8)
 
 
 def test_op_nodes_sit_in_nested_module_clusters(net, loss):
@@ -80,7 +81,7 @@ def _torch_graph(root):
     return names, edges
 
 
-def test_same_ops_and_edges_as_torch(torch):
+def test_same_ops_and_edges_as_torch(torch, lib, models):
     class Block(torch.nn.Module):
         def __init__(self, d=16):
             super().__init__()
@@ -100,10 +101,8 @@ def test_same_ops_and_edges_as_torch(torch):
             return self.head(self.blocks(self.inp(x)))
 
     expected_names, expected_edges = _torch_graph(Net()(torch.randn(2, 8)).sum().grad_fn)
-    from .helpers import models
-
     model = models.Net()
-    d = graph.build_autograd_graph(_traced_loss(model, 2, 8), model)
+    d = graph.build_autograd_graph(_traced_loss(lib, model, 2, 8), model)
     kind = {n.id: ("AccumulateGrad" if n.kind == "leaf" else n.lines[0]) for n in d.nodes.values() if n.kind != "output"}
     assert Counter(kind.values()) == expected_names
     assert Counter((kind[e.source], kind[e.target]) for e in d.edges if e.target in kind) == expected_edges
@@ -152,6 +151,8 @@ def test_show_saved_adds_each_saved_tensor_with_its_shape(net, loss):
 
 
 def _node_saved(root, seq):
+    """The tensors the node numbered ``seq`` saved for backward: the engine's ``_saved``, the
+    tensors among torch's ``_saved_*`` properties."""
     stack, seen = [root.grad_fn], set()
     while stack:
         node = stack.pop()
@@ -159,7 +160,10 @@ def _node_saved(root, seq):
             continue
         seen.add(id(node))
         if node._sequence_nr() == seq:
-            return node._saved
+            if hasattr(node, "_saved"):
+                return node._saved
+            values = [getattr(node, name) for name in dir(type(node)) if name.startswith("_saved_")]
+            return [v for v in values if is_tensor(v)]
         stack.extend(n for n, _ in node.next_functions)
     raise AssertionError(seq)
 
@@ -172,15 +176,15 @@ def test_without_model_leaves_go_to_their_consumers_cluster(net, loss):
         ["(16, 16)", "(16,)", "AddmmBackward0\n(2, 16)", "TBackward0\n(16, 16)"]
 
 
-def test_unattributed_graph_has_no_clusters(net):
-    loss = net(engine.randn(2, 8)).sum()
+def test_unattributed_graph_has_no_clusters(lib, net):
+    loss = net(lib.randn(2, 8)).sum()
     layout = laid_out(graph.build_autograd_graph(loss, net))
     assert layout.clusters == {}
     assert len(layout.top_level) == len(layout.labels)
 
 
-def test_several_outputs_and_a_leaf_output():
-    x = engine.randn(3, requires_grad=True)
+def test_several_outputs_and_a_leaf_output(lib):
+    x = lib.randn(3, requires_grad=True)
     a, b = x.exp(), x * 2
     layout = laid_out(graph.build_autograd_graph((a, b)))
     assert sorted(n for n in layout.labels.values() if n.startswith("output")) == ["output 0\n(3,)", "output 1\n(3,)"]
@@ -190,13 +194,13 @@ def test_several_outputs_and_a_leaf_output():
     assert sorted(layout.labels.values()) == ["(3,)", "output\n(3,)"]
 
 
-def test_errors_name_the_problem():
+def test_errors_name_the_problem(lib):
     with pytest.raises(ValueError, match="output 0 does not require grad"):
-        graph.autograd_graph(engine.ones(2))
+        graph.autograd_graph(lib.ones(2))
     with pytest.raises(ValueError, match="expected a tensor"):
         graph.autograd_graph([1, 2])
     with pytest.raises(ValueError, match="depth must be"):
-        graph.autograd_graph(engine.ones(2, requires_grad=True), depth=1.5)
+        graph.autograd_graph(lib.ones(2, requires_grad=True), depth=1.5)
 
 
 def test_autograd_graph_returns_a_digraph_with_torchviz_colours(net, loss):
@@ -208,8 +212,8 @@ def test_autograd_graph_returns_a_digraph_with_torchviz_colours(net, loss):
     assert 'label="output\\n()" fillcolor="darkolivegreen1"' in src
 
 
-def test_a_graph_deeper_than_the_recursion_limit_builds():
-    x = engine.randn(2, requires_grad=True)
+def test_a_graph_deeper_than_the_recursion_limit_builds(lib):
+    x = lib.randn(2, requires_grad=True)
     y = x
     for _ in range(1_000):
         y = (y * 1.0001).tanh()
@@ -217,8 +221,8 @@ def test_a_graph_deeper_than_the_recursion_limit_builds():
     assert src.count("TanhBackward0") == 1_000
 
 
-def test_each_call_of_a_reused_module_gets_its_own_cluster(res):
-    layout = laid_out(graph.build_autograd_graph(_traced_loss(res, 3, 4), res))
+def test_each_call_of_a_reused_module_gets_its_own_cluster(lib, res):
+    layout = laid_out(graph.build_autograd_graph(_traced_loss(lib, res, 3, 4), res))
     calls = {label: c for label, c in layout.clusters.items() if label.startswith("act")}
     assert set(calls) == {"act (Act) [call 1]", "act (Act) [call 2]"}
     assert all([layout.labels[n].split("\n")[0] for n in c["nodes"]] == ["ReluBackward0"] for c in calls.values())
@@ -227,17 +231,17 @@ def test_each_call_of_a_reused_module_gets_its_own_cluster(res):
     assert (relu1, l2_addmm) in layout.edges
 
 
-def test_a_reused_module_with_parameters_keeps_them_outside_its_call_clusters():
-    class Twice(engine.nn.Module):
+def test_a_reused_module_with_parameters_keeps_them_outside_its_call_clusters(lib):
+    class Twice(lib.nn.Module):
         def __init__(self):
             super().__init__()
-            self.body = engine.nn.Sequential(engine.nn.Linear(3, 3))
+            self.body = lib.nn.Sequential(lib.nn.Linear(3, 3))
 
         def forward(self, x):
             return self.body[0](self.body[0](x))
 
     model = Twice()
-    layout = laid_out(graph.build_autograd_graph(_traced_loss(model, 2, 3), model))
+    layout = laid_out(graph.build_autograd_graph(_traced_loss(lib, model, 2, 3), model))
     assert set(layout.clusters) == {"body (Sequential)", "body.0 (Linear) [call 1]", "body.0 (Linear) [call 2]"}
     assert layout.clusters["body (Sequential)"]["clusters"] == {"body.0 (Linear) [call 1]", "body.0 (Linear) [call 2]"}
     params = sorted(layout.labels[n] for n in layout.clusters["body (Sequential)"]["nodes"])
@@ -246,5 +250,5 @@ def test_a_reused_module_with_parameters_keeps_them_outside_its_call_clusters():
         assert sorted(layout.labels[n].split("\n")[0] for n in layout.clusters[call]["nodes"]) == \
             ["AddmmBackward0", "TBackward0"]
     # Collapsing to depth 1 merges both calls into the one "body" node again.
-    collapsed = graph.build_autograd_graph(_traced_loss(model, 2, 3), model, depth=1)
+    collapsed = graph.build_autograd_graph(_traced_loss(lib, model, 2, 3), model, depth=1)
     assert [n.lines for n in collapsed.nodes.values() if n.kind == "collapsed"] == [["body", "Sequential", "4 ops, 2 params"]]

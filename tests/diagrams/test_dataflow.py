@@ -1,11 +1,11 @@
 """``dataflow``: module calls as nodes with shapes, edges following tensor ids, from a real trace
-and from hand-written event lists (the protocol is the contract). Laid out by the real dot."""
+and from hand-written event lists (the protocol is the contract). Laid out by the real dot. The
+traces are of engine models and of torch models (``lib``, ``net``, ``res``: see ``conftest.py``)."""
 
 from __future__ import annotations
 
 import pytest
 
-import engine
 import modscope
 from modscope import graph
 from modscope.events import make
@@ -13,9 +13,9 @@ from modscope.events import make
 from .helpers import laid_out
 
 
-def _trace(model, *shape):
+def _trace(lib, model, *shape):
     with modscope.trace(model, graph=False) as tr:
-        model(engine.randn(*shape))
+        model(lib.randn(*shape))
     return tr
 
 
@@ -24,8 +24,8 @@ def _edges_by_title(layout):
     return sorted((title[a], title[b]) for a, b in layout.edges)
 
 
-def test_residual_connection_and_reused_module(res):
-    layout = laid_out(graph.build_dataflow(_trace(res, 3, 4)))
+def test_residual_connection_and_reused_module(lib, res):
+    layout = laid_out(graph.build_dataflow(_trace(lib, res, 3, 4)))
     assert _edges_by_title(layout) == sorted([
         ("input", "l1: Linear"),
         ("l1: Linear", "act: Act [call 1]"),
@@ -43,8 +43,8 @@ def test_residual_connection_and_reused_module(res):
     assert layout.clusters == {}
 
 
-def test_calls_inside_calls_are_clustered_and_own_code_tensors_sit_in_their_module(net):
-    d = graph.build_dataflow(_trace(net, 2, 8))
+def test_calls_inside_calls_are_clustered_and_own_code_tensors_sit_in_their_module(lib, net):
+    d = graph.build_dataflow(_trace(lib, net, 2, 8))
     layout = laid_out(d)
     assert layout.clusters["blocks (Sequential)"]["clusters"] == {"blocks.0 (Block)", "blocks.1 (Block)"}
     block0 = layout.clusters["blocks.0 (Block)"]["nodes"]
@@ -63,8 +63,8 @@ def test_calls_inside_calls_are_clustered_and_own_code_tensors_sit_in_their_modu
     (0, ["(model): Net", "input", "output"]),
     (1, ["blocks: Sequential", "head: Linear", "inp: Linear", "input", "output"]),
 ])
-def test_depth_draws_modules_at_that_depth_as_single_nodes(net, depth, nodes):
-    d = graph.build_dataflow(_trace(net, 2, 8), depth=depth)
+def test_depth_draws_modules_at_that_depth_as_single_nodes(lib, net, depth, nodes):
+    d = graph.build_dataflow(_trace(lib, net, 2, 8), depth=depth)
     layout = laid_out(d)
     assert sorted(label.split("\n")[0] for label in layout.labels.values()) == nodes
     assert layout.clusters == {}
@@ -75,8 +75,8 @@ def test_depth_draws_modules_at_that_depth_as_single_nodes(net, depth, nodes):
         assert blocks.kind == "collapsed"
 
 
-def test_depth_two_keeps_the_sequential_as_a_cluster(net):
-    layout = laid_out(graph.build_dataflow(_trace(net, 2, 8), depth=2))
+def test_depth_two_keeps_the_sequential_as_a_cluster(lib, net):
+    layout = laid_out(graph.build_dataflow(_trace(lib, net, 2, 8), depth=2))
     assert set(layout.clusters) == {"blocks (Sequential)"}
     assert _edges_by_title(layout) == sorted([
         ("input", "inp: Linear"), ("inp: Linear", "blocks.0: Block"), ("blocks.0: Block", "blocks.1: Block"),
@@ -130,11 +130,11 @@ def test_a_call_that_raised_is_still_drawn_and_its_parent_closes():
     assert layout.cluster_of(tensor) == "a" and ("tensor", "output") in _edges_by_title(layout)
 
 
-def test_step_selects_which_forward_is_drawn_and_trace_objects_work(res):
+def test_step_selects_which_forward_is_drawn_and_trace_objects_work(lib, res):
     with modscope.trace(res, graph=False) as tr:
-        res(engine.randn(3, 4))
+        res(lib.randn(3, 4))
         tr.step()
-        res(engine.randn(5, 4))
+        res(lib.randn(5, 4))
     first = graph.build_dataflow(tr)
     second = graph.build_dataflow(tr, step=1)
     assert [n.lines for n in first.nodes.values() if n.kind == "input"] == [["input", "(3, 4)"]]
@@ -146,15 +146,15 @@ def test_step_selects_which_forward_is_drawn_and_trace_objects_work(res):
         graph.dataflow([])
 
 
-def test_a_saved_and_reloaded_trace_draws_the_same(res, tmp_path):
-    tr = _trace(res, 3, 4)
+def test_a_saved_and_reloaded_trace_draws_the_same(lib, res, tmp_path):
+    tr = _trace(lib, res, 3, 4)
     tr.save(tmp_path / "t.jsonl")
     loaded = modscope.load_trace(tmp_path / "t.jsonl")
     assert graph.build_dataflow(loaded).to_node_link() == graph.build_dataflow(tr).to_node_link()
 
 
-def test_dataflow_returns_a_digraph_and_checks_depth(res):
-    tr = _trace(res, 3, 4)
+def test_dataflow_returns_a_digraph_and_checks_depth(lib, res):
+    tr = _trace(lib, res, 3, 4)
     assert "merge: Merge" in graph.dataflow(tr).source
     with pytest.raises(ValueError, match="depth must be"):
         graph.dataflow(tr, depth=-2)

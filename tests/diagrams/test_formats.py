@@ -1,5 +1,6 @@
 """The three forms of a diagram (graphviz, Mermaid, JSON node-link) show the same graph;
-rendering with dot, and the missing-dot path (DOT source written, install hint raised)."""
+rendering with dot, and the missing-dot path (DOT source written, install hint raised). The
+diagrams drawn from models are drawn from engine models and from torch models (``lib``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 
 import pytest
 
-import engine
+import modscope
 from modscope import graph
 from modscope.graph import Cluster, Diagram, DotNotFoundError, Node
 from modscope.views.diagrams.dot import DotMissing
@@ -17,22 +18,16 @@ from .helpers import laid_out
 
 
 @pytest.fixture
-def clustered(net):
+def clustered(lib, net):
     with graph.attribute_modules(net):
-        out = net(engine.randn(2, 8))
+        out = net(lib.randn(2, 8))
     return graph.build_autograd_graph(out.sum(), net, depth=2)
 
 
-def _all_three(net, clustered, res):
-    with modscope_trace(res) as tr:
-        res(engine.randn(3, 4))
+def _all_three(lib, net, clustered, res):
+    with modscope.trace(res, graph=False) as tr:
+        res(lib.randn(3, 4))
     return [graph.build_module_tree(net), clustered, graph.build_dataflow(tr)]
-
-
-def modscope_trace(model):
-    import modscope
-
-    return modscope.trace(model, graph=False)
 
 
 def test_mermaid_has_every_node_edge_and_nested_subgraph(clustered):
@@ -67,8 +62,8 @@ def test_mermaid_nests_subgraphs_and_escapes_labels():
     assert '    n1 -->|"x#quot;y"| n0' in text
 
 
-def test_node_link_is_json_with_clusters_and_every_edge(net, clustered, res):
-    for d in _all_three(net, clustered, res):
+def test_node_link_is_json_with_clusters_and_every_edge(lib, net, clustered, res):
+    for d in _all_three(lib, net, clustered, res):
         data = json.loads(json.dumps(d.to_node_link()))
         assert data["directed"] is True and data["multigraph"] is False
         assert data["graph"]["kind"] == d.kind
@@ -87,8 +82,8 @@ def test_node_link_is_json_with_clusters_and_every_edge(net, clustered, res):
     assert leaf["path"].endswith(("weight", "bias")) and isinstance(leaf["shape"], list)
 
 
-def test_graphviz_form_agrees_with_the_diagram(net, clustered, res):
-    for d in _all_three(net, clustered, res):
+def test_graphviz_form_agrees_with_the_diagram(lib, net, clustered, res):
+    for d in _all_three(lib, net, clustered, res):
         d.check()
         layout = laid_out(d)
         assert set(layout.labels) == set(d.nodes)
@@ -110,11 +105,11 @@ def test_labels_with_quotes_backslashes_and_angle_brackets_survive_dot(tmp_path)
 
 
 @pytest.mark.parametrize("fmt, magic", [("svg", b"<?xml"), ("png", b"\x89PNG"), ("pdf", b"%PDF")])
-def test_render_writes_each_format_with_dot(clustered, tmp_path, fmt, magic):
+def test_render_writes_each_format_with_dot(lib, clustered, tmp_path, fmt, magic):
     path = graph.render(clustered, tmp_path / f"g.{fmt}")
     assert path.read_bytes().startswith(magic)
     # A Digraph renders too, and an explicit format overrides the suffix.
-    other = graph.render(graph.module_tree(engine.nn.Linear(2, 2)), tmp_path / "tree.out", fmt)
+    other = graph.render(graph.module_tree(lib.nn.Linear(2, 2)), tmp_path / "tree.out", fmt)
     assert other.read_bytes().startswith(magic)
 
 

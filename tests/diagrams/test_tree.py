@@ -1,5 +1,6 @@
 """``module_tree``: one node per module with class, extra_repr and parameter count; shared
-modules once with an edge per registration; ``depth`` cuts the tree. Laid out by the real dot."""
+modules once with an edge per registration; ``depth`` cuts the tree. Laid out by the real dot; the
+models are built with the engine and with torch (``models``, ``net``: see ``conftest.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from modscope import graph
 
-from .helpers import laid_out, models
+from .helpers import laid_out
 
 
 def _by_path(layout, path):
@@ -39,7 +40,7 @@ def test_edges_follow_registration_with_attribute_names(net):
     assert set(layout.edges) == set(edges)
 
 
-def test_module_shared_by_two_parents_is_drawn_once_with_an_edge_from_each():
+def test_module_shared_by_two_parents_is_drawn_once_with_an_edge_from_each(models):
     model = models.TwoParents()
     d = graph.build_module_tree(model)
     layout = laid_out(d)
@@ -77,7 +78,7 @@ def test_depth_keeps_the_top_levels_and_counts_what_it_cut(net, depth, paths):
         assert cut == {"": 9}
 
 
-def test_shared_module_counts_at_its_shallowest_depth():
+def test_shared_module_counts_at_its_shallowest_depth(models):
     class Outer(models.nn.Module):
         def __init__(self):
             super().__init__()
@@ -89,7 +90,7 @@ def test_shared_module_counts_at_its_shallowest_depth():
     assert {e.label for e in d.edges} == {"inner", "direct"}
 
 
-def test_long_extra_repr_is_shortened_to_one_line():
+def test_long_extra_repr_is_shortened_to_one_line(models):
     class Wordy(models.nn.Module):
         def extra_repr(self):
             return "a=1,\n" + "b" * 200

@@ -1,4 +1,5 @@
-"""The traced process's control channel: pause, single step, breakpoints, stop, bad messages."""
+"""The traced process's control channel: pause, single step, breakpoints, stop, bad messages; the
+training it controls runs on both capture backends (``lib``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import warnings
 
 import pytest
 
-import engine
 import modscope
 from modscope.capture.control import ControlError, Controller, parse_command
 from tests.modscope.models import nested_model
@@ -17,10 +17,10 @@ from tests.modscope.models import nested_model
 warnings.filterwarnings("ignore", message="Full backward hook is firing")
 
 
-def training_thread(controller: Controller, steps: int, nan_at: int | None = None, stats: bool = True):
+def training_thread(lib, controller: Controller, steps: int, nan_at: int | None = None, stats: bool = True):
     """Train in a thread (as the child does) with the controller observing every event."""
-    model = nested_model(engine)
-    opt = engine.optim.SGD(model.parameters(), lr=0.1)
+    model = nested_model(lib)
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
     tr = modscope.trace(model, stats=stats, observer=controller)  # as the child passes it
     controller.trace = tr
     result: dict = {}
@@ -30,10 +30,10 @@ def training_thread(controller: Controller, steps: int, nan_at: int | None = Non
         try:
             for step in range(steps):
                 if step == nan_at:
-                    with engine.no_grad():
+                    with lib.no_grad():
                         model.blk.b.weight[0, 0] = float("nan")
                 opt.zero_grad()
-                model(engine.randn(3, 4)).pow(2).mean().backward()
+                model(lib.randn(3, 4)).pow(2).mean().backward()
                 opt.step()
             result["finished"] = True
         except KeyboardInterrupt:
@@ -60,10 +60,10 @@ def wait_status(tr, state: str, timeout: float = 10.0) -> dict:
 
 
 @pytest.mark.parametrize("stats", [True, False])
-def test_pause_blocks_training_and_resume_continues(stats):
+def test_pause_blocks_training_and_resume_continues(lib, stats):
     c = Controller()
     c.pause_requested = True  # paused from the very first event
-    tr, thread, result = training_thread(c, steps=3, stats=stats)
+    tr, thread, result = training_thread(lib, c, steps=3, stats=stats)
     wait_status(tr, "paused")
     before = len(tr.events)
     time.sleep(0.3)
@@ -74,10 +74,10 @@ def test_pause_blocks_training_and_resume_continues(stats):
 
 
 @pytest.mark.parametrize("stats", [True, False])
-def test_single_step_pauses_at_the_end_of_the_step(stats):
+def test_single_step_pauses_at_the_end_of_the_step(lib, stats):
     c = Controller()
     c.pause_requested = True
-    tr, thread, result = training_thread(c, steps=5, stats=stats)
+    tr, thread, result = training_thread(lib, c, steps=5, stats=stats)
     wait_status(tr, "paused")
     send(c, cmd="step")
     paused = None
@@ -95,10 +95,10 @@ def test_single_step_pauses_at_the_end_of_the_step(stats):
 
 
 @pytest.mark.parametrize("stats", [True, False])
-def test_breakpoint_on_a_module_forward(stats):
+def test_breakpoint_on_a_module_forward(lib, stats):
     c = Controller()
     send(c, cmd="break", modules=["blk.b"])
-    tr, thread, _ = training_thread(c, steps=2, stats=stats)
+    tr, thread, _ = training_thread(lib, c, steps=2, stats=stats)
     assert tr.immediate  # a module breakpoint needs each event as it happens
     status = wait_status(tr, "paused")
     assert status["reason"] == "breakpoint: forward of module blk.b"
@@ -110,15 +110,15 @@ def test_breakpoint_on_a_module_forward(stats):
     thread.join(timeout=10)
 
 
-def test_without_stats_the_observer_sees_module_events_at_the_step_end():
+def test_without_stats_the_observer_sees_module_events_at_the_step_end(lib):
     # So a pause asked for from the viewer takes effect between steps, not inside one.
-    model = nested_model(engine)
-    opt = engine.optim.SGD(model.parameters(), lr=0.1)
+    model = nested_model(lib)
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
     progress = {"backward_done": False}
     seen: list[tuple[str, bool]] = []
     tr = modscope.trace(model, observer=lambda e: seen.append((e["kind"], progress["backward_done"])))
     with tr:
-        model(engine.randn(3, 4)).pow(2).mean().backward()
+        model(lib.randn(3, 4)).pow(2).mean().backward()
         progress["backward_done"] = True
         opt.step()
     module_events = [done for kind, done in seen if kind in ("forward_pre", "forward", "backward_pre", "backward")]
@@ -126,10 +126,10 @@ def test_without_stats_the_observer_sees_module_events_at_the_step_end():
     assert [k for k, _ in seen].index("forward_pre") < [k for k, _ in seen].index("params")  # order kept
 
 
-def test_breakpoint_on_nan_and_on_grad_norm():
+def test_breakpoint_on_nan_and_on_grad_norm(lib):
     c = Controller()
     send(c, cmd="break", nan=True)
-    tr, thread, _ = training_thread(c, steps=3, nan_at=1)
+    tr, thread, _ = training_thread(lib, c, steps=3, nan_at=1)
     assert tr.immediate  # the pause must come at the module where the NaN appears
     status = wait_status(tr, "paused")
     assert status["reason"].startswith("breakpoint: first NaN/Inf") and status["step"] == 1
@@ -138,7 +138,7 @@ def test_breakpoint_on_nan_and_on_grad_norm():
 
     c2 = Controller()
     send(c2, cmd="break", grad_norm=1e-9)
-    tr2, thread2, _ = training_thread(c2, steps=2)
+    tr2, thread2, _ = training_thread(lib, c2, steps=2)
     assert "breakpoint: grad norm" in wait_status(tr2, "paused")["reason"]
     send(c2, cmd="stop")
     thread2.join(timeout=10)
@@ -171,7 +171,7 @@ def test_controller_is_idle_until_something_is_asked(msg):
         assert controller.idle
 
 
-def test_an_idle_observer_is_not_called():
+def test_an_idle_observer_is_not_called(lib):
     class Observer:
         idle = True
 
@@ -182,12 +182,12 @@ def test_an_idle_observer_is_not_called():
             self.seen.append(event["kind"])
 
     observer = Observer()
-    model = nested_model(engine)
+    model = nested_model(lib)
     with modscope.trace(model, observer=observer) as tr:
-        model(engine.randn(3, 4)).sum().backward()
+        model(lib.randn(3, 4)).sum().backward()
         tr.step()
         assert observer.seen == []
         observer.idle = False
-        model(engine.randn(3, 4)).sum().backward()
+        model(lib.randn(3, 4)).sum().backward()
         tr.step()
     assert observer.seen[:2] == ["forward_pre", "forward_pre"] and "backward" in observer.seen

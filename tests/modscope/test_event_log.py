@@ -7,7 +7,6 @@ import threading
 import numpy as np
 import pytest
 
-import engine
 import modscope
 from modscope.events.log import EventLog
 from modscope.events.records import module_event
@@ -66,12 +65,12 @@ def test_a_bad_bound_is_refused_as_by_a_memory_sink():
 
 
 @pytest.mark.parametrize("stats", [False, True])
-def test_an_in_memory_trace_reads_the_events_a_sink_receives(stats):
+def test_an_in_memory_trace_reads_the_events_a_sink_receives(lib, stats):
     """Memory only (tuples until read) and with a sink (dicts at each step's end): same events."""
     def run(sink):
-        model = nested_model(engine)
+        model = nested_model(lib)
         with modscope.trace(model, stats=stats, sink=sink) as tr:
-            sgd_steps(engine, model, 2, seed=3, grad_input=True)
+            sgd_steps(lib, model, 2, seed=3, grad_input=True)
         return tr
 
     lazy, sink = run(None), RecordingSink()

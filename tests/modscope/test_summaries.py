@@ -1,5 +1,6 @@
 """Tensor summaries: the statistics match a float64 reference on the finite values, whatever
-the dtype, and non-finite values are counted, never averaged in."""
+the dtype, and non-finite values are counted, never averaged in; what each capture backend
+keeps of a tensor (the tests taking ``lib`` run on the engine and on torch)."""
 
 import warnings
 
@@ -11,7 +12,8 @@ from hypothesis.extra import numpy as hnp
 
 import engine
 from modscope.capture.arrays import array_stats
-from modscope.capture.engine.summaries import summarize
+from modscope.capture.backends import load
+from modscope.events.records import expand
 
 
 def reference(arr: np.ndarray) -> dict:
@@ -97,33 +99,44 @@ def test_empty_and_all_nan():
     assert got["nan"] == 4 and got["mean"] is None and got["zeros"] == 0.0
 
 
-def test_summary_shape_dtype_and_tid():
-    t = engine.ones(2, 3)
-    s = summarize(t, stats=False)
+def _summaries(lib, value, stats=False, tid=True):
+    """The summaries ``lib``'s backend gives ``value`` (a tensor, or nested tuples/lists/dicts)."""
+    return expand(load(lib.__name__).capture_all(value, tid=tid, stats=stats))
+
+
+def _named(lib, t):
+    """What a tensor id names: the engine's NumPy array (a module's backward hooks hand the next
+    module a new Tensor on the same array), torch's tensor object."""
+    return t._data if lib.__name__ == "engine" else t
+
+
+def test_summary_shape_dtype_and_tid(lib):
+    t = lib.ones(2, 3)
+    (s,) = _summaries(lib, t)
     assert s["shape"] == [2, 3] and s["dtype"] == "float32" and isinstance(s["tid"], int)
-    assert summarize(t, stats=False)["tid"] == s["tid"]  # same data, same id
-    assert "tid" not in summarize(t, stats=False, tid=False)
-    assert summarize(3.0) is None
+    assert _summaries(lib, (t,))[0]["tid"] == s["tid"]  # same data, same id
+    assert _summaries(lib, lib.zeros(2, 3))[0]["tid"] != s["tid"]
+    assert "tid" not in _summaries(lib, t, tid=False)[0]
+    assert _summaries(lib, 3.0) == [None]
+    assert _summaries(lib, lib.ones(2, dtype=lib.int64))[0]["dtype"] == "int64"
 
 
-def _tid_of_summary(t):
-    return summarize(t)["tid"]
+def _tid_of_summary(lib, t):
+    return _summaries(lib, t)[0]["tid"]
 
 
-def _tid_of_capture(t):  # the one-tensor case of capture_all, a module's usual input
-    from modscope.capture.engine.summaries import capture_all
-
-    return capture_all((t,))[0][2]
+def _tid_of_capture(lib, t):  # the one-tensor case of capture_all, a module's usual input
+    return load(lib.__name__).capture_all((t,))[0][2]
 
 
 @pytest.mark.parametrize("tid_of", [_tid_of_summary, _tid_of_capture], ids=["summarize", "capture_all"])
-def test_tid_of_a_freed_array_is_never_reused(tid_of):
+def test_tid_of_a_freed_array_is_never_reused(lib, tid_of):
     """An array that died and a new one at the same address (CPython reuses it at once) get
     different ids, though the map no longer holds the first array."""
     seen = {}
     for _ in range(50):
-        t = engine.ones(8)
-        address, tid = id(t._data), tid_of(t)
+        t = lib.ones(8)
+        address, tid = id(_named(lib, t)), tid_of(lib, t)
         if address in seen:
             assert tid != seen[address]
             return
@@ -133,67 +146,90 @@ def test_tid_of_a_freed_array_is_never_reused(tid_of):
 
 
 @pytest.mark.parametrize("stats", [False, True])
-def test_summaries_do_not_keep_arrays_alive(stats):
+def test_summaries_do_not_keep_arrays_alive(lib, stats):
     """Activations and gradients summarised in a step are freed when the program drops them,
     before the step ends (holding them would slow the next allocations down)."""
     import gc
     import weakref
 
-    from modscope.capture.engine.summaries import forget_arrays
-
-    forget_arrays()
-    x = engine.ones(3, 4, requires_grad=True)
+    load(lib.__name__).forget_arrays()
+    x = lib.ones(3, 4, requires_grad=True)
     y = x * 2.0
-    g = engine.ones(2)
-    summarize(y, stats=stats)
-    summarize(g, stats=stats, tid=False)  # as a gradient
-    refs = [weakref.ref(y._data), weakref.ref(g._data)]
+    g = lib.ones(2)
+    _summaries(lib, y, stats=stats)
+    _summaries(lib, g, stats=stats, tid=False)  # as a gradient
+    refs = [weakref.ref(_named(lib, y)), weakref.ref(_named(lib, g))]
     del y, g
     gc.collect()
     assert [r() for r in refs] == [None, None]
 
 
-def test_forward_stats_are_shared_but_never_stale():
-    from modscope.capture.engine.summaries import forget_arrays
+def test_forward_stats_are_shared_but_never_stale(lib):
+    def mean_and_max(t):
+        (s,) = _summaries(lib, t, stats=True)
+        return s["mean"], s["max"]
 
-    t = engine.ones(4)
-    first = summarize(t, stats=True)
-    assert summarize(t, stats=True)["mean"] == first["mean"] == 1.0
+    t = lib.ones(4)
+    assert mean_and_max(t) == mean_and_max(t) == (1.0, 1.0)
     t.mul_(3.0)  # in place: the version counter moves, the statistics are taken again
-    assert summarize(t, stats=True)["mean"] == 3.0
+    assert mean_and_max(t) == (3.0, 3.0)
     view = t[:2]
     view.add_(1.0)  # through a view: same counter
-    assert summarize(t, stats=True)["max"] == 4.0
-    forget_arrays()
-    assert summarize(t, stats=True)["mean"] == 3.5
+    assert mean_and_max(t) == (3.5, 4.0)
+    load(lib.__name__).forget_arrays()
+    assert mean_and_max(t) == (3.5, 4.0)
 
 
-@pytest.mark.parametrize("value", [
-    lambda t: t, lambda t: (t, 3, None), lambda t: [t, (t, {"a": t, "b": 2})], lambda t: {"x": t},
-    lambda t: 5, lambda t: (), lambda t: ((t,), []), lambda t: (t,), lambda t: [t],
-    lambda t: t.sum(), lambda t: (t.sum(),)],
-    ids=["tensor", "tuple", "nested", "dict", "scalar", "empty", "empty-inner", "one-in-tuple", "one-in-list",
-         "0-d", "0-d-in-tuple"])
+VALUES = [lambda t: t, lambda t: (t, 3, None), lambda t: [t, (t, {"a": t, "b": 2})], lambda t: {"x": t},
+          lambda t: 5, lambda t: (), lambda t: ((t,), []), lambda t: (t,), lambda t: [t],
+          lambda t: t.sum(), lambda t: (t.sum(),)]
+VALUE_IDS = ["tensor", "tuple", "nested", "dict", "scalar", "empty", "empty-inner", "one-in-tuple", "one-in-list",
+             "0-d", "0-d-in-tuple"]
+
+
+@pytest.mark.parametrize("value", VALUES, ids=VALUE_IDS)
 @pytest.mark.parametrize("stats", [False, True])
 def test_deferred_summaries_equal_immediate_ones(value, stats):
-    from modscope.capture.engine.summaries import capture_all, summarize_all
-    from modscope.events.records import expand, flat_fields, split_fields
+    # engine only: summarize/summarize_all are the engine backend's immediate forms (torch has none)
+    from modscope.capture.engine.summaries import capture_all, summarize, summarize_all
 
     t = engine.ones(2, 3)
     v = value(t)
     assert expand(capture_all(v, stats=stats)) == summarize_all(v, stats=stats)
     assert expand(capture_all(v, tid=False, stats=stats)) == summarize_all(v, stats=stats, tid=False)
+    assert summarize(t, stats=stats) == summarize_all(t, stats=stats)[0] and summarize(3.0) is None
+
+
+@pytest.mark.parametrize("value", VALUES, ids=VALUE_IDS)
+@pytest.mark.parametrize("stats", [False, True])
+def test_captured_values_split_back_from_a_trace_record(lib, value, stats):
+    from modscope.events.records import flat_fields, split_fields
+
+    v = value(lib.ones(2, 3))
+    captured = load(lib.__name__).capture_all(v, stats=stats)
+    assert len(captured) == len(list(_leaves(v)))
     # as a trace keeps them: one flat tuple, non-tensor values included, split back the same
-    captured = capture_all(v, stats=stats)
     fields = flat_fields(captured, stats)
     assert all(not isinstance(f, tuple) or all(type(x) is int for x in f) for f in fields)  # shapes only
     assert split_fields(fields, len(captured)) == captured
+
+
+def _leaves(value):
+    if isinstance(value, tuple | list):
+        for v in value:
+            yield from _leaves(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    else:
+        yield value
 
 
 def test_captured_shapes_are_shared_and_ids_follow_the_array():
     """The one-tensor case (a module's usual input, output or gradient): equal shapes become one
     tuple (a trace keeps thousands), the same array keeps its id, another array gets a new one
     (one at the address of an array that died: ``test_tid_of_a_freed_array_is_never_reused``)."""
+    # engine only: torch's backend keeps each shape as torch gives it and names tensor objects
     from modscope.capture.engine.summaries import capture_all
 
     a, b = engine.ones(2, 3), engine.zeros(2, 3)

@@ -1,4 +1,5 @@
-"""``modscope summary``: the table for a model file, and one clear line for bad input."""
+"""``modscope summary``: the table for a model file (an engine model and a torch model), and one
+clear line for bad input."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 from modscope.cli import main
 
 MODEL = '''
-import engine.nn as nn
+import {lib}.nn as nn
 
 class Small(nn.Module):
     def __init__(self):
@@ -20,9 +21,9 @@ class Small(nn.Module):
 '''
 
 
-def test_summary_of_a_model_file(tmp_path: Path, capsys):
+def test_summary_of_a_model_file(lib, tmp_path: Path, capsys):
     path = tmp_path / "small.py"
-    path.write_text(MODEL)
+    path.write_text(MODEL.format(lib=lib.__name__))
     assert main(["summary", f"{path}:Small", "--input", "2,8", "--width", "160"]) == 0
     out = capsys.readouterr().out
     assert "Small summary" in out and "fc1" in out and "[2, 16]" in out
@@ -30,9 +31,9 @@ def test_summary_of_a_model_file(tmp_path: Path, capsys):
     assert "384" in out  # fc1 multiply-adds: 2*8*16
 
 
-def test_summary_errors_are_one_line(tmp_path: Path, capsys):
+def test_summary_errors_are_one_line(lib, tmp_path: Path, capsys):
     path = tmp_path / "small.py"
-    path.write_text(MODEL)
+    path.write_text(MODEL.format(lib=lib.__name__))
     assert main(["summary", f"{path}:Small", "--input", "2,9"]) == 1
     assert main(["summary", f"{path}:Small"]) == 1
     assert main(["summary", "missing.py:Small", "--input", "2,8"]) == 1

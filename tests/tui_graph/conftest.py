@@ -1,5 +1,9 @@
 """Graph view fixtures: traced events of small models (built once per session; the tests may
-use the engine, the TUI code under test may not) and a test app holding only the view."""
+use the engine, the TUI code under test may not) and a test app holding only the view.
+
+The view tests draw the engine's events (the view reads plain events: what it does with them does
+not depend on the backend); ``traced_residual`` gives the ``Residual``'s events on both capture
+backends, for the tests of the events themselves (``test_event_builders.py``)."""
 
 from __future__ import annotations
 
@@ -18,19 +22,32 @@ from . import models
 @pytest.fixture(scope="session")
 def mlp_events() -> tuple[dict, dict]:
     engine.manual_seed(0)
-    return models.traced(models.Mlp(), 2, 4)
+    return models.traced(engine, models.Mlp(), 2, 4)
 
 
 @pytest.fixture(scope="session")
 def residual_events() -> tuple[dict, dict]:
     engine.manual_seed(0)
-    return models.traced(models.Residual(), 2, 4)
+    return models.traced(engine, models.Residual(), 2, 4)
 
 
 @pytest.fixture(scope="session")
 def deep_events() -> tuple[dict, dict]:
     engine.manual_seed(0)
-    return models.traced(models.deep(4), 4, 16)
+    return models.traced(engine, models.deep(4), 4, 16)
+
+
+@pytest.fixture(scope="session")
+def lib_models(lib):
+    """``models.define(lib)``: the models' classes for this backend."""
+    return models.define(lib)
+
+
+@pytest.fixture(scope="session")
+def traced_residual(lib, lib_models) -> tuple[dict, dict]:
+    """``residual_events`` on both backends: the ``Residual`` built and traced with ``lib``."""
+    lib.manual_seed(0)
+    return models.traced(lib, lib_models.Residual(), 2, 4)
 
 
 @pytest.fixture(autouse=True)
