@@ -87,14 +87,6 @@ def test_summaries_follow_tensors_between_modules(lib):
     assert fwd[("0", "forward")]["dur_ns"] > 0
 
 
-TORCH_TIDS_BREAK_AT_USER_BACKWARD_HOOKS = pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "modscope bug: capture/torch/summaries.py tensor_id names the tensor object, and torch hands the next module "
-    "a module output with a user's full backward (pre-)hook through BackwardHookFunction, a new view on it "
-    "(_base is the output): the id changes and dataflow loses the edge"))
-
-
-@pytest.mark.parametrize("lib", ["engine", pytest.param("torch", marks=TORCH_TIDS_BREAK_AT_USER_BACKWARD_HOOKS)],
-                         indirect=True)
 def test_summaries_follow_tensors_through_a_users_full_backward_hook(lib):
     """With backward hooks of the user's on a module, its output reaches the next module through
     torch's identity ``BackwardHookFunction`` (a new tensor on the same data): still one tensor."""

@@ -43,8 +43,12 @@ _WIDTH = len(STATS_KEYS) - 1  # the slots after a Deferred, filled with None unt
 
 
 def tensor_id(t: torch.Tensor) -> int:
-    """A small integer naming the tensor object for the session (``capture.ids``): a module's
-    output that is the next module's input keeps its id, which is how data flow is followed."""
+    """A small integer naming the tensor's data for the session (``capture.ids``): a module's
+    output that is the next module's input keeps its id, which is how data flow is followed. A
+    module with the user's own full backward hooks hands its outputs on as views made by torch's
+    ``BackwardHookFunction``: they are named by the tensor they view, so the flow goes through."""
+    if t._base is not None and type(t.grad_fn).__name__ == "BackwardHookFunctionBackward":
+        t = t._base
     return _tensor_ids(t)
 
 
