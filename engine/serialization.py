@@ -15,7 +15,10 @@ state_dicts (functions in a LambdaLR state are ``None`` already, as in torch).
 
 Loading only ever maps manifest tags to those fixed types: nothing from the file is executed.
 Anything that is not such a file, or is corrupt or truncated (zip CRCs are checked), raises
-``LoadError`` naming the file. Memory sharing: one tensor object saved twice loads as one object;
+``LoadError`` naming the file. Sizes a file declares (a zip entry's length, an array header's
+shape) are checked against the bytes the file really holds before anything is allocated, so a
+header claiming a shape of ``(10**12,)`` is a ``LoadError`` naming the file and the tensor, not
+a ``MemoryError``. Memory sharing: one tensor object saved twice loads as one object;
 distinct tensors over the same array (tied weights in a state_dict) load as distinct tensors
 sharing one array; other views are saved as copies.
 """
@@ -45,6 +48,8 @@ VERSION = 1
 MANIFEST = "engine_manifest.json"
 _ARRAY_NAME = re.compile(r"arrays/(\d+)\.npy")
 _ALLOWED_KINDS = frozenset("biufcSU")  # never 'O' (objects) or 'V' (structured/raw bytes)
+# Deflate cannot expand data more than about 1032:1: a zip entry claiming more is corrupt.
+_MAX_INFLATE_RATIO = 1100
 
 FileLike = str | os.PathLike | IO[bytes]
 
@@ -196,12 +201,13 @@ def _load_stream(fh: IO[bytes], name: str) -> Any:
     stream = fh if seekable else io.BytesIO(fh.read())
     start = stream.tell()
     head = stream.read(4)
+    size = stream.seek(0, io.SEEK_END) - start  # the bytes the file really holds: no entry can be larger
     stream.seek(start)
     _check_header(head, name)
     try:
         with zipfile.ZipFile(stream) as zf:
-            manifest = _read_manifest(zf, name)
-            arrays = _read_arrays(zf, manifest)
+            manifest = _read_manifest(zf, name, size)
+            arrays = _read_arrays(zf, manifest, name, size)
             return _Decoder(arrays).decode(manifest["root"])
     except LoadError:
         raise
@@ -225,13 +231,28 @@ def _check_header(head: bytes, name: str) -> None:
         raise _error(name, "it does not start with a zip header")
 
 
-def _read_manifest(zf: zipfile.ZipFile, name: str) -> dict[str, Any]:
+def _check_entry(info: zipfile.ZipInfo, size: int, name: str) -> None:
+    """``LoadError`` when a zip entry claims more bytes than a file of ``size`` bytes can hold:
+    checked before the entry is read, so a lying length never becomes an allocation."""
+    if info.compress_size > size:
+        raise _error(name, f"{info.filename} claims {info.compress_size:,} stored bytes, more than the whole "
+                           f"file's {size:,}")
+    stored = info.compress_type == zipfile.ZIP_STORED
+    if (info.file_size != info.compress_size) if stored else \
+            (info.file_size > max(info.compress_size, 1) * _MAX_INFLATE_RATIO):
+        raise _error(name, f"{info.filename} claims {info.file_size:,} bytes from {info.compress_size:,} stored "
+                           "bytes, which no zip entry can hold")
+
+
+def _read_manifest(zf: zipfile.ZipFile, name: str, size: int) -> dict[str, Any]:
     names = zf.namelist()
     if MANIFEST not in names:
         if any(n == "data.pkl" or n.endswith("/data.pkl") for n in names):
             raise _error(name, "it is a torch.save checkpoint (a zip holding a pickle)")
         raise _error(name, f"the zip archive has no {MANIFEST}")
-    manifest = json.loads(zf.read(MANIFEST).decode("utf-8"))
+    info = zf.getinfo(MANIFEST)
+    _check_entry(info, size, name)
+    manifest = json.loads(zf.read(info).decode("utf-8"))
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise _error(name, "its manifest does not describe an engine.save file")
     if manifest.get("version") != VERSION:
@@ -241,12 +262,21 @@ def _read_manifest(zf: zipfile.ZipFile, name: str) -> dict[str, Any]:
     return manifest
 
 
-def _read_arrays(zf: zipfile.ZipFile, manifest: dict[str, Any]) -> list[np.ndarray]:
+def _read_arrays(zf: zipfile.ZipFile, manifest: dict[str, Any], name: str, size: int) -> list[np.ndarray]:
     arrays = []
     for i, entry in enumerate(manifest["arrays"]):
         if entry["name"] != f"arrays/{i}.npy":
             raise ValueError(f"array entry {i} is named {entry['name']!r}")
-        with zf.open(entry["name"]) as fh:
+        info = zf.getinfo(entry["name"])
+        _check_entry(info, size, name)
+        with zf.open(info) as fh:
+            shape, dtype, header_bytes = _npy_header(fh)
+        declared = math.prod(shape) * dtype.itemsize
+        held = info.file_size - header_bytes
+        if min(shape, default=0) < 0 or declared != held:
+            raise _error(name, f"{entry['name']} ({_owner(manifest['root'], i)}) declares shape {shape} of "
+                               f"{dtype}, {_bytes(declared)} of data, but holds {_bytes(held)}")
+        with zf.open(info) as fh:  # its sizes agree with the file: reading allocates only what is there
             arr = np.lib.format.read_array(fh, allow_pickle=False)
             if fh.read(1):
                 raise ValueError(f"{entry['name']} has trailing bytes")
@@ -257,6 +287,52 @@ def _read_arrays(zf: zipfile.ZipFile, manifest: dict[str, Any]) -> list[np.ndarr
             raise ValueError(f"{entry['name']} has unsupported dtype {arr.dtype}")
         arrays.append(arr if arr.dtype.isnative else arr.astype(arr.dtype.newbyteorder("=")))
     return arrays
+
+
+def _npy_header(fh: IO[bytes]) -> tuple[tuple[int, ...], np.dtype, int]:
+    """(shape, dtype, header length in bytes) of the ``.npy`` data ``fh`` starts with; reads
+    only the header."""
+    fmt = np.lib.format
+    version = fmt.read_magic(fh)
+    if version == (1, 0):
+        shape, _, dtype = fmt.read_array_header_1_0(fh)
+    elif version == (2, 0):
+        shape, _, dtype = fmt.read_array_header_2_0(fh)
+    else:
+        raise ValueError(f"unsupported .npy format version {version}")
+    return tuple(shape), dtype, fh.tell()
+
+
+def _bytes(n: int) -> str:
+    return "1 byte" if n == 1 else f"{n:,} bytes"
+
+
+_ARRAY_TAGS = {"tensor": "the tensor", "ndarray": "the array", "npscalar": "the NumPy scalar", "bytes": "the bytes"}
+
+
+def _owner(root: Any, index: int) -> str:
+    """Where in the saved object array ``index`` is used, e.g. ``the tensor obj['fc.weight']``
+    (for messages: a malformed manifest gives ``array <index>``)."""
+    stack: list[tuple[Any, str]] = [(root, "obj")]
+    while stack:
+        node, where = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        tag, items = node.get("t"), node.get("items")
+        if tag in _ARRAY_TAGS and node.get("a") == index:
+            return f"{_ARRAY_TAGS[tag]} {where}"
+        children: list[tuple[Any, str]] = []
+        if tag in ("dict", "odict", "counter") and isinstance(items, list):
+            for pair in items:
+                if isinstance(pair, list) and len(pair) == 2:
+                    key = repr(pair[0]) if pair[0] is None or isinstance(pair[0], str | int | float) else "?"
+                    children.append((pair[1], f"{where}[{key}]"))
+        elif tag in ("list", "tuple", "size") and isinstance(items, list):
+            children += [(v, f"{where}[{j}]") for j, v in enumerate(items)]
+        if "metadata" in node:
+            children.append((node["metadata"], f"{where}._metadata"))
+        stack += reversed(children)
+    return f"array {index}"
 
 
 class _Decoder:

@@ -1,14 +1,19 @@
 """Runs a user's training script under tracing, streaming to a viewer: the child of
 ``modscope run`` / ``modscope demo``. Not meant to be started by hand.
 
-    python -m modscope.capture.child --connect SOCKET --token TOKEN [--trace-file F] [--stats] script.py [args...]
+    MODSCOPE_TOKEN=TOKEN python -m modscope.capture.child --connect SOCKET [--trace-file F] [--stats] SCRIPT [ARGS...]
+
+The session's token comes in the environment (``MODSCOPE_TOKEN``), never on the command line
+(``/proc/PID/cmdline`` is readable by every local user), and is taken out of ``os.environ``
+before the user's script runs, so neither the script nor the processes it starts see it.
 
 The script runs as ``__main__`` with its own ``sys.argv``; the framework's global module hooks
 find every model that runs (``modscope.watch(model)`` in the script narrows it to one). Which
 framework: ``--backend``, or by default torch when the script imports torch (``import torch``,
 ``from torch ...``), else the bundled engine. On exit,
 normal or not, the trace is closed so the trace file is complete; an exception in the script
-becomes an ``error`` event with its traceback (and exit code 1).
+becomes an ``error`` event with its traceback (and exit code 1). SIGTERM and SIGHUP (the terminal
+closed) stop the script like Ctrl-C: the trace is closed, the trace file complete.
 """
 
 from __future__ import annotations
@@ -21,11 +26,14 @@ import runpy
 import signal
 import sys
 import traceback
+from collections.abc import MutableMapping
 
 from ..events.sinks import BackgroundSink, JsonlSink, SocketSink, TeeSink
 from . import session  # noqa: F401 - the process-wide trace lives there
 from .control import Controller
 from .recorder import trace
+
+TOKEN_VARIABLE = "MODSCOPE_TOKEN"  # as in views.tui.sources (not imported: that pulls in the TUI)
 
 # ``import torch``, ``import torch.nn as nn``, ``from torch import nn`` at the start of a line.
 _TORCH_IMPORT = re.compile(r"^\s*(import|from)\s+torch(?=[\s.,]|$)", re.MULTILINE)
@@ -43,8 +51,8 @@ def script_framework(path: str) -> str:
 
 def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m modscope.capture.child")
-    parser.add_argument("--connect", required=True, help="the viewer's Unix socket path")
-    parser.add_argument("--token", required=True)
+    parser.add_argument("--connect", required=True, help="the viewer's Unix socket path (the session's token "
+                                                         f"comes in ${TOKEN_VARIABLE})")
     parser.add_argument("--trace-file")
     parser.add_argument("--stats", action="store_true")
     parser.add_argument("--backend", choices=("auto", "engine", "torch"), default="auto")
@@ -57,11 +65,22 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def take_token(environ: MutableMapping[str, str] = os.environ) -> str | None:
+    """The session's token, removed from ``environ`` (for ``os.environ`` this unsets it in the
+    process too, so the processes the script starts do not inherit it)."""
+    return environ.pop(TOKEN_VARIABLE, None) or None
+
+
 def main(argv: list[str] | None = None) -> int:
+    token = take_token()  # first: nothing below may leave it in the environment
     opts = _parse(sys.argv[1:] if argv is None else argv)
+    if token is None:
+        print(f"modscope: no session token: ${TOKEN_VARIABLE} is not set (this process is started by "
+              "`modscope run`, which sets it)", file=sys.stderr)
+        return 2
     controller = Controller()
     try:
-        socket_sink = SocketSink(opts.connect, opts.token, on_control=controller.handle)
+        socket_sink = SocketSink(opts.connect, token, on_control=controller.handle)
     except ConnectionError as e:
         print(f"modscope: {e}", file=sys.stderr)
         return 2
@@ -80,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     controller.trace = tr
     session.active = tr
     signal.signal(signal.SIGTERM, _interrupt)
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # (under nohup it stays ignored)
+        signal.signal(signal.SIGHUP, _interrupt)  # the terminal closed: end the trace cleanly too
     script = os.path.abspath(opts.script)
     sys.argv = [script, *opts.args]
     sys.path.insert(0, os.path.dirname(script))

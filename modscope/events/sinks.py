@@ -19,7 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from .files import LineReader
 from .schema import dumps_bytes
+
+MAX_CONTROL_BYTES = 1 << 20  # a control message from the viewer is a few hundred bytes: longer lines are skipped
 
 HEADER_KINDS = ("session", "model", "end")  # always kept, never evicted
 _HEADER_SET = frozenset(HEADER_KINDS)
@@ -349,7 +352,7 @@ class SocketSink(_Courier):
             self._count_lost(sent)
 
     def _receive_loop(self) -> None:
-        buffer = b""
+        reader = LineReader(MAX_CONTROL_BYTES, strict=False)  # linear time, bounded memory
         while True:
             try:
                 data = self._sock.recv(65536)
@@ -358,9 +361,7 @@ class SocketSink(_Courier):
             if not data:
                 self.connected = False
                 return
-            buffer += data
-            *lines, buffer = buffer.split(b"\n")
-            for line in lines:
+            for line in reader.feed(data):
                 if self.on_control is not None and line.strip():
                     self.on_control(line)
 

@@ -88,8 +88,9 @@ class Printable:
 
 
 class RecordedTrace(EventTrace):
-    """The events of a trace file (``load_trace``): ``truncated`` says the file was cut off mid-
-    record (everything complete before the cut is kept), ``path`` where it came from."""
+    """The events of a trace file (``load_trace``): ``truncated`` says the recording was cut off
+    (its last line cut short, or no ``end`` event: the recording process was killed before it
+    closed the trace; everything complete before the cut is kept), ``path`` where it came from."""
 
     def __init__(self, events: list[dict[str, Any]], path: Path, truncated: bool) -> None:
         self._events = events

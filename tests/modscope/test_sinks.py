@@ -1,5 +1,6 @@
 """Sinks that work off the training thread: BackgroundSink (the trace file of ``modscope run``)
-and the socket sink's encoding on its sender thread."""
+and the socket sink's encoding on its sender thread; the traces feeding them are recorded on
+both capture backends (``lib``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import time
 
 import pytest
 
-import engine
 import modscope
 from modscope import JsonlSink, load_trace
 from modscope.events import MODULE_EVENTS
@@ -19,23 +19,23 @@ from tests.modscope.fakes import FakeViewer, RecordingSink
 from tests.modscope.models import nested_model, sgd_steps
 
 
-def train(sink, steps=3):
-    model = nested_model(engine)
+def train(lib, sink, steps=3):
+    model = nested_model(lib)
     tr = modscope.trace(model, sink=sink).start()
-    sgd_steps(engine, model, steps)
+    sgd_steps(lib, model, steps)
     return tr
 
 
-def test_background_file_is_complete_after_close(tmp_path):
+def test_background_file_is_complete_after_close(lib, tmp_path):
     path = tmp_path / "bg.jsonl.gz"
-    tr = train(BackgroundSink(JsonlSink(path)))
+    tr = train(lib, BackgroundSink(JsonlSink(path)))
     tr.close()
     assert load_trace(path).events == tr.events
 
 
-def test_background_file_is_on_disk_moments_after_a_step(tmp_path):
+def test_background_file_is_on_disk_moments_after_a_step(lib, tmp_path):
     path = tmp_path / "bg.jsonl"
-    tr = train(BackgroundSink(JsonlSink(path)), steps=2)
+    tr = train(lib, BackgroundSink(JsonlSink(path)), steps=2)
     for _ in range(200):  # a hard crash now would lose at most the last few tens of ms
         if path.stat().st_size and {json.loads(x)["step"] for x in path.read_text().splitlines()} >= {0, 1}:
             break
@@ -74,11 +74,11 @@ def test_a_full_queue_drops_and_counts_instead_of_blocking():
     assert sink.sink.closed and len(sink.sink.events) + sink.dropped == 20
 
 
-def test_a_failing_inner_sink_is_reported_and_detached():
+def test_a_failing_inner_sink_is_reported_and_detached(lib):
     sink = BackgroundSink(RecordingSink(fail_on="*"))
-    model = nested_model(engine)
+    model = nested_model(lib)
     with modscope.trace(model, sink=sink) as tr:
-        sgd_steps(engine, model, 3, pause=0.05)  # the pauses let the writer meet the error
+        sgd_steps(lib, model, 3, pause=0.05)  # the pauses let the writer meet the error
     errors = [e for e in tr.events if e["kind"] == "error"]
     assert len(errors) == 1 and errors[0]["message"] == "disk full"
     assert errors[0]["where"] == "sink BackgroundSink (detached)"
@@ -93,12 +93,12 @@ def test_socket_sink_skips_and_counts_what_json_cannot_carry(tmp_path):
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz"])
-def test_child_style_tee_of_socket_and_background_file(tmp_path, suffix):
+def test_child_style_tee_of_socket_and_background_file(lib, tmp_path, suffix):
     """What ``modscope run`` records: a Tee of the viewer's socket and a background file."""
     viewer = FakeViewer(tmp_path)
     path = tmp_path / f"t{suffix}"
     tee = modscope.TeeSink(modscope.SocketSink(viewer.address, token="t"), BackgroundSink(JsonlSink(path)))
-    tr = train(tee)
+    tr = train(lib, tee)
     tr.close()
     assert viewer.lines()[1:] == tr.events == load_trace(path).events
 
@@ -130,7 +130,7 @@ def test_records_become_dicts_on_the_worker_in_order_with_single_events():
     assert seen_on == ["modscope-writer"] * 3
 
 
-def test_the_file_and_viewer_share_one_encoding_built_off_the_training_thread(tmp_path, monkeypatch):
+def test_the_file_and_viewer_share_one_encoding_built_off_the_training_thread(lib, tmp_path, monkeypatch):
     """``modscope run``'s sinks take the tracer's records; a worker thread builds each event's
     dict and JSON line once, for the viewer and the file both, so a training step spends no
     time on them and the workers no time twice."""
@@ -146,7 +146,7 @@ def test_the_file_and_viewer_share_one_encoding_built_off_the_training_thread(tm
     monkeypatch.setattr(modscope.capture.delivery, "as_event", spy)
     viewer = FakeViewer(tmp_path)
     path = tmp_path / "t.jsonl"
-    tr = train(modscope.TeeSink(modscope.SocketSink(viewer.address, token="t"), BackgroundSink(JsonlSink(path))))
+    tr = train(lib, modscope.TeeSink(modscope.SocketSink(viewer.address, token="t"), BackgroundSink(JsonlSink(path))))
     tr.close()
     assert set(built_on) <= {"modscope-sink", "modscope-writer"}
     monkeypatch.undo()
@@ -190,9 +190,9 @@ def test_a_file_sink_that_fails_on_shared_lines_raises_at_the_next_hand_over(tmp
     tee.sinks[0].close()
 
 
-def test_a_sink_without_records_support_gets_the_dicts():
+def test_a_sink_without_records_support_gets_the_dicts(lib):
     plain = RecordingSink()
-    tr = train(modscope.TeeSink(plain))
+    tr = train(lib, modscope.TeeSink(plain))
     tr.stop()
     assert plain.events == tr.events
 

@@ -1,4 +1,5 @@
-"""Trace files and sinks: JSON Lines (+gzip) round trips, Chrome trace, and every bad file."""
+"""Trace files and sinks: JSON Lines (+gzip) round trips, Chrome trace, and every bad file. The traces
+are recorded on both capture backends (``lib``: the engine, then torch)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import warnings
 
 import pytest
 
-import engine
 import modscope
 from modscope import JsonlSink, TraceFileError, load_trace
 from modscope.events import EventError, validate
@@ -19,20 +19,20 @@ from tests.modscope.models import nested_model
 warnings.filterwarnings("ignore", message="Full backward hook is firing")
 
 
-def traced(**kw):
-    model = nested_model(engine)
-    opt = engine.optim.SGD(model.parameters(), lr=0.1)
+def traced(lib, **kw):
+    model = nested_model(lib)
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
     with modscope.trace(model, **kw) as tr:
         for _ in range(2):
             opt.zero_grad()
-            model(engine.randn(3, 4)).sum().backward()
+            model(lib.randn(3, 4)).sum().backward()
             opt.step()
     return tr
 
 
 @pytest.mark.parametrize("name", ["t.jsonl", "t.jsonl.gz"])
-def test_save_and_load_round_trip(tmp_path, name):
-    tr = traced(stats=True)
+def test_save_and_load_round_trip(lib, tmp_path, name):
+    tr = traced(lib, stats=True)
     tr.save(tmp_path / name)
     loaded = load_trace(tmp_path / name)
     assert loaded.events == tr.events and not loaded.truncated
@@ -41,27 +41,27 @@ def test_save_and_load_round_trip(tmp_path, name):
         assert (tmp_path / name).read_bytes()[:2] == b"\x1f\x8b"
 
 
-def test_streamed_jsonl_sink_is_complete_after_exit(tmp_path):
+def test_streamed_jsonl_sink_is_complete_after_exit(lib, tmp_path):
     path = tmp_path / "live.jsonl"
-    tr = traced(sink=JsonlSink(path))
+    tr = traced(lib, sink=JsonlSink(path))
     assert load_trace(path).events == tr.events
 
 
-def test_jsonl_sink_flushes_each_step_so_a_crash_loses_at_most_that_step(tmp_path):
+def test_jsonl_sink_flushes_each_step_so_a_crash_loses_at_most_that_step(lib, tmp_path):
     path = tmp_path / "crash.jsonl.gz"
-    model = nested_model(engine)
-    opt = engine.optim.SGD(model.parameters(), lr=0.1)
+    model = nested_model(lib)
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
     tr = modscope.trace(model, sink=JsonlSink(path)).start()
-    model(engine.randn(3, 4)).sum().backward()
+    model(lib.randn(3, 4)).sum().backward()
     opt.step()  # step 0 ends: flushed
-    model(engine.randn(3, 4))  # step 1 in progress when we "crash" (never closed)
+    model(lib.randn(3, 4))  # step 1 in progress when we "crash" (never closed)
     loaded = load_trace(path)
     assert {e["step"] for e in loaded.events} == {0} and loaded.events[-1]["kind"] == "params"
     tr.stop()
 
 
-def test_truncated_last_line_keeps_every_complete_record(tmp_path):
-    tr = traced()
+def test_truncated_last_line_keeps_every_complete_record(lib, tmp_path):
+    tr = traced(lib)
     path = tmp_path / "cut.jsonl"
     tr.save(path)
     data = path.read_bytes()
@@ -70,8 +70,8 @@ def test_truncated_last_line_keeps_every_complete_record(tmp_path):
     assert loaded.truncated and loaded.events == tr.events[:-1]
 
 
-def test_truncated_gzip_stream_keeps_what_decompresses(tmp_path):
-    tr = traced()
+def test_truncated_gzip_stream_keeps_what_decompresses(lib, tmp_path):
+    tr = traced(lib)
     path = tmp_path / "cut.jsonl.gz"
     tr.save(path)
     data = path.read_bytes()
@@ -102,8 +102,8 @@ def test_foreign_files_are_refused_with_file_and_line(tmp_path, content, message
     assert str(path) in str(info.value) and message in str(info.value)
 
 
-def test_malformed_line_in_the_middle_names_its_line(tmp_path):
-    tr = traced()
+def test_malformed_line_in_the_middle_names_its_line(lib, tmp_path):
+    tr = traced(lib)
     lines = [json.dumps(e) for e in tr.events]
     lines[3] = '{"v": 1, "kind": "forward", "seq": 3'  # broken JSON, not the last line
     path = _write(tmp_path, "mid.jsonl", ("\n".join(lines) + "\n").encode())
@@ -138,8 +138,8 @@ def test_nothing_in_a_trace_file_is_executed(tmp_path):
     assert not marker.exists() and loaded.events[0]["kind"] == "metric"
 
 
-def test_unwritable_outputs_raise_clear_errors(tmp_path):
-    tr = traced()
+def test_unwritable_outputs_raise_clear_errors(lib, tmp_path):
+    tr = traced(lib)
     with pytest.raises(OSError, match="cannot write trace file"):
         tr.save(tmp_path / "missing-dir" / "t.jsonl")
     with pytest.raises(OSError, match="cannot write trace file"):
@@ -148,8 +148,8 @@ def test_unwritable_outputs_raise_clear_errors(tmp_path):
         tr.to_chrome_trace(tmp_path / "missing-dir" / "t.json")
 
 
-def test_chrome_trace_spans_nest_by_module(tmp_path):
-    tr = traced()
+def test_chrome_trace_spans_nest_by_module(lib, tmp_path):
+    tr = traced(lib)
     path = tmp_path / "chrome.json"
     tr.to_chrome_trace(path)
     data = json.loads(path.read_text())
@@ -163,8 +163,8 @@ def test_chrome_trace_spans_nest_by_module(tmp_path):
     assert any(e["ph"] == "X" and e["cat"] == "backward" for e in data["traceEvents"])
 
 
-def test_validate_rejects_bad_events():
-    good = traced().events[2]
+def test_validate_rejects_bad_events(lib):
+    good = traced(lib).events[2]
     validate(good)
     for bad, msg in [({**good, "kind": "nope"}, "unknown event kind"), ({**good, "seq": True}, "got bool"),
                      ({k: v for k, v in good.items() if k != "path"}, "missing field 'path'"),
@@ -173,9 +173,9 @@ def test_validate_rejects_bad_events():
             validate(bad)
 
 
-def test_socket_sink_streams_to_a_listener_and_drops_when_the_viewer_is_gone(tmp_path):
+def test_socket_sink_streams_to_a_listener_and_drops_when_the_viewer_is_gone(lib, tmp_path):
     viewer = FakeViewer(tmp_path)
-    tr = traced(sink=modscope.SocketSink(viewer.address, token="secret"))
+    tr = traced(lib, sink=modscope.SocketSink(viewer.address, token="secret"))
     lines = viewer.lines()
     assert lines[0] == {"hello": "modscope", "token": "secret"}
     assert lines[1:] == tr.events
@@ -183,8 +183,8 @@ def test_socket_sink_streams_to_a_listener_and_drops_when_the_viewer_is_gone(tmp
         modscope.SocketSink(str(tmp_path / "nobody.sock"), token="x")
 
 
-def test_gzip_written_by_hand_loads(tmp_path):
-    tr = traced()
+def test_gzip_written_by_hand_loads(lib, tmp_path):
+    tr = traced(lib)
     path = tmp_path / "hand.jsonl.gz"
     with gzip.open(path, "wt") as f:
         for e in tr.events:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
+import time
 
 import pytest
 
@@ -187,24 +189,77 @@ async def test_nothing_the_program_sends_crashes_the_viewer(events):
         assert app.is_running
 
 
+async def connect(source: SocketSource) -> socket.socket:
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    await asyncio.get_running_loop().run_in_executor(None, client.connect, source.address)
+    return client
+
+
+def closed_by_the_viewer(client: socket.socket) -> bool:
+    client.settimeout(5)
+    try:
+        return client.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
 @pytest.mark.asyncio
-async def test_a_connection_without_the_token_is_refused():
+async def test_a_connection_without_the_token_is_refused_and_the_viewer_keeps_listening(events):
     source = SocketSource()
     app = ModscopeApp(source)
     async with app.run_test(size=(160, 45)) as pilot:
-        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        await asyncio.get_running_loop().run_in_executor(None, client.connect, source.address)
-        client.sendall(json.dumps({"hello": "modscope", "token": "guess"}).encode() + b"\n")
-        await settle(pilot, app, lambda a: a.state.status == "disconnected")
-        assert "token" in app.state.status_reason
-        client.close()
-    import os
-    import time
+        loop = asyncio.get_running_loop()
+        intruder = await connect(source)  # first in, wrong token
+        intruder.sendall(json.dumps({"hello": "modscope", "token": "guess"}).encode() + b"\n")
+        assert await loop.run_in_executor(None, closed_by_the_viewer, intruder)
+        babbler = await connect(source)  # no newline within the first 4 KB
+        babbler.sendall(b"x" * 10000)
+        assert await loop.run_in_executor(None, closed_by_the_viewer, babbler)
+        silent = await connect(source)  # says nothing: must not hold up the real program
+        await settle(pilot, app, lambda a: sum(e["etype"] == "ProtocolError" for e in a.state.errors) == 2)
+        assert "token" in app.state.errors[0]["message"] and app.state.status != "disconnected"
+        child = await connect(source)  # the real program still gets in
+        hello = json.dumps({"hello": "modscope", "token": source.token}).encode() + b"\n"
+        child.sendall(hello + b"".join(json.dumps(e).encode() + b"\n" for e in events))
+        await settle(pilot, app, lambda a: a.state.status == "ended" and a.state.modules)
+        assert source.control({"cmd": "pause"})  # the control channel is the program's connection
+        assert json.loads(child.recv(1000)) == {"cmd": "pause"}
+        late = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # nobody gets in after the program
+        with pytest.raises(OSError):
+            late.connect(source.address)
+        for s in (intruder, babbler, silent, child, late):
+            s.close()
     for _ in range(100):  # the private directory is removed when the app unmounts
-        if not os.path.exists(source.address):
+        if not os.path.exists(source.dir):
             break
         time.sleep(0.05)
-    assert not os.path.exists(source.address)
+    assert not os.path.exists(source.dir)
+
+
+@pytest.mark.asyncio
+async def test_q_quits_from_the_error_panel_the_script_opened(events):
+    """The panel opens by itself when the script raises; q quits from it (not only Escape)."""
+    error = {"v": 1, "kind": "error", "seq": len(events), "t": 0, "step": 6, "etype": "ValueError",
+             "message": "bad batch", "where": "user script", "module": None, "traceback": "Traceback ..."}
+    app = ModscopeApp(EventListSource([e for e in events if e["kind"] != "end"] + [error]))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, lambda a: a.screen is not a.screen_stack[0])
+        await pilot.press("q")
+        await pilot.pause(0.2)
+        assert not app.is_running and app.return_code == 0
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("key", ["question_mark", "l"])
+async def test_q_quits_from_the_other_panels_too(events, key):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        await pilot.press(key)
+        await settle(pilot, app, lambda a: a.screen is not a.screen_stack[0])
+        await pilot.press("q")
+        await pilot.pause(0.2)
+        assert not app.is_running
 
 
 @pytest.mark.asyncio

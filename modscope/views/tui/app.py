@@ -58,8 +58,11 @@ class ModscopeApp(App[int]):
         Binding("x", "errors", "errors", show=False),
         Binding("l", "log", "log", show=False),
         Binding("question_mark", "help", "help"),
-        Binding("q", "quit", "quit"),
+        # priority: q quits from every screen (the error panel opens by itself when the script
+        # raises), except while a text field has focus: it types there (Textual filters it out)
+        Binding("q", "quit", "quit", priority=True),
     ]
+    ALWAYS = frozenset({"quit", "command_palette"})  # actions that work on dialogs too
 
     def __init__(self, source: Source, *, child: ChildProcess | None = None, refresh_interval: float = 0.1,
                  state: SessionState | None = None) -> None:
@@ -374,8 +377,9 @@ class ModscopeApp(App[int]):
         self.exit(code)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """App keys act on the main screen only: in a dialog, keys type into its fields."""
-        if action != "command_palette" and self.screen is not self.screen_stack[0] and \
+        """App keys act on the main screen only (in a dialog, keys type into its fields), but for
+        ``ALWAYS``: q quits from a dialog too."""
+        if action not in self.ALWAYS and self.screen is not self.screen_stack[0] and \
                 any(b.action.split("(")[0] == action for b in self.BINDINGS):
             return False
         return True

@@ -5,19 +5,34 @@ The child traces the framework ``backend`` names: ``"auto"`` (torch when the scr
 torch, else the bundled engine; the child decides), ``"engine"`` or ``"torch"``. The demos run
 under either: an example given ``--backend torch`` swaps its engine imports for torch's (see
 ``examples/_backend.py``), so the child is told to trace torch.
+
+``run`` leaves nothing behind on any way out (``Teardown``): the app quitting, an exception,
+SIGHUP (the terminal closed), SIGTERM or the interpreter exiting all stop the child (its trace
+file complete) and remove the socket's private directory. Its exit status is the child's, as a
+shell reports it: 137 for a child killed by SIGKILL (128 + the signal's number); 129 or 143 when
+``modscope`` itself got SIGHUP or SIGTERM.
 """
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import importlib.util
+import os
+import signal
 import sys
+import termios
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 from ...events.files import TraceFileError
 from .app import ModscopeApp
 from .sources import ChildProcess, ReplaySource, SocketSource
 
+EXIT_SIGNALS = (signal.SIGHUP, signal.SIGTERM)  # the terminal closed; asked to terminate
 EXAMPLES_DIR = Path(__file__).resolve().parents[3] / "examples"  # the repository's examples/
 
 BACKENDS = ("auto", "engine", "torch")
@@ -68,9 +83,78 @@ def start_child(source: SocketSource, script: str, args: list[str], trace_file: 
     return ChildProcess(source, script, args, trace_file, stats=stats, backend=backend)
 
 
+class Teardown:
+    """Stops the child (asking it first, so its trace file is complete) and closes the socket
+    source (removing its private directory): once, on whichever way out comes first. ``signum``
+    is the exit signal that started it, if one did."""
+
+    def __init__(self, source: SocketSource, child: ChildProcess) -> None:
+        self.source, self.child = source, child
+        self.started = False
+        self.code: int | None = None
+        self.signum: int | None = None
+
+    def __call__(self) -> int | None:
+        if self.started:  # (no lock: a signal handler runs on the main thread, which may be in here)
+            return self.code
+        self.started = True
+        try:
+            self.code = self.child.stop(self.source)
+        finally:
+            self.source.stop()
+        return self.code
+
+
+@contextmanager
+def exit_signals(handler: Callable[[int, FrameType | None], None]) -> Iterator[None]:
+    """``handler`` for ``EXIT_SIGNALS`` while the block runs (the previous handlers after)."""
+    previous = {sig: signal.signal(sig, handler) for sig in EXIT_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _leave_on_signal(app: ModscopeApp, teardown: Teardown) -> Callable[[int, FrameType | None], None]:
+    """The handler of an exit signal: tear down first (nothing must be left behind, whatever
+    happens to the terminal next), then let the app leave the terminal as it found it."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if teardown.signum is None:
+            teardown.signum = signum
+        if teardown.started:
+            return  # the main thread is tearing down already and exits right after
+        teardown()
+        if signum == signal.SIGHUP and not _terminal_alive():
+            # The terminal hung up: there is nothing to restore, and Textual must not try (its
+            # writer thread dies of EIO on a hung-up terminal, and its shutdown then blocks
+            # forever on the writer's full queue). Everything that matters is done above.
+            os._exit(128 + signum)
+        try:  # the app's loop, when the signal came while it runs: it leaves the terminal tidy
+            asyncio.get_running_loop().call_soon_threadsafe(app.exit, None, 128 + signum)
+        except RuntimeError:  # no loop (yet, or any more): leave from here
+            raise SystemExit(128 + signum) from None
+
+    return handler
+
+
+def _terminal_alive() -> bool:
+    """Whether the terminal the app draws on is still there (after a hangup its attributes
+    cannot be read: EIO)."""
+    for stream in (sys.__stderr__, sys.__stdout__, sys.__stdin__):
+        try:
+            termios.tcgetattr(stream.fileno())
+        except (termios.error, OSError, ValueError, AttributeError):
+            continue
+        return True
+    return False
+
+
 def run_script(script: str, args: list[str], trace_file: str | None = None, stats: bool = False,
                backend: str = "auto", trace_tag: str = "") -> int:
-    """Train ``script`` in a child process and watch it. Returns the child's exit status."""
+    """Train ``script`` in a child process and watch it. Returns the child's exit status (128 +
+    N for a child killed by signal N), or 128 + N when an exit signal N stopped ``modscope``."""
     if not Path(script).is_file():
         raise LaunchError(f"no such script: {script}")
     check_framework(backend)
@@ -82,15 +166,47 @@ def run_script(script: str, args: list[str], trace_file: str | None = None, stat
         raise LaunchError(f"cannot write the trace file {trace_path}: {e.strerror}") from None
     source = SocketSource()
     source.description = f"live {Path(script).name}" + (f" ({backend})" if backend != "auto" else "")
-    child = start_child(source, script, args, str(trace_path), stats=stats, backend=backend)
+    try:
+        child = start_child(source, script, args, str(trace_path), stats=stats, backend=backend)
+    except BaseException:
+        source.stop()
+        raise
+    teardown = Teardown(source, child)
+    atexit.register(teardown)
     app = ModscopeApp(source, child=child)
     try:
-        app.run()
+        with exit_signals(_leave_on_signal(app, teardown)):
+            app.run()
     finally:
-        code = child.stop(source)
-        source.stop()
-    print(f"modscope: trace written to {trace_path}", file=sys.stderr)
+        code = teardown()
+        atexit.unregister(teardown)
+    if teardown.signum is not None:
+        name = signal.Signals(teardown.signum).name
+        _say(f"modscope: stopped by {name}; the training program was stopped and its trace written to {trace_path}")
+        return 128 + teardown.signum
+    code = 0 if code is None else code
+    raw = child.returncode  # negative: killed by that signal
+    if raw is not None and raw < 0:
+        _say(f"modscope: the training program was killed by {_signal_name(-raw)} (exit status {code}); its "
+             f"trace {trace_path} ends where it was cut off")
+    else:
+        _say(f"modscope: trace written to {trace_path}")
     return code
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _say(message: str) -> None:
+    """One line on stderr, if there still is one (after SIGHUP the terminal is gone)."""
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except OSError:
+        pass
 
 
 def replay(path: str) -> int:

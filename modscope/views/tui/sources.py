@@ -16,15 +16,19 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ...events.files import read_events
+from ...events.files import MAX_LINE_BYTES, LineReader, read_events
 from ...events.schema import EventError, dumps_bytes, loads, validate
 from .state import MODULE_KINDS, SessionState
 
+TOKEN_VARIABLE = "MODSCOPE_TOKEN"  # the session token reaches the child here, never on its command line
+HANDSHAKE_TIMEOUT = 10.0  # seconds a new connection has to present the token
+MAX_HELLO_BYTES = 4096  # the token line is far shorter: a longer first line is refused
 BULK_KINDS = (*MODULE_KINDS, "hook")
 FOLD_BUDGET = 3000  # module/hook events folded per batch; beyond that the viewer samples
 SLICE = 200  # events folded per hold of the state lock
@@ -142,7 +146,7 @@ class ReplaySource(Source):
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
         self.events, self.truncated = read_events(self.path)
-        self.description = f"replay {self.path.name}" + (" (truncated)" if self.truncated else "")
+        self.description = f"replay {self.path.name}" + (" (cut off)" if self.truncated else "")
 
     def start(self, state: SessionState) -> None:
         def run() -> None:
@@ -155,38 +159,100 @@ class ReplaySource(Source):
 
 class SocketSource(Source):
     """Listens on a Unix socket in a private directory (owner-only permissions) for the traced
-    program; the first line it sends must carry this session's token. Every line after that is
-    parsed and validated before it reaches the state: a malformed message is reported as an
-    error in the UI and otherwise ignored, never crashing the viewer."""
+    program. A connection counts as the program only once its first line carries this session's
+    token (within ``HANDSHAKE_TIMEOUT`` seconds, ``MAX_HELLO_BYTES`` at most): one that does not is
+    closed and reported, and the viewer keeps listening, so no other process of the user can
+    take the program's place by connecting first. Each connection is checked on a thread of its
+    own, so a silent one does not hold up the real program.
+
+    Every line after the token is parsed and validated before it reaches the state: a malformed
+    message is reported as an error in the UI and otherwise ignored, never crashing the viewer.
+    The private directory is removed by ``stop``, and at the latest when the interpreter exits
+    normally (``modscope run`` also stops on SIGHUP and SIGTERM: see ``launch``)."""
 
     live = True
 
     def __init__(self) -> None:
         self.dir = tempfile.mkdtemp(prefix="modscope-")
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.dir, ignore_errors=True)  # also at exit
         os.chmod(self.dir, 0o700)
         self.address = os.path.join(self.dir, "viewer.sock")
         self.token = secrets.token_hex(16)
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._server.bind(self.address)
         os.chmod(self.address, 0o600)
-        self._server.listen(1)
+        self._server.listen(16)
         self._conn: socket.socket | None = None
+        self._conn_lock = threading.Lock()
         self._send_lock = threading.Lock()
+        self._stopped = False
         self.description = "live"
-        self.rejected = 0
+        self.rejected = 0  # malformed messages from the program
+        self.refused = 0  # connections refused for want of the token
 
     def start(self, state: SessionState) -> None:
-        threading.Thread(target=self._serve, args=(state,), daemon=True, name="modscope-socket").start()
+        threading.Thread(target=self._accept, args=(state,), daemon=True, name="modscope-socket").start()
 
-    def _serve(self, state: SessionState) -> None:
+    def _accept(self, state: SessionState) -> None:
+        """Take connections until one proves it is the program (or the source stops)."""
+        while True:
+            try:
+                conn, _ = self._server.accept()
+            except OSError:
+                return  # the listener was closed: the program connected, or the viewer stops
+            threading.Thread(target=self._handshake, args=(state, conn), daemon=True,
+                             name="modscope-handshake").start()
+
+    def _handshake(self, state: SessionState, conn: socket.socket) -> None:
+        """Read the first line (the token) of ``conn``; serve it if it is the program's, else
+        close it and report why."""
+        received = b""
+        hello: bytes | None = None
         try:
-            conn, _ = self._server.accept()
-        except OSError:
+            conn.settimeout(HANDSHAKE_TIMEOUT)
+            while b"\n" not in received and len(received) <= MAX_HELLO_BYTES:
+                data = conn.recv(1 << 16)
+                if not data:
+                    break
+                received += data  # a few KB at most: the loop ends past MAX_HELLO_BYTES
+            conn.settimeout(None)
+        except OSError:  # a timeout or a reset
+            received = b""
+        end = received.find(b"\n", 0, MAX_HELLO_BYTES + 1)
+        if end >= 0:
+            hello, received = received[:end], received[end + 1:]
+        with self._conn_lock:
+            taken = self._conn is not None or self._stopped
+            accepted = hello is not None and not taken and _hello_ok(hello, self.token)
+            if accepted:
+                self._conn = conn
+                self._close_listener()  # the program is here: nobody else can connect now
+            else:
+                self.refused += 1
+                refused = self.refused
+        if not accepted:
+            conn.close()
+            if refused <= 20 and not self._stopped:
+                self._report(state, "refused a second connection to this session" if taken else
+                             "refused a connection without this session's token (still waiting for the "
+                             "training process)")
             return
-        buffer = b""
-        authenticated = False
+        self._serve(state, conn, received)
+
+    def _serve(self, state: SessionState, conn: socket.socket, data: bytes) -> None:
+        """Fold the program's events as they arrive (``data``: what came after the token),
+        until it disconnects."""
+        reader = LineReader(MAX_LINE_BYTES, strict=False)
+        oversized = 0
         with conn:
             while True:
+                batch = list(reader.feed(data))
+                if reader.oversized != oversized:
+                    oversized = reader.oversized
+                    self.rejected += 1
+                    self._report(state, f"ignored a message from the training process longer than "
+                                        f"{MAX_LINE_BYTES >> 20} MiB")
+                fold(state, self._parse(state, batch))
                 try:
                     data = conn.recv(1 << 16)
                 except OSError:
@@ -194,16 +260,6 @@ class SocketSource(Source):
                 if not data:
                     state.mark_disconnected("the training process disconnected")
                     return
-                buffer += data
-                *lines, buffer = buffer.split(b"\n")
-                if not authenticated and lines:
-                    if not _hello_ok(lines.pop(0), self.token):
-                        self._report(state, "refused a connection without this session's token")
-                        state.mark_disconnected("refused a connection without this session's token")
-                        return
-                    authenticated = True
-                    self._conn = conn
-                fold(state, self._parse(state, lines))
 
     def _parse(self, state: SessionState, lines: list[bytes]) -> list[dict[str, Any]]:
         events = []
@@ -237,12 +293,28 @@ class SocketSource(Source):
             return False
         return True
 
-    def stop(self) -> None:
-        """Close the listener and remove the private directory (idempotent)."""
+    def _close_listener(self) -> None:
         try:
-            self._server.close()
+            self._server.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
+        except OSError:
+            pass
+        self._server.close()
+
+    def stop(self) -> None:
+        """Close the listener and the program's connection and remove the private directory
+        (idempotent)."""
+        with self._conn_lock:
+            self._stopped = True
+            conn = self._conn
+        try:
+            self._close_listener()
+            if conn is not None:
+                try:
+                    conn.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
         finally:
-            shutil.rmtree(self.dir, ignore_errors=True)
+            self._cleanup()
 
 
 def _hello_ok(line: bytes, token: str) -> bool:
@@ -257,13 +329,19 @@ def _hello_ok(line: bytes, token: str) -> bool:
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def child_env(environ: Any, cores: int) -> dict[str, str]:
-    """The traced child's environment: unbuffered output and, unless the user set one of
-    ``THREAD_VARIABLES``, BLAS and torch's intra-op threads limited to the cores the viewer
-    leaves free (one fewer than the machine has, at least one). Left to their default of one
-    thread per core, they fight the viewer for the CPU: on 2 cores a Net step took 52 ms in
-    fc1 alone instead of 0.22 ms, and keys answered in 0.6 s."""
-    env = {**environ, "PYTHONUNBUFFERED": "1"}
+def child_env(environ: Any, cores: int, token: str | None = None) -> dict[str, str]:
+    """The traced child's environment: the session's ``token`` in ``TOKEN_VARIABLE`` (the child
+    takes it out of its environment before the user's script runs; a command line is readable
+    by every local user in ``/proc/PID/cmdline``, an environment only by its owner), unbuffered
+    output and, unless the user set one of ``THREAD_VARIABLES``, BLAS and torch's intra-op
+    threads limited to the cores the viewer leaves free (one fewer than the machine has, at
+    least one). Left to their default of one thread per core, they fight the viewer for the
+    CPU: on 2 cores a Net step took 52 ms in fc1 alone instead of 0.22 ms, and keys answered in
+    0.6 s."""
+    env = {k: v for k, v in environ.items() if k != TOKEN_VARIABLE}
+    env["PYTHONUNBUFFERED"] = "1"
+    if token is not None:
+        env[TOKEN_VARIABLE] = token
     if not any(name in environ for name in THREAD_VARIABLES):
         threads = str(max(1, cores - 1))
         env.update(dict.fromkeys(THREAD_VARIABLES, threads))
@@ -273,9 +351,9 @@ def child_env(environ: Any, cores: int) -> dict[str, str]:
 def child_command(source: SocketSource, script: str, args: list[str], trace_file: str | None,
                   stats: bool = False, backend: str = "auto") -> list[str]:
     """The command line of ``python -m modscope.capture.child`` for ``script`` (``backend``: the
-    framework to trace; ``auto`` lets the child tell from the script's imports)."""
-    cmd = [sys.executable, "-u", "-m", "modscope.capture.child", "--connect", source.address,
-           "--token", source.token]
+    framework to trace; ``auto`` lets the child tell from the script's imports). The session's
+    token is not on it: it goes in the environment (``child_env``)."""
+    cmd = [sys.executable, "-u", "-m", "modscope.capture.child", "--connect", source.address]
     if trace_file:
         cmd += ["--trace-file", trace_file]
     if stats:
@@ -296,7 +374,7 @@ class ChildProcess:
         self.log: deque[str] = deque(maxlen=500)
         self.log_rev = 0
         cmd = child_command(source, script, args, trace_file, stats, backend)
-        env = child_env(os.environ, os.cpu_count() or 1)
+        env = child_env(os.environ, os.cpu_count() or 1, token=source.token)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      env=env)
         self.trace_file = trace_file
@@ -313,15 +391,25 @@ class ChildProcess:
         return self.proc.poll()
 
     def stop(self, source: SocketSource, timeout: float = 5.0) -> int:
-        """Ask the program to stop (it closes its trace file), then terminate, then kill."""
+        """Ask the program to stop (it closes its trace file), or terminate it when it is not
+        connected (it stops as cleanly on SIGTERM), then kill it if it does not end. Returns
+        its exit status as a shell reports it (``exit_status``: 137 for a SIGKILL)."""
         if self.proc.poll() is None:
-            source.control({"cmd": "stop"})
+            if source.control({"cmd": "stop"}):
+                try:
+                    return exit_status(self.proc.wait(timeout=timeout))
+                except subprocess.TimeoutExpired:
+                    pass
+            self.proc.terminate()  # (not connected: SIGTERM stops it as cleanly, trace file complete)
             try:
-                return self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.terminate()
-            try:
-                return self.proc.wait(timeout=timeout)
+                return exit_status(self.proc.wait(timeout=timeout))
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-        return self.proc.wait()
+        return exit_status(self.proc.wait())
+
+
+def exit_status(returncode: int) -> int:
+    """A process's exit status as shells report it: a child killed by signal N (``returncode``
+    -N) is 128 + N, e.g. 137 for SIGKILL (``sys.exit(-9)`` would make it 247)."""
+    return 128 - returncode if returncode < 0 else returncode
+
