@@ -51,8 +51,9 @@ def workload(mode: str, steps: int) -> None:
     sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "examples"), str(ROOT)]
     from bench_tracing import net_step
 
-    from modscope import param_stats, tracer
-    from modscope.capture.recorder import transparent_hook
+    from engine.utils.hooks import transparent_hook
+    from modscope.capture import param_stats
+    from modscope.capture import recorder as tracer
 
     if mode == "traced-no-params":
         param_stats.StatsPlan.snapshot = lambda self: None

@@ -25,7 +25,8 @@ import _common  # noqa: E402,F401  (pins BLAS threads before NumPy loads)
 from bench_tracing import net_step  # noqa: E402
 
 from engine.utils.hooks import transparent_hook  # noqa: E402
-from modscope import param_stats, tracer  # noqa: E402
+from modscope.capture import param_stats  # noqa: E402
+from modscope.capture import recorder as tracer  # noqa: E402
 
 HOOKS = ("_on_forward_pre", "_on_forward", "_on_backward_pre", "_on_backward", "_on_optimizer_pre",
          "_on_optimizer_post")
