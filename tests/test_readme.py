@@ -1,0 +1,444 @@
+"""Every command and snippet in README.md works as written.
+
+The fenced code blocks of README.md are extracted and run; every failure names the README line.
+
+```python`` blocks run in a fresh interpreter (``sys.executable -c``) in a temp dir. A block that is a
+fragment (it uses ``model``, ``loss``, ``tr``, ... without defining them) gets a prelude from
+``PRELUDES``, keyed by a stable substring of the block; a block may run under several preludes (the
+engine and real torch, when the README says it works on both). A block that matches no key must run
+on its own; if it does not, the test says to add a prelude. An expression line whose trailing
+comment is a Python literal (``tr.firing_order()[:3]  # [('forward_pre', ''), ...]``) is checked:
+the expression must equal the literal. Other comments are illustrative and the line just runs.
+
+```bash`` blocks: each ``modscope ...`` line runs through the venv's ``modscope`` console script in a
+temp dir, except those that open the full-screen TUI (``demo``, ``run``, ``replay FILE``): their
+arguments, as written (a ``[--opt a|b]`` synopsis expanded to each alternative), are parsed by the
+CLI's own parser without running, and ``modscope SUB --help`` runs. ``FILE.py:NAME`` targets
+resolve against the repo root, else against ``FIXTURE_FILES`` (files the README assumes the reader
+has, written into the temp dir). Lines that set up the machine (``make``, ``pip install``,
+``apt-get``) are skipped: they install things or run the whole suite, CI's own job.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import textwrap
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+TIMEOUT = 100  # seconds per subprocess; pytest's own timeout is 120
+
+# --- extraction -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Block:
+    lang: str
+    line: int  # README line of the opening fence
+    code: str
+
+    def where(self) -> str:
+        return f"README.md:{self.line} ({self.lang} block)"
+
+
+def readme_blocks(text: str | None = None) -> list[Block]:
+    """The fenced blocks of the README, with the line number of each opening fence."""
+    lines = (README.read_text(encoding="utf-8") if text is None else text).splitlines()
+    blocks, i = [], 0
+    while i < len(lines):
+        m = re.match(r"^(\s*)(`{3,}|~{3,})\s*([\w+-]*)", lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, fence, lang = m.groups()
+        start, body = i + 1, []
+        i += 1
+        while i < len(lines) and not lines[i].strip().startswith(fence):
+            body.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i])
+            i += 1
+        blocks.append(Block(lang.lower(), start, "\n".join(body) + "\n"))
+        i += 1
+    return blocks
+
+
+BLOCKS = readme_blocks()
+PY_BLOCKS = [b for b in BLOCKS if b.lang in ("python", "py")]
+SH_BLOCKS = [b for b in BLOCKS if b.lang in ("bash", "sh", "shell", "console")]
+
+
+def test_extraction_finds_the_readme_blocks():
+    assert PY_BLOCKS, "no ```python blocks found in README.md"
+    assert SH_BLOCKS, "no ```bash blocks found in README.md"
+    known = {"python", "py", "bash", "sh", "shell", "console", "text", ""}
+    other = [f"README.md:{b.line} ```{b.lang}" for b in BLOCKS if b.lang not in known]
+    assert not other, f"fenced blocks in a language this test does not run: {other}"
+
+
+def test_extraction_of_a_small_document():
+    doc = "x\n```python\na = 1\n```\ntext\n```bash\nmodscope --help   # c\n```\n"
+    assert readme_blocks(doc) == [Block("python", 2, "a = 1\n"), Block("bash", 6, "modscope --help   # c\n")]
+
+
+# --- python blocks ----------------------------------------------------------------------------
+
+# The MNIST ``Net`` of examples/mnist_net.py, written for real torch (the README's firing-order
+# comment names its ``conv1``).
+_TORCH_NET = '''
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 10, kernel_size=5)
+        self.conv2 = nn.Conv2d(10, 20, kernel_size=5)
+        self.conv2_drop = nn.Dropout2d()
+        self.fc1 = nn.Linear(320, 50)
+        self.fc2 = nn.Linear(50, 10)
+
+    def forward(self, x):
+        x = F.relu(F.max_pool2d(self.conv1(x), 2))
+        x = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
+        x = x.view(-1, 320)
+        x = F.relu(self.fc1(x))
+        x = F.dropout(x, training=self.training)
+        return F.log_softmax(self.fc2(x), dim=1)
+'''
+
+# The bundled example's own ``Net`` on the engine (``_README_REPO`` is set for every block).
+_ENGINE_NET = '''
+import sys
+sys.path.insert(0, str(_README_REPO / "examples"))
+import engine as torch
+import engine.nn.functional as F
+from mnist_net import Net
+'''
+
+# One training step's worth of names: model, x, y, loss_fn, optimizer.
+_STEP = '''
+torch.manual_seed(0)
+model = Net()
+x = torch.randn(8, 1, 28, 28)
+y = torch.randint(0, 10, (8,))
+loss_fn = F.nll_loss
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+'''
+
+# ... plus a traced step: tr, loss, and modscope imported (the Diagrams block follows the tracing one).
+_TRACED = '''
+import modscope
+with modscope.trace(model) as tr:
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+'''
+
+# key: a stable substring of the block -> {variant: prelude}. A block runs once per variant.
+PRELUDES: dict[str, dict[str, str]] = {
+    # "Tracing in scripts, notebooks and tests": a training step's names, on both frameworks.
+    "with modscope.trace(model, stats=True) as tr": {
+        "engine": _ENGINE_NET + _STEP,
+        "torch": _TORCH_NET + _STEP,
+    },
+    # "Diagrams": model, loss and a finished trace tr.
+    "modscope.graph.module_tree(model)": {
+        "engine": _ENGINE_NET + _STEP + _TRACED,
+        "torch": _TORCH_NET + _STEP + _TRACED,
+    },
+}
+
+_EXPECT_HELPER = '''
+def __readme_expect__(value, expected, line):
+    if value != expected:
+        raise AssertionError(f"README.md:{line}: the line gives {value!r}, its comment says {expected!r}")
+'''
+
+
+def _comments(code: str) -> dict[int, str]:
+    """Line number (1-based, in ``code``) -> the text of the comment on that line."""
+    out = {}
+    for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+        if tok.type == tokenize.COMMENT:
+            out[tok.start[0]] = tok.string[1:].strip()
+    return out
+
+
+def with_checked_comments(code: str, first_line: int) -> tuple[str, list[int]]:
+    """``code`` with each one-line top-level expression whose comment is a Python literal turned
+    into a check of its value; also the README lines checked. ``first_line``: README line of the
+    code's first line."""
+    lines = code.splitlines()
+    comments = _comments(code)
+    checked = []
+    for node in ast.parse(code).body:
+        if not isinstance(node, ast.Expr) or node.lineno != node.end_lineno or node.lineno not in comments:
+            continue
+        try:
+            expected = ast.literal_eval(comments[node.lineno])
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue  # an illustrative comment, not a value
+        src = lines[node.lineno - 1]
+        if src[: node.col_offset].strip() or src[node.end_col_offset:].strip().split("#")[0].strip():
+            continue  # more than this expression on the line (``a; b``)
+        readme_line = first_line + node.lineno - 1
+        expr = ast.get_source_segment(code, node)
+        lines[node.lineno - 1] = f"{src[: node.col_offset]}__readme_expect__({expr}, {expected!r}, {readme_line})"
+        checked.append(readme_line)
+    return "\n".join(lines) + "\n", checked
+
+
+def test_comment_checks_rewrite_only_literal_comments():
+    code = "a = [1]\na   # [1]\na  # a list\nb = 2; a  # [1]\n"
+    new, checked = with_checked_comments(code, 10)
+    assert checked == [11]
+    assert new.splitlines()[1] == "__readme_expect__(a, [1], 11)"
+    assert new.splitlines()[2:] == code.splitlines()[2:]
+
+
+def _header() -> str:
+    return f"from pathlib import Path as _P\n_README_REPO = _P({str(REPO)!r})\n" + _EXPECT_HELPER
+
+
+def _run_python(code: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=TIMEOUT)
+
+
+def _prelude_keys(block: Block) -> list[str]:
+    return [key for key in PRELUDES if key in block.code]
+
+
+def _python_cases():
+    for block in PY_BLOCKS:
+        keys = _prelude_keys(block)
+        variants = PRELUDES[keys[0]] if len(keys) == 1 else {"standalone": ""}
+        for variant in variants:
+            yield pytest.param(block, variant, id=f"python-L{block.line}-{variant}")
+
+
+@pytest.mark.parametrize(("block", "variant"), list(_python_cases()))
+def test_python_block(block: Block, variant: str, tmp_path: Path):
+    keys = _prelude_keys(block)
+    assert len(keys) <= 1, f"{block.where()}: matches several PRELUDES keys {keys}; make the keys distinct"
+    body, checked = with_checked_comments(block.code, block.line + 1)
+    prelude = PRELUDES[keys[0]][variant] if keys else ""
+    code = _header() + textwrap.dedent(prelude) + "\n# --- README block ---\n" + body
+    result = _run_python(code, tmp_path)
+    if result.returncode == 0:
+        return
+    tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-25:])
+    if "__readme_expect__" in tail:
+        pytest.fail(f"{block.where()}: a line's value differs from the value its comment shows"
+                    f"{f' ({variant} prelude)' if keys else ''}:\n{tail}")
+    if not keys:
+        pytest.fail(f"{block.where()}: the block has no prelude in tests/test_readme.py PRELUDES and does not "
+                    f"run on its own (add a prelude keyed by a stable substring of it, or fix the snippet):\n{tail}")
+    pytest.fail(f"{block.where()}: the block fails with the {variant!r} prelude of PRELUDES[{keys[0]!r}]"
+                f"{f' (value checks on lines {checked})' if checked else ''}:\n{tail}")
+
+
+# --- bash blocks ------------------------------------------------------------------------------
+
+# Files the README's commands name but a reader brings: written into the temp dir before the command runs.
+FIXTURE_FILES: dict[str, str] = {
+    # "On PyTorch": ``modscope export models.py:make_model --what autograd --input 1,3,32,32``; a small
+    # torch CNN taking 3-channel images (the section is about torch models).
+    "models.py": '''
+        import torch
+        from torch import nn
+
+
+        def make_model():
+            return nn.Sequential(
+                nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                nn.Flatten(), nn.Linear(16, 10),
+            )
+    ''',
+}
+
+# First words of lines that are not run, and why.
+SKIPPED = {
+    "make": "make targets set up .venv, graphviz and torch or run the whole suite: CI's own job",
+    "pip": "installs packages; the venv this test runs in is already set up",
+    "apt-get": "installs system packages",
+    "sudo": "installs system packages",
+}
+
+TUI_COMMANDS = {"demo", "run", "replay"}  # open the full-screen TUI (replay unless it asks for --help)
+
+
+@dataclass(frozen=True)
+class Command:
+    line: int  # README line
+    text: str  # the command as written, without its comment
+    argv: tuple[str, ...]
+
+    def where(self) -> str:
+        return f"README.md:{self.line} `{self.text}`"
+
+
+def readme_commands() -> list[Command]:
+    out = []
+    for block in SH_BLOCKS:
+        for offset, raw in enumerate(block.code.splitlines()):
+            argv = shlex.split(raw, comments=True)
+            if argv and argv[0] == "$":
+                argv = argv[1:]
+            if argv:
+                text = shlex.join(argv)
+                out.append(Command(block.line + 1 + offset, text, tuple(argv)))
+    return out
+
+
+COMMANDS = readme_commands()
+
+
+def expand_synopsis(argv: tuple[str, ...]) -> list[list[str]]:
+    """A synopsis like ``demo [--model net|simple] [--stats] train.py [script args]`` as concrete
+    command lines: one without the optional ``[...]`` parts, and one with all of them for each
+    alternative of each ``a|b|c`` choice (the first alternative elsewhere)."""
+    words = list(argv)
+    has_optional = any(w.startswith("[") or w.endswith("]") for w in words)
+    choices = [i for i, w in enumerate(words) if "|" in w.strip("[]")]
+
+    def concrete(pick: dict[int, str], keep_optional: bool) -> list[str]:
+        out, depth = [], 0
+        for i, w in enumerate(words):
+            opens, closes = len(w) - len(w.lstrip("[")), len(w) - len(w.rstrip("]"))
+            depth += opens
+            word = w.strip("[]")
+            if "|" in word:
+                word = pick.get(i, word.split("|")[0])
+            if depth == 0 or keep_optional:
+                out.append(word)
+            depth -= closes
+        return out
+
+    if not has_optional and not choices:
+        return [words]
+    forms = [concrete({}, keep_optional=False)] if has_optional else []
+    forms.append(concrete({}, keep_optional=True))
+    for i in choices:
+        for alt in words[i].strip("[]").split("|")[1:]:
+            forms.append(concrete({i: alt}, keep_optional=True))
+    unique = []
+    for form in forms:
+        if form not in unique:
+            unique.append(form)
+    return unique
+
+
+def test_expand_synopsis():
+    assert expand_synopsis(("modscope", "demo", "[--model", "a|b]")) == [
+        ["modscope", "demo"], ["modscope", "demo", "--model", "a"], ["modscope", "demo", "--model", "b"]]
+    assert expand_synopsis(("modscope", "run", "[--stats]", "t.py", "[x", "y]")) == [
+        ["modscope", "run", "t.py"], ["modscope", "run", "--stats", "t.py", "x", "y"]]
+    assert expand_synopsis(("modscope", "summary", "net")) == [["modscope", "summary", "net"]]
+
+
+def _modscope_script() -> str:
+    script = Path(sys.executable).parent / "modscope"
+    found = str(script) if script.exists() else shutil.which("modscope")
+    if not found:
+        pytest.fail("the `modscope` console script is not installed next to this Python (pip install -e .)")
+    return found
+
+
+def _run_modscope(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, OMP_NUM_THREADS="1", COLUMNS="120", PYTHONDONTWRITEBYTECODE="1")
+    return subprocess.run([_modscope_script(), *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+
+
+def _output(result: subprocess.CompletedProcess) -> str:
+    return "\n".join((result.stdout + result.stderr).strip().splitlines()[-25:])
+
+
+def _resolve(args: list[str], cwd: Path, cmd: Command) -> list[str]:
+    """Paths the README names, as the reader has them: in the repo (examples/...), or written
+    from FIXTURE_FILES into the temp dir."""
+    out = []
+    for arg in args:
+        path, sep, name = arg.partition(":") if re.match(r"^[\w./-]+\.py:\w+$", arg) else (arg, "", "")
+        if path.endswith(".py") or "/" in path:
+            if (REPO / path).exists():
+                arg = str(REPO / path) + sep + name
+            elif path in FIXTURE_FILES:
+                (cwd / path).write_text(textwrap.dedent(FIXTURE_FILES[path]).lstrip(), encoding="utf-8")
+            elif sep:
+                pytest.fail(f"{cmd.where()}: names {path}, which is neither in the repo nor in "
+                            f"tests/test_readme.py FIXTURE_FILES")
+        out.append(arg)
+    return out
+
+
+def _opens_tui(argv: tuple[str, ...]) -> bool:
+    return len(argv) > 1 and argv[1] in TUI_COMMANDS and not {"-h", "--help"} & set(argv[2:])
+
+
+def _command_cases():
+    for cmd in COMMANDS:
+        yield pytest.param(cmd, id=f"bash-L{cmd.line}-{'-'.join(cmd.argv[:2])}")
+
+
+@pytest.mark.parametrize("cmd", list(_command_cases()))
+def test_bash_command(cmd: Command, tmp_path: Path):
+    head = cmd.argv[0]
+    if head in SKIPPED:
+        pytest.skip(f"{cmd.where()}: {SKIPPED[head]}")
+    assert head == "modscope", (f"{cmd.where()}: this test runs `modscope ...` lines and skips {sorted(SKIPPED)}; "
+                                "teach tests/test_readme.py about this command")
+    if _opens_tui(cmd.argv):
+        _check_tui_command(cmd, tmp_path)
+        return
+    args = _resolve(list(cmd.argv[1:]), tmp_path, cmd)
+    result = _run_modscope(args, tmp_path)
+    assert result.returncode == 0, f"{cmd.where()}: exit status {result.returncode}:\n{_output(result)}"
+    if "-o" in args or "--output" in args:
+        flag = "-o" if "-o" in args else "--output"
+        written = tmp_path / args[args.index(flag) + 1]
+        assert written.is_file() and written.stat().st_size > 0, f"{cmd.where()}: did not write {written.name}"
+
+
+_PARSE_ONLY = '''
+import sys
+from modscope.cli import build_parser
+args = build_parser().parse_args(sys.argv[1:])
+assert callable(getattr(args, "run", None)), "no subcommand"
+'''
+
+
+def _check_tui_command(cmd: Command, cwd: Path) -> None:
+    """A command that opens the TUI: each concrete form of it parses (without running), and
+    ``modscope SUB --help`` works."""
+    for form in expand_synopsis(cmd.argv):
+        result = subprocess.run([sys.executable, "-c", _PARSE_ONLY, *form[1:]], cwd=cwd, capture_output=True,
+                                text=True, timeout=TIMEOUT)
+        assert result.returncode == 0, (f"{cmd.where()}: `{shlex.join(form)}` does not parse "
+                                        f"(exit status {result.returncode}):\n{_output(result)}")
+    result = _run_modscope([cmd.argv[1], "--help"], cwd)
+    assert result.returncode == 0 and "usage: modscope " + cmd.argv[1] in result.stdout, (
+        f"{cmd.where()}: `modscope {cmd.argv[1]} --help` failed (exit status {result.returncode}):\n{_output(result)}")
+
+
+@pytest.mark.parametrize("sub", ["--help", "export --help", "summary --help", "run --help", "replay --help",
+                                 "demo --help", "--version"])
+def test_cli_help_parses(sub: str, tmp_path: Path):
+    """The README's subcommands all answer --help (and the program --version) through the console script."""
+    result = _run_modscope(sub.split(), tmp_path)
+    assert result.returncode == 0 and result.stdout.startswith(("usage: modscope", "modscope ")), _output(result)
