@@ -11,7 +11,8 @@ import time
 import pytest
 
 from modscope.views.tui.app import ModscopeApp
-from modscope.views.tui.sources import EventListSource, ReplaySource, SocketSource
+from modscope.views.tui.sources import EventListSource, QueueSource, ReplaySource, SocketSource
+from modscope.views.tui.widgets.graph_view import AutogradGraphView
 from modscope.views.tui.widgets.module_tree import ModuleTree
 from modscope.views.tui.widgets.params_table import ParamsTable
 from modscope.views.tui.widgets.timeline import HookTimeline
@@ -39,11 +40,28 @@ async def test_tree_selection_drives_the_params_table(events):
         await settle(pilot, app, loaded)
         tree = app.query_one(ModuleTree)
         assert tree.root.label.plain.startswith("Net Net 50p")
-        await pilot.press("down", "down")
-        await settle(pilot, app, lambda a: a.selected == "blk.a")
+        await settle(pilot, app, lambda a: a.selected == "blk.a")  # the first module owning parameters
+        await pilot.press("down")
+        await settle(pilot, app, lambda a: a.selected == "blk.b")
         table = app.query_one(ParamsTable)
-        assert table.row_count == 2 and table.module_path == "blk.a"
-        assert "blk.a" in table.border_title
+        assert table.row_count == 2 and table.module_path == "blk.b"
+        assert "blk.b" in table.border_title
+
+
+@pytest.mark.asyncio
+async def test_the_first_module_owning_parameters_is_selected_at_start(events):
+    """Not the root, which owns none: the parameter table has something to show at once."""
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        await settle(pilot, app, lambda a: a.selected == "blk.a")
+        assert app.query_one(ModuleTree).cursor_node.data == "blk.a"
+        table = app.query_one(ParamsTable)
+        assert table.module_path == "blk.a" and table.row_count == 2
+        await pilot.press("up", "up")  # the user can still go to the root
+        await settle(pilot, app, lambda a: a.selected == "")
+        await pilot.pause(0.3)
+        assert app.selected == ""  # and is not pulled back
 
 
 @pytest.mark.asyncio
@@ -102,7 +120,8 @@ async def test_timeline_filters_by_kind_and_module(events):
         await pilot.press("2")  # hide backward
         await settle(pilot, app, lambda a: timeline.line_count < full)
         assert "hiding backward" in timeline.border_subtitle
-        await pilot.press("down", "down", "m")  # select blk.a, filter to it
+        await settle(pilot, app, lambda a: a.selected == "blk.a")  # selected at start
+        await pilot.press("m")  # filter to it
         await settle(pilot, app, lambda a: timeline.module_filter == "blk.a")
         await settle(pilot, app, lambda a: 0 < timeline.line_count <= 4)
 
@@ -149,10 +168,12 @@ async def test_help_and_command_palette_entries(events):
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.press("question_mark")
         await pilot.pause(0.1)
-        assert "pause / resume" in str(app.screen.query_one("Static").render())
+        help_text = str(app.screen.query_one("Static").render())
+        assert "pause / resume" in help_text and "i      show / hide the BackwardHook" in help_text
         await pilot.press("escape")
         titles = [c.title for c in app.get_system_commands(app.screen)]
-        for wanted in ("Pause/resume", "Step", "Breakpoints", "Find", "Export", "Quit"):
+        for wanted in ("Pause/resume", "Step", "Breakpoints", "Find", "Export", "Quit",
+                       "Show/hide hook nodes in the graph"):
             assert wanted in titles
 
 
@@ -270,3 +291,151 @@ async def test_a_refresh_tick_during_shutdown_is_harmless(events):
         await app.query_one(ModuleTree).remove()  # as when the app tears its screen down
         app._seen = {}  # everything looks changed: the tick would redraw every view
         app.refresh_views()  # no NoMatches escapes into Textual's timer
+
+
+# --- a program that never sends a model ---------------------------------------------------------
+
+def without_a_model(events, end=True):
+    """The fixture session as a program that calls no module would send it: steps, metrics."""
+    kept = [e for e in events if e["kind"] in ("session", "step", "metric") or (end and e["kind"] == "end")]
+    return [dict(e, seq=i) for i, e in enumerate(kept)]
+
+
+class FakeChild:
+    def __init__(self, log, returncode=None):
+        self.log, self.returncode = list(log), returncode
+
+
+def no_model_text(app) -> str:
+    return str(app.query_one("#no-model").render())
+
+
+@pytest.mark.asyncio
+async def test_a_program_that_ended_without_a_model_says_what_it_saw_and_what_to_do(events):
+    child = FakeChild(["epoch 1 loss 0.29", "done"], returncode=0)
+    app = ModscopeApp(EventListSource(without_a_model(events)), child=child)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, lambda a: a.state.status == "ended" and "ended" in no_model_text(a))
+        assert app.query_one("#left").has_class("no-model")
+        assert not app.query_one(ModuleTree).display and app.query_one("#no-model").display
+        text = no_model_text(app)
+        for wanted in ("No model: the program ended", "at step 5", "loss=", "epoch 1 loss 0.29", "done",
+                       "exit status 0", "modscope traces nn.Module calls: this program ran none",
+                       "modscope.watch(model)"):
+            assert wanted in text, wanted
+
+
+@pytest.mark.asyncio
+async def test_a_running_program_without_a_model_says_so_and_a_late_model_replaces_the_message(events):
+    source = QueueSource()
+    app = ModscopeApp(source)
+    async with app.run_test(size=(160, 45)) as pilot:
+        for e in without_a_model(events, end=False):
+            source.sink.write(e)
+        await settle(pilot, app, lambda a: a.query_one("#left").has_class("no-model"))
+        text = no_model_text(app)
+        assert "No model yet" in text and "at step 5" in text and "this program ran none" in text
+        model = next(e for e in events if e["kind"] == "model")
+        source.sink.write(dict(model, seq=100, step=5))
+        await settle(pilot, app, lambda a: not a.query_one("#left").has_class("no-model"))
+        assert app.query_one(ModuleTree).display and app.query_one(ModuleTree).modules
+
+
+@pytest.mark.asyncio
+async def test_output_alone_waits_a_moment_before_saying_no_model(events, monkeypatch):
+    from modscope.views.tui import app as app_module
+    monkeypatch.setattr(app_module, "NO_MODEL_GRACE", 1.0)
+    app = ModscopeApp(EventListSource(without_a_model(events)[:1]), child=FakeChild(["loading data…"]))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause(0.2)
+        assert not app.query_one("#left").has_class("no-model")  # still starting: no verdict yet
+        await settle(pilot, app, lambda a: a.query_one("#left").has_class("no-model"))
+        assert "loading data…" in no_model_text(app) and "No model yet" in no_model_text(app)
+
+
+@pytest.mark.asyncio
+async def test_a_session_with_a_model_never_shows_the_no_model_message(events):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        assert not app.query_one("#left").has_class("no-model") and not app.query_one("#no-model").display
+
+
+# --- the autograd graph's hook nodes ------------------------------------------------------------
+
+def graph_labels(view) -> list[str]:
+    return [view.node_label(n) for n in view.canvas.order]
+
+
+@pytest.mark.asyncio
+async def test_hook_identity_nodes_are_hidden_and_i_shows_them(events):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        view = app.query_one(AutogradGraphView)
+        await settle(pilot, app, lambda a: view.status == "ready" and view.canvas is not None)
+        assert not any(label.startswith("BackwardHook") for label in graph_labels(view))
+        assert "12 hook nodes hidden (i)" in view.border_title
+        hidden = len(view.diagram.nodes)
+        await pilot.press("i")
+        await settle(pilot, app, lambda a: view.status == "ready" and view.canvas is not None
+                     and "hook nodes shown (i)" in view.border_title)
+        assert sum(label.startswith("BackwardHook") for label in graph_labels(view)) == 12
+        assert len(view.diagram.nodes) == hidden + 12
+        await pilot.press("i")
+        await settle(pilot, app, lambda a: view.status == "ready" and view.canvas is not None
+                     and "hidden" in view.border_title)
+        assert len(view.diagram.nodes) == hidden
+
+
+# --- the breakpoints dialog ---------------------------------------------------------------------
+
+class LiveEvents(EventListSource):
+    """A recorded session posing as a live program: records what the viewer sends it."""
+
+    live = True
+
+    def __init__(self, events):
+        super().__init__(events)
+        self.sent = []
+
+    def control(self, message):
+        self.sent.append(message)
+        return True
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("keys", [("tab", "5", "enter"), ("tab", "tab", "enter"), ("enter",)],
+                         ids=["grad field", "modules field", "checkbox"])
+async def test_enter_in_the_breakpoints_dialog_applies_it(events, keys):
+    source = LiveEvents(events)
+    app = ModscopeApp(source)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        await settle(pilot, app, lambda a: a.selected == "blk.a")
+        await pilot.press("b")
+        await settle(pilot, app, lambda a: a.screen is not a.screen_stack[0])
+        await pilot.press(*keys)
+        await settle(pilot, app, lambda a: a.screen is a.screen_stack[0])
+        grad = 5.0 if "5" in keys else None
+        assert source.sent == [{"cmd": "break", "nan": False, "grad_norm": grad, "modules": ["blk.a"]}]
+        assert app.breakpoints == source.sent[0]
+
+
+@pytest.mark.asyncio
+async def test_enter_with_a_bad_grad_norm_keeps_the_dialog_open(events):
+    source = LiveEvents(events)
+    app = ModscopeApp(source)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        await pilot.press("b")
+        await settle(pilot, app, lambda a: a.screen is not a.screen_stack[0])
+        await pilot.press("tab", *"abc", "enter")
+        await pilot.pause(0.2)
+        assert app.screen is not app.screen_stack[0] and source.sent == []
+        assert "must be a number" in str(app.screen.query_one("#error").render())
+        await pilot.press(*["backspace"] * 3, "shift+tab", "space")  # space toggles the checkbox
+        assert app.screen.query_one("#nan").value and app.is_running
+        await pilot.press("enter")
+        await settle(pilot, app, lambda a: a.screen is a.screen_stack[0])
+        assert source.sent == [{"cmd": "break", "nan": True, "grad_norm": None, "modules": ["blk.a"]}]

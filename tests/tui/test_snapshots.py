@@ -22,7 +22,10 @@ async def loaded(pilot) -> None:
         if app.state.status == "ended" and app.query_one(ModuleTree).modules and app._seen \
                 and app.query_one(AutogradGraphView).status == "ready":  # laid out on a worker thread
             break
-    await pilot.press("down", "down")  # select blk.a: the params table fills
+    for _ in range(100):  # blk.a, the first module owning parameters, is selected at start
+        if app.selected == "blk.a":
+            break
+        await pilot.pause(0.05)
     await settled(pilot)
 
 

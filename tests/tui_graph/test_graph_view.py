@@ -38,7 +38,8 @@ async def test_nodes_cluster_titles_and_edges_are_drawn(residual_events):
         for title in ("┌ inp (Linear) ┄", "┌ block (Block) ┄", "┌ block.act (Act) [call 2] ┄"):
             assert title in text
         assert text.count("▼") >= len(view.diagram.edges) - 2 and "│" in text and "┬" in text
-        assert view.border_title == f"Autograd graph · {len(view.diagram.nodes)} nodes · depth all · zoom 100%"
+        assert view.border_title == f"Autograd graph · {len(view.diagram.nodes)} nodes · depth all · zoom 100% · " \
+            "13 hook nodes hidden (i)"
         # The first view shows the start of the forward: the first node is on screen.
         first = view.node_label(view.canvas.order[0])
         assert first in visible_text(view)
@@ -239,7 +240,7 @@ async def test_a_large_graph_lays_out_off_the_ui_thread_and_draws_from_its_raste
         view.show_graph(*deep_events)  # returns at once: graphviz runs in a worker thread
         assert view.status == "laying out" and "laying out the graph…" in visible_text(view)
         await settled(pilot, view)
-        assert len(view.diagram.nodes) > 200 and view.canvas.height > 3 * view.size.height
+        assert len(view.diagram.nodes) > 100 and view.canvas.height > 3 * view.size.height
         view.highlight_module("2")
         # A frame is slices of the raster made once: each highlighted row is restyled once,
         # whatever the number of frames drawn (speed itself is measured in bench/, not here).
@@ -287,14 +288,14 @@ async def test_the_cursor_follows_its_module_through_collapse_and_expand(residua
 async def test_a_graph_too_large_to_draw_whole_opens_collapsed(residual_events, monkeypatch):
     import modscope.views.tui.widgets.graph_view as graph_view
 
-    monkeypatch.setattr(graph_view, "AUTO_DEPTH_NODES", 20)
+    monkeypatch.setattr(graph_view, "AUTO_DEPTH_NODES", 12)
     async with GraphApp().run_test(size=(120, 40)) as pilot:
         view = await shown(pilot, residual_events)
-        assert view.depth == 1 and len(view.diagram.nodes) <= 20  # depth 2 still has more than 20
+        assert view.depth == 1 and len(view.diagram.nodes) <= 12  # depth 2 still has more than 12
         assert "depth 1/2" in view.border_title
         await pilot.press("greater_than_sign", "greater_than_sign")
         await settled(pilot, view)
-        assert view.depth is None and len(view.diagram.nodes) > 20  # the user may still expand it all
+        assert view.depth is None and len(view.diagram.nodes) > 12  # the user may still expand it all
 
 
 async def test_a_layout_finishing_after_the_app_stopped_is_dropped(mlp_events):
@@ -313,3 +314,61 @@ def graph_view_job(view):
     from modscope.views.tui.widgets.graph_view import _Job
 
     return _Job(view.graph_event, view.model_event, None, 1.0, False, view.max_depth, {}, {})
+
+
+async def test_hook_identity_nodes_are_hidden_with_their_edges_joined_and_can_be_shown(residual_events):
+    graph, _ = residual_events
+    hooks = sum(n["op"] == "BackwardHookFunctionBackward" for n in graph["nodes"])
+    assert hooks == 13
+    async with GraphApp().run_test(size=(140, 50)) as pilot:
+        view = await shown(pilot, residual_events)
+        labels = [view.node_label(n) for n in view.canvas.order]
+        assert not any(label.startswith("BackwardHook") for label in labels)
+        assert view.hidden_hook_nodes == 13 and "13 hook nodes hidden (i)" in view.border_title
+        hidden = view.diagram
+        # Joined through: every op still reaches the output, as with the hook nodes drawn.
+        assert _reach_output(hidden) == {n for n, node in hidden.nodes.items() if node.kind != "saved"}
+        while view.node_module(view.cursor) != "block.fc2":
+            await pilot.press("full_stop")
+        view.toggle_hook_nodes()
+        await settled(pilot, view)
+        assert view.show_hook_nodes and "hook nodes shown (i)" in view.border_title
+        labels = [view.node_label(n) for n in view.canvas.order]
+        assert sum(label.startswith("BackwardHook") for label in labels) == 13
+        assert len(view.diagram.nodes) == len(hidden.nodes) + 13
+        assert view.node_module(view.cursor) == "block.fc2"  # the cursor stays on its module
+        view.toggle_hook_nodes()
+        await settled(pilot, view)
+        assert len(view.diagram.nodes) == len(hidden.nodes) and "hidden" in view.border_title
+
+
+def _reach_output(diagram) -> set[str]:
+    into: dict[str, list[str]] = {}
+    for e in diagram.edges:
+        into.setdefault(e.target, []).append(e.source)
+    seen, todo = set(), [n for n, node in diagram.nodes.items() if node.kind == "output"]
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo.extend(into.get(n, ()))
+    return seen
+
+
+async def test_without_hook_nodes_joins_chains_tuples_and_outputs():
+    def node(i, op, inputs):
+        return {"id": i, "op": op, "module": "m", "shape": [2], "inputs": inputs}
+
+    hook = "BackwardHookFunctionBackward"
+    event = {"v": 1, "kind": "graph", "seq": 0, "t": 0, "step": 0, "leaves": [{"id": 5, "path": "w", "shape": [2]}],
+             "nodes": [node(0, hook, [1]), node(1, hook, [2, 3]), node(2, "MulBackward0", [5, None]),
+                       node(3, "AddBackward0", [4]), node(4, hook, [None]), node(5, "AccumulateGrad", [])],
+             "outputs": [{"id": 0, "shape": [2]}, {"id": 4, "shape": [2]}]}
+    new, hidden = graph_view.without_hook_nodes(event)
+    assert hidden == 2  # 0 and 1; 4 passes nothing on but is an output: it stays
+    assert [n["id"] for n in new["nodes"]] == [2, 3, 4, 5]
+    assert {n["id"]: n["inputs"] for n in new["nodes"]}[3] == [4]
+    assert new["outputs"] == [{"id": 2, "shape": [2]}, {"id": 4, "shape": [2]}]
+    assert event["nodes"][0]["op"] == hook and len(event["nodes"]) == 6  # the event is not changed
+    plain = dict(event, nodes=[node(0, "MulBackward0", [])], outputs=[{"id": 0, "shape": [2]}])
+    assert graph_view.without_hook_nodes(plain) == (plain, 0)

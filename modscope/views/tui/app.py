@@ -32,6 +32,9 @@ from .widgets.timeline import HookTimeline
 from .widgets.training import TrainingPanel
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
+NO_MODEL_GRACE = 3.0  # seconds of output alone (no steps, no metrics) before the viewer says no model came
+NO_MODEL_HINT = ("modscope traces nn.Module calls: this program ran none. Call modscope.watch(model) in the "
+                 "script, or run a script that builds an nn.Module and calls it.")
 
 
 class ModscopeApp(App[int]):
@@ -51,6 +54,7 @@ class ModscopeApp(App[int]):
         Binding("g", "goto_step", "go to step", show=False),
         Binding("f", "follow", "follow", show=False),
         Binding("m", "filter_module", "filter to module", show=False),
+        Binding("i", "toggle_hook_nodes", "show/hide hook nodes in the graph", show=False),
         Binding("1", "toggle_kind('forward')", "forward", show=False),
         Binding("2", "toggle_kind('backward')", "backward", show=False),
         Binding("3", "toggle_kind('hooks')", "hooks", show=False),
@@ -79,6 +83,9 @@ class ModscopeApp(App[int]):
         self._checked_size: Any = None
         self.started_at = time.perf_counter()
         self.first_model_at: float | None = None
+        self._auto_selected = False  # the first module with parameters was selected when the model came
+        self._no_model_key: Any = None  # what the "no model" panel shows now (None: hidden)
+        self._output_seen_at: float | None = None  # when the program's first output line was seen
         self.sub_title = source.description
 
     # --- layout -------------------------------------------------------------------------------
@@ -88,6 +95,9 @@ class ModscopeApp(App[int]):
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield ModuleTree(id="tree")
+                no_model = Static(id="no-model")
+                no_model.border_title = "Modules"
+                yield no_model
                 yield TrainingPanel(id="training")
             with Vertical(id="right"):
                 yield ParamsTable(id="params")
@@ -140,6 +150,7 @@ class ModscopeApp(App[int]):
         finally:
             state.lock.release()
         self._seen = revs
+        self._check_no_model(snap)
         if not changed:
             return
         with self.batch_update():
@@ -176,6 +187,7 @@ class ModscopeApp(App[int]):
             "events_s": events_s, "events": s.events_total, "dropped": s.dropped, "skipped": s.skipped,
             "errors": len(s.errors), "model": s.model_name}
         snap["errors"] = list(s.errors)
+        snap["has_model"] = bool(s.modules)
         return snap
 
     def _refresh_tree(self, snap: dict[str, Any]) -> None:
@@ -185,8 +197,54 @@ class ModscopeApp(App[int]):
             tree.set_model(modules, order, name)
             if self.first_model_at is None and count:
                 self.first_model_at = time.perf_counter()
+            if count and not self._auto_selected:
+                self._auto_selected = True
+                if not self.selected:  # the user chose nothing yet: start where there is something to see
+                    self.call_after_refresh(self._select_first_with_params)
         else:
             tree.refresh_labels()
+
+    def _select_first_with_params(self) -> None:
+        """Select the first module (in ``named_modules`` order) that owns parameters, else one
+        that owns buffers: the root usually owns none, and an empty table is a poor first view."""
+        with self.state.lock:
+            order = list(self.state.order)
+            owners = [p.owner for p in self.state.params.values() if not p.is_buffer]
+            buffer_owners = {p.owner for p in self.state.params.values() if p.is_buffer}
+        owning = set(owners)
+        path = next((p for p in order if p in owning), None)
+        if path is None:
+            path = next((p for p in order if p in buffer_owners), None)
+        if path is not None and not self.selected:
+            self._select(path)
+
+    def _check_no_model(self, snap: dict[str, Any]) -> None:
+        """Say so when the program runs (steps, metrics, output) or ended without a module ever
+        appearing: otherwise the tree would wait for a model for good."""
+        if snap["has_model"]:
+            key = None
+        else:
+            key = self._no_model_facts(snap["training"])
+        if key == self._no_model_key:
+            return
+        self._no_model_key = key
+        self.query_one("#left").set_class(key is not None, "no-model")
+        if key is not None:
+            self.query_one("#no-model", Static).update(no_model_text(*key))
+
+    def _no_model_facts(self, t: dict[str, Any]) -> tuple | None:
+        """What the program did without a model (``None``: nothing worth a word yet)."""
+        log = list(self.child.log)[-8:] if self.child is not None else []
+        code = self.child.returncode if self.child is not None else None
+        over = t["status"] in ("ended", "disconnected") or code is not None
+        metrics = {k: next((x for x in reversed(v) if x is not None), None) for k, v in t["metrics"].items()}
+        busy = t["step"] > 0 or bool(metrics)
+        if log and self._output_seen_at is None:
+            self._output_seen_at = time.perf_counter()
+        waited = self._output_seen_at is not None and time.perf_counter() - self._output_seen_at >= NO_MODEL_GRACE
+        if not (over or busy or (log and waited)):
+            return None
+        return (over, t["status"], t["reason"], t["step"], tuple(metrics.items()), tuple(log), code)
 
     def _refresh_timeline(self, snap: dict[str, Any]) -> None:
         timeline = self.query_one(HookTimeline)
@@ -332,6 +390,12 @@ class ModscopeApp(App[int]):
         timeline.module_filter = "" if timeline.module_filter else (self.selected or "")
         self._force("timeline")
 
+    def action_toggle_hook_nodes(self) -> None:
+        view = self.query_one(AutogradGraphView)
+        view.toggle_hook_nodes()
+        self.notify(("showing" if view.show_hook_nodes else "hiding") + " the BackwardHook identity nodes "
+                    "in the autograd graph", timeout=3)
+
     def action_toggle_kind(self, group: str) -> None:
         self.query_one(HookTimeline).toggle_kind(group)
         self._force("timeline")
@@ -390,6 +454,36 @@ class ModscopeApp(App[int]):
             action = binding.action
             yield SystemCommand(binding.description.capitalize(), f"key: {binding.key}",
                                 lambda action=action: self.run_action(action))
+
+
+def no_model_text(over: bool, status: str, reason: str, step: int, metrics: tuple, log: tuple,
+                  code: int | None) -> Text:
+    """The module pane's message for a program that sends no model: what it did, what to do."""
+    text = Text()
+    if over:
+        text.append("No model: the program ended without calling an nn.Module.\n\n", style="bold yellow")
+    else:
+        text.append("No model yet: the program runs, but no nn.Module has been called.\n\n", style="bold yellow")
+    text.append("seen  ", style="dim")
+    seen = [f"at step {step}" if step else "no steps"]
+    seen.append("metrics " + ", ".join(f"{k}={v:.4g}" if v is not None else k for k, v in metrics)
+                if metrics else "no metrics")
+    text.append(", ".join(seen) + "\n")
+    text.append("status  ", style="dim")
+    text.append(status + (f" ({reason})" if reason else ""))
+    if code is not None:
+        text.append(f", exit status {code}")
+    text.append("\n")
+    if log:
+        text.append("last output\n", style="dim")
+        for line in log:
+            text.append(f"  {line}\n")
+    else:
+        text.append("no output from the program\n", style="dim")
+    text.append("\n" + NO_MODEL_HINT, style="bold")
+    if over:
+        text.append("\nPress l for the program's output, q to quit.", style="dim")
+    return text
 
 
 __all__ = ["ModscopeApp"]

@@ -19,7 +19,7 @@ from ..diagrams.autograd import build_autograd_graph_from_event
 from ..diagrams.dot import INSTALL_HINT, DotNotFoundError, render
 from ..diagrams.tree import build_module_tree_from_event
 from .state import SessionState
-from .widgets.graph_view import AutogradGraphView
+from .widgets.graph_view import AutogradGraphView, without_hook_nodes
 from .widgets.module_tree import ModuleTree
 
 EXPORT_DIR = "modscope-export"
@@ -52,13 +52,15 @@ def snapshot_export(state: SessionState, focused: Any) -> ExportJob:
 
     The autograd graph when ``focused`` is the graph view, or when no view that shows a
     diagram is focused and a graph event exists; else the module tree. The graph is exported
-    at the graph view's current depth. Raises ``ExportError`` when there is nothing yet."""
+    at the graph view's current depth, without the hook identity nodes when the view hides
+    them (or when there is no view). Raises ``ExportError`` when there is nothing yet."""
     model_event = model_event_of(state)
     has_graph = state.graph is not None and bool(state.graph.get("nodes"))
     if has_graph and not isinstance(focused, ModuleTree):
         view = _graph_view(focused)
         depth = view.depth if view is not None else None
-        return ExportJob("autograd", _model_name(state), state.graph, model_event, depth)
+        graph = state.graph if view is not None and view.show_hook_nodes else without_hook_nodes(state.graph)[0]
+        return ExportJob("autograd", _model_name(state), graph, model_event, depth)
     if model_event is not None:
         return ExportJob("tree", _model_name(state), None, model_event, None)
     raise ExportError("nothing to export yet: no model has arrived")

@@ -19,7 +19,8 @@ HELP = """\
   Parameters         the selected module's parameters and buffers, live.
   Hook firing order  one step's events, indented by nesting, with your own hooks and errors.
   Autograd graph     laid out by graphviz, clusters per module: arrows/hjk pan, + - zoom, < > collapse or
-                     expand a depth, . , next/previous node, enter selects its module.
+                     expand a depth, . , next/previous node, enter selects its module. The identity
+                     nodes of module backward hooks (BackwardHook) are hidden: i shows them.
   Training           status, step, metrics, speed, events and what was dropped.
 
 [b]keys[/b]
@@ -28,6 +29,7 @@ HELP = """\
   /      find a module                   e  export the module tree or autograd graph
   [ ]    previous / next step            g  jump to a step
   f      follow the latest step / stay   m  filter the timeline to the selected module
+  i      show / hide the BackwardHook identity nodes in the autograd graph
   1 2 3 4  show/hide forward, backward, hooks, errors in the timeline
   x      errors and tracebacks           l  the program's output
   tab    next view                       ctrl+p  command palette (every action)
@@ -97,10 +99,17 @@ class FindScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class BreakpointsScreen(ModalScreen[dict[str, Any] | None]):
-    """Pause on NaN/Inf, on a gradient norm above a threshold, on a module's forward."""
+class _EnterApplies(Checkbox, inherit_bindings=False):
+    """A checkbox that space toggles; Enter goes to the dialog (it applies it)."""
 
-    BINDINGS = [Binding("escape", "dismiss_none", "cancel")]
+    BINDINGS = [Binding("space", "toggle_button", "toggle", show=False)]
+
+
+class BreakpointsScreen(ModalScreen[dict[str, Any] | None]):
+    """Pause on NaN/Inf, on a gradient norm above a threshold, on a module's forward. Enter
+    (in a field or on the checkbox) applies, as the Apply button does; Escape cancels."""
+
+    BINDINGS = [Binding("escape", "dismiss_none", "cancel"), Binding("enter", "apply", "apply")]
     DEFAULT_CSS = """
     BreakpointsScreen { align: center middle; }
     BreakpointsScreen > Vertical { width: 76; max-width: 95%; height: auto; border: thick $accent;
@@ -117,7 +126,7 @@ class BreakpointsScreen(ModalScreen[dict[str, Any] | None]):
         grad = self.current.get("grad_norm")
         with Vertical():
             yield Label("[b]Breakpoints[/b] — training pauses when one is hit")
-            yield Checkbox("pause on the first NaN/Inf (needs --stats)", self.current.get("nan", False), id="nan")
+            yield _EnterApplies("pause on the first NaN/Inf (needs --stats)", self.current.get("nan", False), id="nan")
             yield Label("pause when a parameter's grad norm exceeds (empty: off)")
             yield Input(value="" if grad is None else f"{grad:g}", id="grad", placeholder="e.g. 10")
             yield Label("pause on the forward of these modules (comma-separated paths)")
@@ -132,6 +141,13 @@ class BreakpointsScreen(ModalScreen[dict[str, Any] | None]):
         if event.button.id == "clear":
             self.dismiss({"cmd": "break", "nan": False, "grad_norm": None, "modules": []})
             return
+        self.action_apply()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_apply()
+
+    def action_apply(self) -> None:
         raw = self.query_one("#grad", Input).value.strip()
         try:
             grad = float(raw) if raw else None

@@ -37,6 +37,7 @@ CURSOR = Style(bgcolor="grey30", bold=True)
 HIGHLIGHT = Style(color="yellow", bold=True)
 MESSAGE = Style(color="grey70", italic=True)
 PROBLEM = Style(color="yellow")
+HOOK_OPS = frozenset({"BackwardHookFunctionBackward"})  # identity nodes of module backward hooks
 
 Rect = tuple[int, int, int, int]
 
@@ -97,6 +98,9 @@ class AutogradGraphView(ScrollView, can_focus=True):
         self._styled: dict[int, Strip] = {}  # canvas row -> its strip with the spans applied
         self._centre: tuple[float, float] | None = None  # layout point to keep centred after a zoom
         self._first_view = True
+        self.show_hook_nodes = False  # the engine's BackwardHook identity nodes (hidden: edges joined)
+        self.hidden_hook_nodes = 0  # how many the graph on screen hides
+        self._drawn_event: dict[str, Any] | None = None  # graph_event without what is hidden
 
     # --- data down ----------------------------------------------------------------------------
 
@@ -108,14 +112,32 @@ class AutogradGraphView(ScrollView, can_focus=True):
         if graph_event is self.graph_event and model_event == self.model_event:
             return
         self.graph_event, self.model_event = graph_event, model_event
+        self._redraw()
+
+    def toggle_hook_nodes(self) -> None:
+        """Show or hide the ``BackwardHookFunctionBackward`` identity nodes that module backward
+        hooks add to the graph (hidden by default: their edges are joined through them). The
+        cursor stays on its module."""
+        self.show_hook_nodes = not self.show_hook_nodes
+        self._redraw(keep_cursor=True)
+        self._titles()
+
+    def _redraw(self, keep_cursor: bool = False) -> None:
+        """Forget every drawing of the graph and lay it out again (depth and zoom kept)."""
+        graph_event = self.graph_event
         self._generation += 1
         self._diagrams, self._layouts, self._canvases = {}, {}, {}
-        self.canvas, self.diagram, self.cursor = None, None, None
+        self.canvas, self.diagram = None, None
+        if not keep_cursor:
+            self.cursor = None
         self._first_view = True
+        self._drawn_event, self.hidden_hook_nodes = graph_event, 0
         if graph_event is None or not graph_event.get("nodes"):
             self._set_status("empty", NO_GRAPH)
             return
-        modules = {n.get("module") for n in graph_event["nodes"]} - {None}
+        if not self.show_hook_nodes:
+            self._drawn_event, self.hidden_hook_nodes = without_hook_nodes(graph_event)
+        modules = {n.get("module") for n in self._drawn_event["nodes"]} - {None}
         self.max_depth = max((path_depth(m) for m in modules), default=0)
         self._auto_depth = self.depth is None
         if self.depth is not None:
@@ -145,7 +167,7 @@ class AutogradGraphView(ScrollView, can_focus=True):
             self._install(canvas)
             return
         self._set_status("laying out", "laying out the graph…")
-        job = _Job(self.graph_event, self.model_event, self.depth, self.zoom, self._auto_depth, self.max_depth,
+        job = _Job(self._drawn_event, self.model_event, self.depth, self.zoom, self._auto_depth, self.max_depth,
                    dict(self._diagrams), dict(self._layouts))
         generation = self._generation
         self.run_worker(lambda: self._run(job, generation), thread=True, exclusive=True, group="graph-layout",
@@ -225,6 +247,10 @@ class AutogradGraphView(ScrollView, can_focus=True):
         parts = ["Autograd graph"]
         if self.diagram is not None and self.canvas is not None:
             parts += [f"{len(self.diagram.nodes)} nodes", f"depth {depth}", f"zoom {self.zoom:.0%}"]
+            if self.show_hook_nodes:
+                parts.append("hook nodes shown (i)")
+            elif self.hidden_hook_nodes:
+                parts.append(f"{self.hidden_hook_nodes} hook nodes hidden (i)")
         self.border_title = " · ".join(parts)
         self.border_subtitle = "laying out…" if self.status == "laying out" else ""
 
@@ -457,6 +483,74 @@ class _Job:
             if len(self._diagram(depth).nodes) <= AUTO_DEPTH_NODES:
                 return depth
         return 0
+
+
+def without_hook_nodes(event: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """``event`` (a ``graph`` event) without its ``HOOK_OPS`` identity nodes, each edge through
+    them joined to what they pass on, and how many were taken out. The event itself is not
+    changed; one without such nodes is returned as is. A hook node that passes nothing on
+    (no inputs) stays when it is an output, as does every node of a graph made only of them."""
+    nodes = event.get("nodes") or []
+    hooks = {n["id"]: n for n in nodes if n.get("op") in HOOK_OPS and n.get("id") not in _leaf_ids(event)}
+    if not hooks:
+        return event, 0
+    resolved: dict[Any, list] = {}
+
+    def through(nid: Any) -> list:
+        """What ``nid`` stands for once hook nodes are gone (itself, unless it is one)."""
+        if nid not in hooks:
+            return [nid]
+        if nid not in resolved:
+            resolved[nid] = []  # (a cycle cannot occur in a backward graph; this guards anyway)
+            out: list = []
+            for j in hooks[nid]["inputs"]:
+                for k in ([None] if j is None else through(j)):
+                    if k is None or k not in out:
+                        out.append(k)
+            resolved[nid] = out
+        return resolved[nid]
+
+    keep = set()
+    outputs = event.get("outputs")
+    new_outputs = None
+    if outputs is not None:
+        new_outputs = []
+        for o in outputs:
+            targets = [k for k in through(o["id"]) if k is not None]
+            if not targets:
+                keep.add(o["id"])
+                targets = [o["id"]]
+            new_outputs.append(dict(o, id=targets[0]))
+    elif nodes and nodes[0]["id"] in hooks:  # an old event: the first node is the output
+        targets = [k for k in through(nodes[0]["id"]) if k is not None]
+        if not targets:
+            keep.add(nodes[0]["id"])
+    new_nodes = []
+    for n in nodes:
+        if n["id"] in hooks and n["id"] not in keep:
+            continue
+        inputs: list = []
+        for j in n["inputs"]:
+            for k in ([None] if j is None else (through(j) if j not in keep else [j])):
+                if k is None or k not in inputs:
+                    inputs.append(k)
+        new_nodes.append(dict(n, inputs=inputs) if inputs != n["inputs"] else n)
+    if not new_nodes:
+        return event, 0
+    if outputs is None and nodes[0]["id"] in hooks and nodes[0]["id"] not in keep:
+        first = next(k for k in through(nodes[0]["id"]) if k is not None)  # keep it first
+        new_nodes.sort(key=lambda n: n["id"] != first)
+    ids = {n["id"] for n in new_nodes}
+    new = dict(event, nodes=new_nodes)
+    if new_outputs is not None:
+        new["outputs"] = new_outputs
+    if "edges" in event:
+        new["edges"] = [[j, n["id"]] for n in new_nodes for j in n["inputs"] if j is not None and j in ids]
+    return new, len(nodes) - len(new_nodes)
+
+
+def _leaf_ids(event: dict[str, Any]) -> set:
+    return {leaf["id"] for leaf in event.get("leaves") or ()}
 
 
 def _within(path: str, ancestor: str) -> bool:
