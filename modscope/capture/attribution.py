@@ -13,10 +13,11 @@ step alone, for tools (the tracer) that already hook module calls themselves.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from .values import tensors_in
 
 MODULE_KEY = "module"
 CALL_KEY = "module_call"  # set by label_call: which call of the module made the node
@@ -76,38 +77,6 @@ def label_call(path: str, start_seq: int, outputs: Any, call: int | None = None)
 def _created_since(node: Any, start_seq: int) -> bool:
     # AccumulateGrad nodes rank above every sequence number but belong to leaves, not to calls.
     return node._sequence_nr() >= start_seq and not hasattr(node, "variable")
-
-
-def is_tensor(value: Any) -> bool:
-    """A tensor of either framework (anything whose class has ``grad_fn`` and ``requires_grad``)."""
-    cls = type(value)
-    return hasattr(cls, "grad_fn") and hasattr(cls, "requires_grad")
-
-
-def container_values(value: Any) -> list[Any] | None:
-    """The items of a container modscope looks into (tuple, list, dict values, dataclass fields,
-    in order), or ``None`` for anything else. A module's inputs and outputs are read through it."""
-    if isinstance(value, tuple | list):
-        return list(value)
-    if isinstance(value, dict):
-        return list(value.values())
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return [getattr(value, f.name) for f in dataclasses.fields(value)]
-    return None
-
-
-def tensors_in(value: Any) -> Iterator[Any]:
-    """The tensors inside ``value`` (a tensor, or nested tuples/lists/dicts/dataclasses) in
-    order, without recursion."""
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if is_tensor(v):
-            yield v
-            continue
-        items = container_values(v)
-        if items:
-            stack.extend(reversed(items))
 
 
 @contextmanager

@@ -13,8 +13,8 @@ from ..events.records import dtype_name
 from ..views.diagrams.autograd import build_autograd_graph_from_event
 from ..views.diagrams.diagram import Diagram, check_depth, gc_paused
 from ..views.diagrams.tree import build_module_tree_from_event
-from .attribution import tensors_in
 from .backends import backend_for
+from .values import tensors_in
 
 
 def build_module_tree(model: Any, depth: int | None = None) -> Diagram:

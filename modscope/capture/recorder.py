@@ -32,11 +32,12 @@ from ..events.records import STATS_KEYS, dtype_name
 from ..events.schema import SCHEMA_VERSION, finite_or_none
 from ..events.sinks import Sink
 from ..views.trace import EventTrace
-from .attribution import label_call, tensors_in
+from .attribution import label_call
 from .backends import Backend, UntraceableError, backend_for, global_backend, load
 from .delivery import Delivery
 from .params import ParamEvents
 from .user_hooks import UserHook
+from .values import tensors_in
 
 DEFAULT_MEMORY_WITH_SINK = 10_000
 _NAN, _INF = STATS_KEYS.index("nan"), STATS_KEYS.index("inf")

@@ -13,10 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..capture.attribution import attribute_modules, tensors_in
+from ..capture.attribution import attribute_modules
 from ..capture.backends import UntraceableError, backend_for
 from ..capture.diagrams import build_autograd_graph, build_module_tree
 from ..capture.target import Target, load_target, parse_shape
+from ..capture.values import tensors_in
 from ..views.diagrams import Diagram, DotNotFoundError, build_dataflow, render
 
 WHATS = ("tree", "autograd", "dataflow")

@@ -51,8 +51,8 @@ def trace_one_step(spec: str, input_shape: str | None, tokens: int | None = None
     outputs that require grad); returns the trace. Raises ``TargetError`` or ``ExportError``."""
     import modscope
 
-    from ..capture.attribution import tensors_in
     from ..capture.target import load_target, parse_shape
+    from ..capture.values import tensors_in
     from .export import _forward, check_traceable, with_tokens
 
     target = with_tokens(load_target(spec), tokens)

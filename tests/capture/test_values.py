@@ -8,7 +8,7 @@ import pytest
 
 import engine
 import modscope
-from modscope.capture.attribution import container_values, tensors_in
+from modscope.capture.values import container_values, tensors_in
 
 
 @dataclasses.dataclass

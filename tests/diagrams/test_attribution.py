@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 import engine
-from modscope.capture.attribution import MODULE_KEY, tensors_in
+from modscope.capture.attribution import MODULE_KEY
 from modscope.capture.backends import load
+from modscope.capture.values import tensors_in
 from modscope.graph import attribute_modules, label_call
 
 from .helpers import models

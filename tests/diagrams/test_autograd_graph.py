@@ -11,7 +11,7 @@ import graphviz
 import pytest
 
 from modscope import graph
-from modscope.capture.attribution import is_tensor
+from modscope.capture.values import is_tensor
 
 from .helpers import laid_out
 

@@ -15,8 +15,8 @@ from engine import Tensor
 
 from ...events.records import Captured, StatsValues, expand
 from ..arrays import stats_values
-from ..attribution import container_values
 from ..ids import ObjectIds
+from ..values import capture_leaves
 
 _KEEP = 4096  # statistics remembered; past this the map starts over
 _ref = weakref.ref
@@ -131,18 +131,7 @@ def capture_all(value: Any, tid: bool = True, stats: bool = False) -> tuple[Capt
 
 def _capture_many(value: Any, tid: bool, stats: bool) -> tuple[Captured, ...]:
     """``capture_all`` of anything but a single tensor."""
-    items = container_values(value)
-    if items is None:
-        return (None,)
-    out: list[Captured] = []
-    for v in items:
-        if isinstance(v, Tensor):
-            out.append(_capture(v, tid, stats))
-        elif container_values(v) is not None:
-            out += capture_all(v, tid, stats)
-        else:
-            out.append(None)
-    return tuple(out)
+    return capture_leaves(value, Tensor, _capture, tid, stats)
 
 
 def _capture(t: Tensor, tid: bool, stats: bool) -> Captured:

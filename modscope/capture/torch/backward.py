@@ -43,7 +43,7 @@ import torch
 from torch._C._autograd import _get_sequence_nr
 from torch.autograd.graph import get_gradient_edge
 
-from ..attribution import tensors_in
+from ..values import tensors_in
 
 _Tensor = torch.Tensor
 _queue_callback = torch.autograd.Variable._execution_engine.queue_callback  # runs when the backward ends

@@ -16,8 +16,8 @@ import torch
 
 from ...events.records import STATS_KEYS, Captured, StatsValues
 from ..arrays import stats_values
-from ..attribution import container_values
 from ..ids import ObjectIds
+from ..values import capture_leaves
 from .stats import resolve as resolve_stats
 from .stats import tensor_stats
 
@@ -94,20 +94,7 @@ def capture_all(value: Any, tid: bool = True, stats: bool = False) -> tuple[Capt
     """Shape, dtype, tensor id and (with ``stats``) statistics of each leaf of ``value`` (a
     tensor, or tuples, lists and dicts of them; ``None`` for a leaf that is not a tensor), in
     ``flatten`` order, as the engine backend's ``capture_all`` gives them."""
-    if isinstance(value, _Tensor):
-        return (_capture(value, tid, stats),)
-    items = container_values(value)
-    if items is None:
-        return (None,)
-    out: list[Captured] = []
-    for v in items:
-        if isinstance(v, _Tensor):
-            out.append(_capture(v, tid, stats))
-        elif container_values(v) is not None:
-            out += capture_all(v, tid, stats)
-        else:
-            out.append(None)
-    return tuple(out)
+    return capture_leaves(value, _Tensor, _capture, tid, stats)
 
 
 def resolve(records: list[Any]) -> list[Any]:
