@@ -93,29 +93,15 @@ def test_extraction_of_a_small_document():
 
 # --- python blocks ----------------------------------------------------------------------------
 
-# The MNIST ``Net`` of examples/mnist_net.py, written for real torch (the README's firing-order
-# comment names its ``conv1``).
+# The MNIST ``Net`` of examples/mnist_net.py run under real torch (its engine imports swapped by
+# examples/_backend.py: the same file, as a torch user's).
 _TORCH_NET = '''
+import sys
+sys.path.insert(0, str(_README_REPO / "examples"))
 import torch
 import torch.nn.functional as F
-from torch import nn
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 10, kernel_size=5)
-        self.conv2 = nn.Conv2d(10, 20, kernel_size=5)
-        self.conv2_drop = nn.Dropout2d()
-        self.fc1 = nn.Linear(320, 50)
-        self.fc2 = nn.Linear(50, 10)
-
-    def forward(self, x):
-        x = F.relu(F.max_pool2d(self.conv1(x), 2))
-        x = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
-        x = x.view(-1, 320)
-        x = F.relu(self.fc1(x))
-        x = F.dropout(x, training=self.training)
-        return F.log_softmax(self.fc2(x), dim=1)
+from _backend import load
+Net = load(_README_REPO / "examples" / "mnist_net.py", "torch").Net
 '''
 
 # The bundled example's own ``Net`` on the engine (``_README_REPO`` is set for every block).
