@@ -49,3 +49,15 @@ def try_torch():
         return None
     torch.set_num_threads(1)
     return torch
+
+
+def median_time(fn: Callable[[], object], rounds: int) -> tuple[float, object]:
+    """The median wall-clock seconds of ``rounds`` calls of ``fn`` after one warm-up call, and
+    the last call's result (the diagram benchmarks: one thing timed at a time)."""
+    fn()  # warm-up (imports, caches)
+    times, result = [], None
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), result

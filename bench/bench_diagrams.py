@@ -11,17 +11,14 @@ Run: ``.venv/bin/python bench/bench_diagrams.py`` (``--rounds`` for more samples
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import _common  # noqa: E402, F401  (pins BLAS threads before NumPy loads)
+import _common  # noqa: E402  (pins BLAS threads before NumPy loads; median_time)
 
 import engine  # noqa: E402
 import engine.nn as nn  # noqa: E402
@@ -81,16 +78,6 @@ def resnet() -> tuple[nn.Module, engine.Tensor, str]:
         return ResNetTiny(), engine.randn(*EXAMPLES["resnet"].input_shape), "bench's own ResNetTiny"
 
 
-def median_time(fn: Callable[[], object], rounds: int) -> tuple[float, object]:
-    fn()  # warm-up (imports, caches)
-    times, result = [], None
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -102,8 +89,8 @@ def main() -> None:
     with graph.attribute_modules(model):
         loss = model(engine.randn(2, 4)).sum()
     built = graph.build_autograd_graph(loss, model)
-    secs, source = median_time(lambda: graph.autograd_graph(loss, model).source, args.rounds)
-    flat, _ = median_time(lambda: graph.autograd_graph(loss).source, args.rounds)
+    secs, source = _common.median_time(lambda: graph.autograd_graph(loss, model).source, args.rounds)
+    flat, _ = _common.median_time(lambda: graph.autograd_graph(loss).source, args.rounds)
     print(f"autograd graph, {len(built.nodes):,} nodes in {len(built.clusters):,} clusters -> DOT source "
           f"({len(source) / 1e6:.1f} MB): {secs * 1000:.0f} ms (target <= 1000 ms); "
           f"without clusters: {flat * 1000:.0f} ms")
@@ -117,17 +104,17 @@ def main() -> None:
             out = net(x)
         return graph.render(graph.build_autograd_graph(out.sum(), net, depth=2), out_dir / "resnet.svg")
 
-    secs, path = median_time(resnet_svg, args.rounds)
+    secs, path = _common.median_time(resnet_svg, args.rounds)
     with graph.attribute_modules(net):
         out = net(x)
     full = graph.build_autograd_graph(out.sum(), net)
     collapsed = graph.build_autograd_graph(out.sum(), net, depth=2)
     print(f"{origin}: autograd graph ({len(full.nodes)} nodes, {len(collapsed.nodes)} at depth 2) -> SVG: "
           f"{secs * 1000:.0f} ms (target <= 2000 ms) [{path}]")
-    secs_full, _ = median_time(lambda: graph.render(full, out_dir / "resnet_full.svg"), args.rounds)
+    secs_full, _ = _common.median_time(lambda: graph.render(full, out_dir / "resnet_full.svg"), args.rounds)
     print(f"  full (uncollapsed) autograd graph -> SVG: {secs_full * 1000:.0f} ms")
 
-    secs, _ = median_time(lambda: graph.render(graph.build_module_tree(net), out_dir / "tree.svg"), args.rounds)
+    secs, _ = _common.median_time(lambda: graph.render(graph.build_module_tree(net), out_dir / "tree.svg"), args.rounds)
     print(f"  module tree -> SVG: {secs * 1000:.0f} ms")
 
     def dataflow_svg() -> Path:
@@ -135,7 +122,7 @@ def main() -> None:
             net(x)
         return graph.render(graph.build_dataflow(tr), out_dir / "dataflow.svg")
 
-    secs, _ = median_time(dataflow_svg, args.rounds)
+    secs, _ = _common.median_time(dataflow_svg, args.rounds)
     print(f"  dataflow (trace + forward + dot) -> SVG: {secs * 1000:.0f} ms")
 
 

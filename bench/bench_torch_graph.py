@@ -13,11 +13,8 @@ Run: ``.venv/bin/python bench/bench_torch_graph.py`` (``--rounds``, ``--size`` f
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -91,16 +88,6 @@ def resnet18() -> tuple[nn.Module, str]:
     return tv_resnet18(weights=None), "torchvision resnet18(weights=None)"
 
 
-def median_time(fn: Callable[[], object], rounds: int) -> tuple[float, object]:
-    fn()  # warm-up (imports, caches)
-    times, result = [], None
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
@@ -122,10 +109,10 @@ def main() -> None:
         with attribute_modules(model):
             return model(x)
 
-    fwd, out = median_time(forward, args.rounds)
-    event_s, event = median_time(lambda: graph_event_fields(out, params), args.rounds)
-    build_s, diagram = median_time(lambda: build_autograd_graph_from_event(event, model_event), args.rounds)
-    dot_s, source = median_time(lambda: diagram.to_digraph().source, args.rounds)
+    fwd, out = _common.median_time(forward, args.rounds)
+    event_s, event = _common.median_time(lambda: graph_event_fields(out, params), args.rounds)
+    build_s, diagram = _common.median_time(lambda: build_autograd_graph_from_event(event, model_event), args.rounds)
+    dot_s, source = _common.median_time(lambda: diagram.to_digraph().source, args.rounds)
     total = event_s + build_s + dot_s
 
     out_dir = Path(tempfile.mkdtemp(prefix="bench_torch_graph_"))
@@ -135,11 +122,11 @@ def main() -> None:
         return render(collapsed, out_dir / "resnet18_depth2.svg")
 
     collapsed = build_autograd_graph_from_event(event, model_event, depth=2)
-    build2_s, _ = median_time(lambda: build_autograd_graph_from_event(event, model_event, depth=2), args.rounds)
-    dot2_s, _ = median_time(lambda: collapsed.to_digraph().source, args.rounds)
-    svg2_s, svg2 = median_time(lambda: render(collapsed, out_dir / "resnet18_depth2_only.svg"), args.rounds)
-    all2_s, _ = median_time(collapsed_svg, args.rounds)
-    full_svg_s, full_svg = median_time(lambda: render(diagram, out_dir / "resnet18_full.svg"), args.rounds)
+    build2_s, _ = _common.median_time(lambda: build_autograd_graph_from_event(event, model_event, depth=2), args.rounds)
+    dot2_s, _ = _common.median_time(lambda: collapsed.to_digraph().source, args.rounds)
+    svg2_s, svg2 = _common.median_time(lambda: render(collapsed, out_dir / "resnet18_depth2_only.svg"), args.rounds)
+    all2_s, _ = _common.median_time(collapsed_svg, args.rounds)
+    full_svg_s, full_svg = _common.median_time(lambda: render(diagram, out_dir / "resnet18_full.svg"), args.rounds)
 
     leaves = len(event["leaves"])
     print(f"{origin}, input 1x3x{args.size}x{args.size}, torch {torch.__version__}, "
