@@ -16,8 +16,9 @@ from engine.nn.modules import module as module_hooks
 from engine.optim import optimizer as optimizer_hooks
 from engine.utils.hooks import RemovableHandle, transparent_hook
 
+from ..attribution import walk
 from ..param_stats import StatsPlan
-from .graph import graph_event_fields, walk
+from .graph import graph_event_fields
 from .summaries import capture_all, forget_arrays, forget_gradients
 
 

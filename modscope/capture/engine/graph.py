@@ -10,7 +10,7 @@ from typing import Any
 import engine
 from engine.autograd.graph import AccumulateGrad
 
-from ..attribution import CALL_KEY, MODULE_KEY, walk
+from ..graph_event import NodeFacts, graph_event
 
 
 def saved_bytes(node: Any) -> int:
@@ -47,28 +47,12 @@ def graph_event_fields(output: engine.Tensor | Sequence[engine.Tensor],
         if node is not None:
             roots.append(node)
             out_shapes.append(list(t.shape))
-    if not roots:
-        return {"nodes": [], "edges": [], "leaves": [], "outputs": []}
-    names = {id(p): path for path, p in param_paths.items()}
-    nodes = walk(roots)
-    ids = {id(n): i for i, n in enumerate(nodes)}
-    node_items, edges, leaves = [], [], []
-    for i, node in enumerate(nodes):
-        leaf = isinstance(node, AccumulateGrad)
-        meta = node._metadata or {}
-        shape = list(node._out_meta[0][0]) if node._out_meta else []
-        inputs = [None if nxt is None else ids[id(nxt)] for nxt, _ in node.next_functions]
-        item = {"id": i, "op": node.name(), "module": meta.get(MODULE_KEY), "shape": shape,
-                "saved_bytes": saved_bytes(node), "inputs": inputs, "seq": None if leaf else node._sequence_nr(),
-                "call": meta.get(CALL_KEY), "saved": _saved(node, names)}
-        if len(node._out_meta) != 1:
-            item["shapes"] = [list(s) for s, _ in node._out_meta]
-        node_items.append(item)
-        edges.extend([j, i] for j in inputs if j is not None)
-        if leaf:
-            leaves.append({"id": i, "path": names.get(id(node.variable)), "shape": list(node.variable.shape)})
-    outputs = [{"id": ids[id(root)], "shape": shape} for root, shape in zip(roots, out_shapes)]
-    return {"nodes": node_items, "edges": edges, "leaves": leaves, "outputs": outputs}
+    return graph_event(roots, out_shapes, param_paths, _facts)
+
+
+def _facts(node: Any, names: dict[int, str]) -> NodeFacts:
+    return NodeFacts(isinstance(node, AccumulateGrad), [list(s) for s, _ in node._out_meta], _saved(node, names),
+                     saved_bytes(node), node._metadata or {})
 
 
 def _saved(node: Any, names: dict[int, str]) -> list[dict[str, Any]]:

@@ -18,9 +18,10 @@ from torch.nn.modules import module as module_hooks
 from torch.optim import optimizer as optimizer_hooks
 from torch.utils.hooks import RemovableHandle
 
+from ..attribution import walk
 from ..backends import UntraceableError
 from .backward import BackwardObserver
-from .graph import graph_event_fields, walk
+from .graph import graph_event_fields
 from .param_stats import stats_plan
 from .summaries import capture_all, forget_arrays, forget_gradients, resolve
 

@@ -31,7 +31,7 @@ import torch
 from torch.autograd.function import BackwardCFunction
 from torch.autograd.graph import get_gradient_edge
 
-from ..attribution import CALL_KEY, MODULE_KEY, walk
+from ..graph_event import NodeFacts, graph_event
 
 
 class _Kind:
@@ -111,28 +111,13 @@ def graph_event_fields(output: torch.Tensor | Sequence[torch.Tensor],
         if node is not None:
             roots.append(node)
             out_shapes.append(list(t.shape))
-    if not roots:
-        return {"nodes": [], "edges": [], "leaves": [], "outputs": []}
-    names = {id(p): path for path, p in param_paths.items()}
-    nodes = walk(roots)
-    ids = {id(n): i for i, n in enumerate(nodes)}
-    node_items, edges, leaves = [], [], []
-    for i, node in enumerate(nodes):
-        leaf = _kind(node).leaf
-        meta = node.metadata
-        shapes = _shapes(node, leaf)
-        inputs = [None if nxt is None else ids[id(nxt)] for nxt, _ in node.next_functions]
-        saved = _saved_tensors(node)
-        item = {"id": i, "op": node.name(), "module": meta.get(MODULE_KEY), "shape": shapes[0] if shapes else [],
-                "saved_bytes": sum(_bytes(t) for t, _output in saved), "inputs": inputs,
-                "seq": None if leaf else node._sequence_nr(), "call": meta.get(CALL_KEY),
-                "saved": [{"shape": list(t.shape), "output": out, "param": None if out else names.get(id(t))}
-                          for t, out in saved]}
-        if len(shapes) != 1:
-            item["shapes"] = shapes
-        node_items.append(item)
-        edges.extend([j, i] for j in inputs if j is not None)
-        if leaf:
-            leaves.append({"id": i, "path": names.get(id(node.variable)), "shape": list(node.variable.shape)})
-    outputs = [{"id": ids[id(root)], "shape": shape} for root, shape in zip(roots, out_shapes)]
-    return {"nodes": node_items, "edges": edges, "leaves": leaves, "outputs": outputs}
+    return graph_event(roots, out_shapes, param_paths, _facts)
+
+
+def _facts(node: Any, names: dict[int, str]) -> NodeFacts:
+    leaf = _kind(node).leaf
+    saved = _saved_tensors(node)
+    return NodeFacts(leaf, _shapes(node, leaf),
+                     [{"shape": list(t.shape), "output": out, "param": None if out else names.get(id(t))}
+                      for t, out in saved],
+                     sum(_bytes(t) for t, _output in saved), node.metadata)

@@ -15,9 +15,9 @@ torch = pytest.importorskip("torch")
 
 import engine  # noqa: E402
 import modscope.capture.torch as capture_torch  # noqa: E402
-from modscope.capture.attribution import attribute_modules  # noqa: E402
+from modscope.capture.attribution import attribute_modules, walk  # noqa: E402
 from modscope.capture.engine.graph import graph_event_fields as engine_graph_event_fields  # noqa: E402
-from modscope.capture.torch.graph import graph_event_fields, saved_bytes, walk  # noqa: E402
+from modscope.capture.torch.graph import graph_event_fields, saved_bytes  # noqa: E402
 from modscope.views.diagrams.autograd import build_autograd_graph_from_event  # noqa: E402
 
 nn = torch.nn
