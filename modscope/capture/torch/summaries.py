@@ -59,12 +59,14 @@ def forget_arrays() -> None:
 
 
 def forget_gradients() -> None:
-    """Gradient statistics are not cached for torch (nothing to forget)."""
+    """Nothing to forget: a gradient's statistics are cached with its version counter, which an
+    in-place change by a user's hook moves on (torch counts versions of gradients too)."""
 
 
 def _stats(t: torch.Tensor, cached: bool) -> tuple[Any, ...]:
-    """The statistics of ``t``: numbers for a CPU tensor (cached per tensor and version for
-    forward values), a ``Deferred`` and ``None``s for one on another device."""
+    """The statistics of ``t``: numbers for a CPU tensor (cached per tensor object and version:
+    a module's output is the next one's input, a gradient one call sends is the next one's
+    ``grad_output``), a ``Deferred`` and ``None``s for one on another device."""
     if t.device.type != "cpu" or t.dtype in _NO_NUMPY or t.layout != torch.strided or t.is_conj():
         _deferred[0] += 1
         return (Deferred(tensor_stats(t)),) + (None,) * _WIDTH
@@ -87,7 +89,7 @@ def _stats(t: torch.Tensor, cached: bool) -> tuple[Any, ...]:
 
 def _capture(t: torch.Tensor, tid: bool, stats: bool) -> Captured:
     head = (tuple(t.shape), t.dtype, tensor_id(t) if tid else None)
-    return head + _stats(t, cached=tid) if stats else head
+    return head + _stats(t, cached=True) if stats else head
 
 
 def capture_all(value: Any, tid: bool = True, stats: bool = False) -> tuple[Captured, ...]:
