@@ -103,7 +103,3 @@ def _run_export(args: argparse.Namespace) -> int:
         return _fail("export", str(exc))
     print(f"wrote {path}", file=sys.stderr)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -7,6 +7,8 @@ import argparse
 import sys
 from typing import Any
 
+PIPED_WIDTH = 200  # columns for a summary written to a pipe or a file
+
 
 def add_command(subcommands: argparse._SubParsersAction) -> None:
     """Register ``summary``."""
@@ -42,7 +44,9 @@ def _run(args: argparse.Namespace) -> int:
     except (TargetError, ExportError) as exc:
         print(f"modscope summary: error: {exc}", file=sys.stderr)
         return 1
-    Console(width=args.width).print(tr.summary())
+    # piped (not a terminal), rich would squeeze the table into 80 columns
+    width = args.width or (None if sys.stdout.isatty() else PIPED_WIDTH)
+    Console(width=width).print(tr.summary())
     return 0
 
 

@@ -380,6 +380,8 @@ def _figures(events: list[dict]) -> tuple[dict, dict[str, dict[str, Any]], dict[
                 figs[p]["total_params"] += prm["numel"]
     steps = [e["step"] for e in events if e["kind"] == "forward"]
     last = max(steps) if steps else None
+    began: dict[str, int] = {}  # path -> when its first backward began (backward_pre)
+    ended: dict[str, int] = {}  # path -> when the last backward in its subtree ended
     for e in events:
         if e["step"] != last or e.get("path") not in figs:
             continue
@@ -388,8 +390,18 @@ def _figures(events: list[dict]) -> tuple[dict, dict[str, dict[str, Any]], dict[
             f["fwd_ns"] += e["dur_ns"]
             f["calls"] += 1
             f["output"] = next((s["shape"] for s in e["outputs"] if s is not None), f["output"])
+        elif e["kind"] == "backward_pre":
+            began.setdefault(e["path"], e["t"])
         elif e["kind"] == "backward":
             f["bwd_ns"] += e["dur_ns"]
+            for p in (e["path"], *_ancestors(e["path"])):
+                ended[p] = max(ended.get(p, e["t"]), e["t"])
+    # A module's backward hook fires when its inputs' gradients are ready, which for a model
+    # whose input needs no gradient is at once, before any child's: a container's backward
+    # time is the span from its backward_pre to the end of the last backward in its subtree.
+    for path, start in began.items():
+        if path in ended:
+            figs[path]["bwd_ns"] = max(figs[path]["bwd_ns"], ended[path] - start)
     total_macs = 0
     for label, macs, saved in _mult_adds(events, model, last):
         total_macs += macs
@@ -423,6 +435,13 @@ def _fmt_count(n: int) -> str:
     return f"{n:,}" if n else "--"
 
 
+def _fmt_params(f: dict[str, Any]) -> str:
+    """A module's own parameters; a container that owns none shows its subtree's in parentheses."""
+    if f["params"] or not f["total_params"]:
+        return _fmt_count(f["params"])
+    return f"({f['total_params']:,})"
+
+
 def _fmt_ms(ns: int) -> str:
     return f"{ns / 1e6:.3f}" if ns else "--"
 
@@ -436,8 +455,9 @@ def _fmt_bytes(n: int) -> str:
 
 
 def summary_table(events: list[dict]) -> Table:
-    """Path, type, output shape, parameters (own), trainable, multiply-adds, forward and
-    backward time, bytes saved for backward; totals count shared parameters once."""
+    """Path, type, output shape, parameters (own; a container's subtree in parentheses),
+    trainable, multiply-adds, forward and backward time (a container's: its subtree's span),
+    bytes saved for backward; totals count shared parameters once."""
     model, figs, totals = _figures(events)
     table = Table(title=f"{model['model']} summary", title_justify="left", show_footer=True)
     root = figs.get("", {})
@@ -452,7 +472,7 @@ def summary_table(events: list[dict]) -> Table:
         depth = m["path"].count(".") + (1 if m["path"] else 0)
         name = "  " * depth + (m["path"].rsplit(".", 1)[-1] or "(root)")
         table.add_row(name, m["cls"], str(f["output"]) if f["output"] is not None else "--",
-                      _fmt_count(f["params"]), _fmt_count(f["trainable"]), _fmt_count(f["macs"]),
+                      _fmt_params(f), _fmt_count(f["trainable"]), _fmt_count(f["macs"]),
                       _fmt_ms(f["fwd_ns"]), _fmt_ms(f["bwd_ns"]), _fmt_bytes(f["saved"]) if f["saved"] else "--")
     return table
 

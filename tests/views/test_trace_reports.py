@@ -24,3 +24,29 @@ def test_a_loaded_trace_reports_as_the_live_one(tmp_path):
     assert loaded.totals() == tr.totals()
     assert str(loaded.summary()) == str(tr.summary())
     assert loaded.firing_order() == tr.firing_order()
+
+
+def test_a_containers_row_shows_its_subtree_and_its_backward_span(lib):
+    model = lib.nn.Sequential(lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU()), lib.nn.Linear(4, 2))
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+    with modscope.trace(model) as tr:
+        model(lib.randn(5, 3)).sum().backward()  # the input needs no grad: the root's hook fires first
+        opt.step()
+    from modscope.views.report import module_figures
+
+    figs = module_figures(tr.events)
+    children = [p for p in figs if p.count(".") == 0 and p]
+    assert figs[""]["bwd_ns"] >= max(figs[p]["bwd_ns"] for p in children) > 0
+    text = str(tr.summary())
+    root_row = next(line for line in text.splitlines() if "(root)" in line)
+    assert "(26)" in root_row  # 16 + 10 parameters below it, none of its own
+
+
+def test_a_piped_summary_is_not_squeezed(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "modscope", "summary", "resnet", "--input", "2,1,28,28"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "…" not in done.stdout and max(map(len, done.stdout.splitlines())) > 100
