@@ -15,7 +15,9 @@ $(STAMP): pyproject.toml
 	@$(PY) -c 'import sys; assert sys.version_info >= (3, 11), "modscope needs Python 3.11+, found " + sys.version.split()[0]'
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet -e '.[dev]'
+	# PYTHONWARNINGS: setuptools prints a generic tip about editable installs of a flat layout
+	# ("be careful with folders in your working directory..."): noise on every first install.
+	PYTHONWARNINGS=ignore $(VPY) -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
 setup: $(STAMP) dot
