@@ -14,6 +14,7 @@ with bounded memory.
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import itertools
 import json
@@ -21,7 +22,7 @@ import os
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .schema import EventError, dumps_bytes, loads, validate
 
@@ -133,63 +134,188 @@ def save_events(events: list[dict[str, Any]], path: str | os.PathLike) -> None:
         raise OSError(f"cannot write trace file {path}: {e.strerror or e}") from e
 
 
-def _chunks(path: Path) -> Iterator[bytes]:
-    """The file's bytes, decompressed when it is gzip (by content, not by name). A compressed
-    stream cut short by a crash yields everything that decompresses, then ends quietly."""
+def _open(path: Path) -> Any:
     try:
-        f = open(path, "rb")  # noqa: SIM115 - closed below
+        return open(path, "rb")  # noqa: SIM115 - the caller closes it
     except FileNotFoundError:
         raise TraceFileError(f"{path}: no such trace file") from None
     except IsADirectoryError:
         raise TraceFileError(f"{path}: is a directory, not a trace file") from None
     except OSError as e:
         raise TraceFileError(f"{path}: cannot read trace file ({e.strerror})") from None
-    with f:
-        first = f.read(READ_CHUNK)
-        if first[:2] != GZIP_MAGIC:
-            while first:
-                yield first
-                first = f.read(READ_CHUNK)
-            return
-        decoder = zlib.decompressobj(wbits=31)
-        chunk = first
+
+
+class Checkpoint(NamedTuple):
+    """Where decompression of a gzip trace can resume: ``out`` bytes of the decompressed text
+    lie before it, the next compressed byte to feed is at ``inp`` in the file, and ``decoder``
+    is a copy of the inflater's state there (None: a gzip member starts at ``inp``)."""
+
+    out: int
+    inp: int
+    decoder: Any
+
+
+class TraceStream:
+    """Random access to a trace file's text (decompressed when it is gzip, by content, not by
+    name): ``chunks(start)`` yields ``(offset, bytes)`` from text offset ``start`` on.
+
+    A plain file is read from ``start`` after a seek. A gzip stream cannot be entered in the
+    middle, so the first pass over it (``chunks(0, checkpoints=True)``, the replay's indexing
+    pass) keeps a ``Checkpoint`` every ``CHECKPOINT_SPACING`` bytes of text: a copy of the
+    inflater (zlib's ``Decompress.copy``: its 32 KiB window and state, about 40 KB) and the
+    file offsets where it stands. Reading from ``start`` resumes at the last checkpoint before it
+    and inflates at most ``CHECKPOINT_SPACING`` bytes that are thrown away. (The alternative, to
+    inflate the whole trace once into a temporary file, costs disk as large as the text, writes
+    the recording's data to a second place, and leaves it behind when the viewer is killed.)
+
+    A compressed stream cut short by a crash, or corrupt from some point on, yields everything
+    that inflates before that point, then ends quietly (the reader sees a cut-off trace)."""
+
+    CHECKPOINT_SPACING = 4 << 20
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        with _open(self.path) as f:
+            self.gzip = f.read(2) == GZIP_MAGIC
+        self.checkpoints: list[Checkpoint] = [Checkpoint(0, 0, None)]
+        self._outs: list[int] = [0]  # the checkpoints' ``out``, for bisect
+
+    def chunks(self, start: int = 0, *, checkpoints: bool = False) -> Iterator[tuple[int, bytes]]:
+        with _open(self.path) as f:
+            if not self.gzip:
+                f.seek(start)
+                while chunk := f.read(READ_CHUNK):
+                    yield start, chunk
+                    start += len(chunk)
+                return
+            yield from self._inflate(f, start, checkpoints)
+
+    def _inflate(self, f: Any, start: int, keep: bool) -> Iterator[tuple[int, bytes]]:
+        cp = self.checkpoints[bisect.bisect_right(self._outs, start) - 1]
+        f.seek(cp.inp)
+        decoder = cp.decoder.copy() if cp.decoder is not None else zlib.decompressobj(wbits=31)
+        out_pos, in_pos = cp.out, cp.inp
+        most = min(INFLATE_CHUNK, self.CHECKPOINT_SPACING)  # output per step: checkpoints can be that close
+        chunk = f.read(READ_CHUNK)
+        in_pos += len(chunk)
         while chunk:
+            if keep and out_pos - self._outs[-1] >= self.CHECKPOINT_SPACING:
+                self.checkpoints.append(Checkpoint(out_pos, in_pos - len(chunk), decoder.copy()))
+                self._outs.append(out_pos)
             try:
-                out = decoder.decompress(chunk, INFLATE_CHUNK)
+                out = decoder.decompress(chunk, most)
             except zlib.error:
                 return  # corrupt from here on: keep what came before
             if out:
-                yield out
-            if decoder.unconsumed_tail:  # more output from the same input: in bounded steps
+                if out_pos + len(out) > start:
+                    yield max(out_pos, start), out[max(0, start - out_pos):]
+                out_pos += len(out)
+            if decoder.eof:  # (checked first: a member can end with input left in unconsumed_tail too)
+                if decoder.unused_data:  # concatenated gzip members
+                    chunk, decoder = decoder.unused_data, zlib.decompressobj(wbits=31)
+                    continue
+            elif decoder.unconsumed_tail:  # more output from the same input: in bounded steps
                 chunk = decoder.unconsumed_tail
                 continue
-            if decoder.eof and decoder.unused_data:  # concatenated gzip members
-                chunk, decoder = decoder.unused_data, zlib.decompressobj(wbits=31)
-                continue
             chunk = f.read(READ_CHUNK)
+            in_pos += len(chunk)
+
+    def read_lines(self, start: int, end: int) -> Iterator[bytes]:
+        """The lines that begin in text offsets [start, end) (``start``: the start of a line)."""
+        reader = LineReader(MAX_LINE_BYTES)
+        pos = start
+        for offset, chunk in self.chunks(start):
+            for line in reader.feed(chunk):
+                if pos >= end:
+                    return
+                yield line
+                pos += len(line) + 1
+            if offset + len(chunk) >= end and pos >= end:
+                return
+        if pos < end and reader.pending:
+            yield reader.pending
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
-    """(line number, line, complete?) for every line of the (decompressed) file; a line longer
-    than ``MAX_LINE_BYTES`` raises ``TraceFileError`` naming the file and the line."""
+def _chunks(path: Path) -> Iterator[bytes]:
+    """The file's bytes, decompressed when it is gzip (``TraceStream``)."""
+    for _, chunk in TraceStream(path).chunks():
+        yield chunk
+
+
+def _lines(path: Path, stream: TraceStream | None = None,
+           checkpoints: bool = False) -> Iterator[tuple[int, int, bytes, bool]]:
+    """(line number, text offset, line, complete?) for every line of the (decompressed) file; a
+    line longer than ``MAX_LINE_BYTES`` raises ``TraceFileError`` naming the file and the line."""
     reader = LineReader(MAX_LINE_BYTES)
-    lineno = 0
+    lineno = offset = 0
     try:
-        for chunk in _chunks(path):
+        chunks = (stream or TraceStream(path)).chunks(checkpoints=checkpoints)
+        for _, chunk in chunks:
             for line in reader.feed(chunk):  # strict: no line is skipped, so counting numbers them
                 lineno += 1
-                yield lineno, line, True
+                yield lineno, offset, line, True
+                offset += len(line) + 1
     except LineTooLong as e:
         what = "not a modscope trace (" if e.lineno == 1 else "corrupt trace file ("
         raise TraceFileError(f"{path}:{e.lineno}: {what}a line longer than {_size(e.max_line)}; "
                              f"no trace event is that long)") from None
     pending = reader.pending
     if pending:
-        yield lineno + 1, pending, False
+        yield lineno + 1, offset, pending, False
 
 
 def _size(n: int) -> str:
     return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
+
+
+class TraceScan:
+    """One pass over a trace file: iterating yields ``(text offset, line number, event)`` for
+    every complete, valid event, in order, holding none of them. A malformed line raises
+    ``TraceFileError`` naming the file and line (as ``read_events``); once the pass is over,
+    ``truncated`` says whether the recording was cut off; ``end`` is where the good text read so
+    far ends (the text's length, or the start of a cut or bad line)."""
+
+    def __init__(self, path: str | os.PathLike, stream: TraceStream | None = None, *,
+                 checkpoints: bool = False) -> None:
+        self.path = Path(path)
+        self.stream = stream
+        self.checkpoints = checkpoints
+        self.count = 0  # events yielded so far
+        self.truncated: bool | None = None  # known when the pass is over
+        self.ended = False  # an ``end`` event was seen
+        self.end = 0
+
+    def __iter__(self) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        path = self.path
+        cut = False
+        for lineno, offset, line, complete in _lines(path, self.stream, self.checkpoints):
+            self.end = offset  # the end of the good text: a bad line is not part of it
+            if not line.strip():
+                self.end = offset + len(line) + complete
+                continue
+            try:
+                obj = loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as e:
+                if not complete and self.count:  # the last line, cut by a crash: keep what came before
+                    cut = True
+                    break
+                if lineno == 1:
+                    raise TraceFileError(f"{path}:1: not a modscope trace (not JSON Lines: {_reason(e)})") from None
+                raise TraceFileError(f"{path}:{lineno}: not valid JSON ({_reason(e)})") from None
+            try:
+                validate(obj)
+            except EventError as e:
+                if lineno == 1:
+                    raise TraceFileError(f"{path}:1: not a modscope trace ({e})") from None
+                raise TraceFileError(f"{path}:{lineno}: {e}") from None
+            if obj["kind"] == "end":
+                self.ended = True
+            self.count += 1
+            self.end = offset + len(line) + complete
+            yield offset, lineno, obj
+        if not self.count:
+            raise TraceFileError(f"{path}: empty trace file (no events)")
+        self.truncated = cut or not self.ended
 
 
 def read_events(path: str | os.PathLike) -> tuple[list[dict[str, Any]], bool]:
@@ -197,32 +323,9 @@ def read_events(path: str | os.PathLike) -> tuple[list[dict[str, Any]], bool]:
     (``truncated``): its last line was cut short, or it has no ``end`` event (the recording
     process died, e.g. was killed, before closing the trace). Either way every complete event
     before the cut is returned."""
-    path = Path(path)
-    events: list[dict[str, Any]] = []
-    truncated = False
-    for lineno, line, complete in _lines(path):
-        if not line.strip():
-            continue
-        try:
-            obj = loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            if not complete and events:  # the last line, cut by a crash: keep what came before
-                truncated = True
-                break
-            if lineno == 1:
-                raise TraceFileError(f"{path}:1: not a modscope trace (not JSON Lines: {_reason(e)})") from None
-            raise TraceFileError(f"{path}:{lineno}: not valid JSON ({_reason(e)})") from None
-        try:
-            validate(obj)
-        except EventError as e:
-            if lineno == 1:
-                raise TraceFileError(f"{path}:1: not a modscope trace ({e})") from None
-            raise TraceFileError(f"{path}:{lineno}: {e}") from None
-        events.append(obj)
-    if not events:
-        raise TraceFileError(f"{path}: empty trace file (no events)")
-    ended = any(e["kind"] == "end" for e in reversed(events))
-    return events, truncated or not ended
+    scan = TraceScan(path)
+    events = [event for _, _, event in scan]
+    return events, bool(scan.truncated)
 
 
 def _reason(e: Exception) -> str:

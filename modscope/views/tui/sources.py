@@ -17,14 +17,14 @@ import tempfile
 import threading
 import time
 import weakref
-from collections import deque
-from collections.abc import Iterable
+from collections import OrderedDict, deque
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ...events.files import MAX_LINE_BYTES, LineReader, read_events
+from ...events.files import MAX_LINE_BYTES, LineReader, TraceFileError, TraceScan, TraceStream
 from ...events.schema import EventError, dumps_bytes, loads, validate
-from .state import MODULE_KINDS, SessionState
+from .state import EVENTS_PER_STEP, MODULE_KINDS, TIMELINE_KINDS, SessionState, StepRecord
 
 TOKEN_VARIABLE = "MODSCOPE_TOKEN"  # the session token reaches the child here, never on its command line
 HANDSHAKE_TIMEOUT = 10.0  # seconds a new connection has to present the token
@@ -139,22 +139,197 @@ class _QueueSink:
         pass
 
 
-class ReplaySource(Source):
-    """A recorded trace file. Reading it raises ``TraceFileError`` (one clear line) before the
-    app starts; folding runs on a thread so the first screen does not wait for a large file."""
+REPLAY_CHECK_BYTES = 4 << 20  # text of a trace checked before the app starts; the rest is read in the background
+REPLAY_CACHE_EVENTS = 10_000  # timeline events a replay keeps in memory (steps are reloaded from the file)
+REPLAY_BATCH = 5000  # events read from the file per fold
 
-    def __init__(self, path: str | os.PathLike) -> None:
+
+class ReplaySource(Source):
+    """A recorded trace file, every step of it reachable in the timeline within bounded memory.
+
+    Before the app starts, the first ``check_bytes`` of the text are read and checked: a foreign,
+    malformed or empty file raises ``TraceFileError`` (one clear line), and a file that short is
+    checked whole (``truncated``, "(cut off)" in the description). Then one pass on a thread of
+    its own (the first frame never waits for it) reads the file once, folds every event into the
+    state and indexes it: ``ReplaySteps`` takes the place of the state's last-64-steps deque and
+    keeps, per step, the text offset of its first timeline line. A step's events are read back
+    from the file when the timeline asks for them, and only ``cache_events`` of them (plus the
+    step being folded and the one last asked for) stay in memory. A bad line past the checked
+    part stops the replay there, reported in the app (an error and the status), as does a cut.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, check_bytes: int = REPLAY_CHECK_BYTES,
+                 cache_events: int = REPLAY_CACHE_EVENTS) -> None:
         self.path = Path(path)
-        self.events, self.truncated = read_events(self.path)
+        self.stream = TraceStream(self.path)
+        self.cache_events = cache_events
+        scan = TraceScan(self.path, self.stream)
+        for offset, _, _ in scan:  # raises TraceFileError for a foreign or malformed start
+            if offset >= check_bytes:
+                break
+        self.truncated: bool | None = scan.truncated  # None: not known until the background pass ends
         self.description = f"replay {self.path.name}" + (" (cut off)" if self.truncated else "")
+        self.steps: ReplaySteps | None = None
+        self.thread: threading.Thread | None = None
+        self._stopped = False
 
     def start(self, state: SessionState) -> None:
-        def run() -> None:
-            for i in range(0, len(self.events), 5000):
-                fold(state, self.events[i:i + 5000], budget=None)
-            state.mark_disconnected("replay finished")
+        self.steps = ReplaySteps(self.stream, self.cache_events)
+        with state.lock:
+            state.steps = self.steps  # type: ignore[assignment] - same interface as the deque
+        self.thread = threading.Thread(target=self._run, args=(state,), daemon=True, name="modscope-replay")
+        self.thread.start()
 
-        threading.Thread(target=run, daemon=True, name="modscope-replay").start()
+    def stop(self) -> None:
+        self._stopped = True
+
+    def _run(self, state: SessionState) -> None:
+        steps = self.steps
+        assert steps is not None
+        scan = TraceScan(self.path, self.stream, checkpoints=True)
+        batch: list[dict[str, Any]] = []
+        last: int | None = None
+        try:
+            for offset, _, event in scan:
+                if event["kind"] in TIMELINE_KINDS and event["step"] != last:
+                    last = event["step"]  # the state starts a timeline record here: say where it is
+                    steps.expect(last, offset)
+                batch.append(event)
+                if len(batch) >= REPLAY_BATCH:
+                    fold(state, batch, budget=None)
+                    batch = []
+                    if self._stopped:
+                        return
+        except TraceFileError as e:
+            fold(state, batch, budget=None)
+            with state.lock:
+                steps.finish(scan.end)
+            with state.lock:  # the viewer's own note, not an event of the file
+                state.apply({"v": 1, "kind": "error", "seq": state.last_seq, "t": 0, "step": state.step,
+                             "etype": "TraceFileError", "message": str(e), "where": "viewer", "module": None,
+                             "traceback": ""})
+                state.events_total -= 1
+            state.mark_disconnected(f"replay stopped at a bad line: {e}")
+            return
+        fold(state, batch, budget=None)
+        self.truncated = bool(scan.truncated)
+        with state.lock:
+            steps.finish(scan.end)
+        state.mark_disconnected("replay finished" + (" (the recording was cut off)" if self.truncated else ""))
+
+
+class _StepRef:
+    """One step's timeline record in a replay (``StepRecord``'s interface): ``events`` come from
+    the ``ReplaySteps`` cache, or from the file when they are not cached."""
+
+    __slots__ = ("_steps", "end", "index", "overflow", "start", "step")
+
+    def __init__(self, steps: ReplaySteps, index: int, step: int, start: int | None) -> None:
+        self._steps, self.index, self.step, self.start = steps, index, step, start
+        self.end: int | None = None  # where the next step's record starts (None: not known yet)
+        self.overflow = 0
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return self._steps.events_of(self)
+
+
+class ReplaySteps:
+    """Every timeline step of a replayed file, in the place of ``SessionState.steps`` (a
+    ``deque`` of the last ``STEPS_KEPT``): the same sequence interface, read and changed under the
+    state's lock. A record holds its step, its text offsets and its overflow count; its events
+    live in an LRU cache of at most ``cache_events`` events besides the record being folded and
+    the one last loaded (``held`` counts them), and are read back from the file (the first
+    ``EVENTS_PER_STEP`` timeline events of its lines, as the state kept them) when evicted."""
+
+    def __init__(self, stream: TraceStream, cache_events: int = REPLAY_CACHE_EVENTS) -> None:
+        self.stream = stream
+        self.cache_events = cache_events
+        self._refs: list[_StepRef] = []
+        self._starts: deque[tuple[int, int]] = deque()  # (step, offset) announced by the reader
+        self._cache: OrderedDict[int, list[dict[str, Any]]] = OrderedDict()
+        self.end: int | None = None  # the text's end, once the reader is done
+        self.loads = 0  # steps read back from the file
+        self.error = ""  # why the last step could not be read back
+
+    # the deque's interface, as SessionState uses it
+    def __len__(self) -> int:
+        return len(self._refs)
+
+    def __getitem__(self, i: int) -> _StepRef:
+        return self._refs[i]
+
+    def __iter__(self) -> Iterator[_StepRef]:
+        return iter(list(self._refs))  # a copy: steps_available() may run without the lock
+
+    def __reversed__(self) -> Iterator[_StepRef]:
+        return reversed(list(self._refs))
+
+    def append(self, record: StepRecord) -> None:
+        start = self._starts.popleft()[1] if self._starts else None
+        if self._refs and start is not None:  # (None: a record of the viewer's own, e.g. its error note)
+            self._refs[-1].end = start
+        ref = _StepRef(self, len(self._refs), record.step, start)
+        ref.overflow = record.overflow
+        self._refs.append(ref)
+        self._cache[ref.index] = record.events  # the state appends to it while the step is folded
+        self._evict(keep=ref.index)
+
+    # the reader's side
+    def expect(self, step: int, offset: int) -> None:
+        """The reader saw a timeline record start at text ``offset`` (before folding it)."""
+        self._starts.append((step, offset))
+
+    def finish(self, end: int) -> None:
+        self.end = end
+        if self._refs:
+            self._refs[-1].end = end
+        self._evict(keep=-1)
+
+    @property
+    def held(self) -> int:
+        """Events held in memory."""
+        return sum(len(events) for events in self._cache.values())
+
+    def events_of(self, ref: _StepRef) -> list[dict[str, Any]]:
+        events = self._cache.get(ref.index)
+        if events is not None:
+            self._cache.move_to_end(ref.index)
+            return events
+        events = self._load(ref)
+        self._cache[ref.index] = events
+        self._evict(keep=ref.index)
+        return events
+
+    def _load(self, ref: _StepRef) -> list[dict[str, Any]]:
+        if ref.start is None or ref.end is None:
+            return []
+        events: list[dict[str, Any]] = []
+        self.loads += 1
+        try:
+            for line in self.stream.read_lines(ref.start, ref.end):
+                if not line.strip():
+                    continue
+                event = validate(loads(line))
+                if event["kind"] in TIMELINE_KINDS and event["step"] == ref.step:
+                    events.append(event)
+                    if len(events) >= EVENTS_PER_STEP:
+                        break
+        except (TraceFileError, EventError, ValueError, OSError) as e:  # the file changed since it was read
+            self.error = f"{self.stream.path}: cannot read step {ref.step} back: {e}"
+        return events
+
+    def _evict(self, keep: int) -> None:
+        """Drop least recently used steps until ``cache_events`` are held, never the record the
+        state may still be folding into (the last, until ``finish``) nor ``keep``."""
+        tail = len(self._refs) - 1 if self.end is None else -1
+        held = self.held
+        for index in list(self._cache):
+            if held <= self.cache_events:
+                return
+            if index in (tail, keep) or self._refs[index].start is None:
+                continue
+            held -= len(self._cache.pop(index))
 
 
 class SocketSource(Source):
