@@ -40,8 +40,11 @@ class Controller:
     """Pauses the traced program where the viewer asks. ``trace`` must be set before use.
 
     The tracer delivers a step's module events at the step's end (``Trace._record``), so a pause
-    asked for from the viewer takes effect there; breakpoints on a module or on NaN/Inf switch the
-    tracer to delivering every event as it happens, and stop right where they fire."""
+    asked for from the viewer takes effect there, at the step's last event; breakpoints on a module
+    or on NaN/Inf switch the tracer to delivering every event as it happens, and stop right where
+    they fire. Every message names steps by the ``step`` field of the events (0-based, the
+    iteration of the training loop), as the viewer's panels do: ``stepped: step 3 done`` is paused
+    in step 3, with step 3 on the timeline."""
 
     def __init__(self) -> None:
         self._trace: Any = None
@@ -116,7 +119,10 @@ class Controller:
 
     def _reason(self, event: dict[str, Any]) -> str:
         kind = event["kind"]
-        if self.pause_requested:
+        if self.pause_requested and not getattr(self.trace, "_batch_rest", 0):
+            # Module events reach the observer at their step's end (unless ``immediate``): that
+            # step has run already, so the pause waits for the last event of the batch. The
+            # paused step is then complete on screen, and a single step runs the next one.
             return "paused from the viewer"
         if kind == "forward_pre" and event["path"] in self.break_modules:
             return f"breakpoint: forward of module {event['path'] or '(root)'}"

@@ -30,6 +30,8 @@ class Delivery:
     """Emitting, recording and delivering events (a base of ``Trace``)."""
 
     def _emit(self, kind: str, **fields: Any) -> None:
+        if self._step_over and kind == "hook":  # a module hook: the next step has begun (see Trace._advance)
+            self._begin_step()
         seq = self._seq
         self._seq = seq + 1
         event = {"v": SCHEMA_VERSION, "kind": kind, "seq": seq, "t": time.monotonic_ns(), "step": self._step, **fields}
@@ -47,6 +49,8 @@ class Delivery:
         training step between two hooks has pushed the tracer's code and data out of the CPU
         caches. Sequence numbers, times and statistics are taken now, so nothing changes for
         readers but the moment of delivery."""
+        if self._step_over:  # the first module event after an optimizer step: the next step begins
+            self._begin_step()
         seq = self._seq
         self._seq = seq + 1
         # One flat tuple: the event's fields, the number of values, their summaries' fields.
@@ -86,8 +90,14 @@ class Delivery:
                     write_batch(sink, events)
             except Exception as exc:  # noqa: BLE001 - a broken sink must not stop training
                 self._detach(sink, exc)
-        for event in events or ():
+        # ``_batch_rest``: how many events of this delivery the observer sees after this one. A
+        # batch is a step that already ran, so a pause asked for from the viewer waits for its
+        # last event (see Controller): the whole step is then in view, and a single step runs the
+        # next one.
+        for i, event in enumerate(events or ()):
+            self._batch_rest = len(events) - 1 - i
             self._observe(event)
+        self._batch_rest = 0
 
     def _push(self, event: dict[str, Any]) -> None:
         """Deliver one event: memory, the other sinks, the observer."""
@@ -109,6 +119,7 @@ class Delivery:
         if self._observing:
             return  # events the observer emits itself are not observed again
         self._observing = True
+        start = time.monotonic_ns()
         try:
             self.observer(event)
         except (KeyboardInterrupt, SystemExit):
@@ -117,6 +128,9 @@ class Delivery:
             self._emit_error(exc, where="trace observer")
         finally:
             self._observing = False
+            # The time the observer held the traced thread (paused at a breakpoint) is not the
+            # model's: the hooks leave it out of the durations of the calls it fell into.
+            self._observer_ns += time.monotonic_ns() - start
 
     def _detach(self, sink: Sink, exc: Exception) -> None:
         self._sinks.remove(sink)

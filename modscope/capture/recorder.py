@@ -86,6 +86,9 @@ class Trace(Delivery, ParamEvents, EventTrace):
         self._want_graph = graph
         self._seq = 0
         self._step = 0
+        # An optimizer step ended step ``_step``; the next begins at its first module event (see
+        # ``_advance``), so what the program does in between (a metric, an error) is this step's.
+        self._step_over = False
         self._events_in_step = 0
         self._running = False
         self._handles: list[Any] = []
@@ -93,8 +96,13 @@ class Trace(Delivery, ParamEvents, EventTrace):
         self._roots: list[Any] = []
         self._calls: dict[str, int] = {}
         self._bcalls: dict[str, int] = {}
-        self._fstack: list[tuple[str, int, int, int]] = []  # (path, call, t0, start seq)
-        self._bstart: dict[str, list[int]] = {}
+        # (path, call, t0, observer ns at t0, start seq, backward observer's entry)
+        self._fstack: list[tuple] = []
+        self._bstart: dict[str, list[tuple[int, int]]] = {}  # path -> [(t0, observer ns at t0)]
+        # ns the observer held the traced thread (a pause at a breakpoint): a call's duration
+        # leaves out what accrued between its start and its end (see Delivery._observe).
+        self._observer_ns = 0
+        self._batch_rest = 0  # events of the delivery in progress still to observe (see _deliver_pending)
         self._wrapped: list[tuple[dict, int, Callable]] = []
         self._reported_nonfinite: set[str] = set()
         # optimizer id (or "step"/"buffers") -> (StatsPlan, paths); paths None: another model's optimizer
@@ -232,25 +240,37 @@ class Trace(Delivery, ParamEvents, EventTrace):
         self._emit("metric", values=values)
 
     def step(self) -> None:
-        """End the current training step (optimizer steps do this by themselves)."""
+        """End the current training step (optimizer steps do this by themselves): the events
+        after this call are the next step's."""
         self._deliver_pending()
-        if self._events_in_step:
+        if self._step_over:  # an optimizer step ended it already: the next one begins now
+            self._begin_step()
+        elif self._events_in_step:
             self._emit_params(None)
             self._advance()
+            self._begin_step()
 
     def record_graph(self, output: Any) -> None:
         """Emit a ``graph`` event for the autograd graph behind ``output`` now."""
         self._emit("graph", **self._backend.graph_event_fields(output, self._param_paths()))
 
     def _advance(self) -> None:
+        """End step ``_step``. The next begins at its first module (or module hook) event
+        (``_begin_step``): an event's step is the iteration of the training loop it happened in,
+        so a metric logged or an error raised after ``optimizer.step()`` in iteration 30 is step
+        30's (0-based, like the loop's own counter), as is a pause at the step's end."""
         self._deliver_pending()
         self._backend.forget_arrays()  # this step's activations need no names any more
-        self._step += 1
+        self._step_over = True
         self._events_in_step = 0
         self._calls.clear()
         self._bcalls.clear()
         for sink in self._sinks:
             self._safely(sink.flush)
+
+    def _begin_step(self) -> None:
+        self._step_over = False
+        self._step += 1
 
     # --- attaching ----------------------------------------------------------------------------
 
@@ -357,10 +377,11 @@ class Trace(Delivery, ParamEvents, EventTrace):
             self._calls[path] = call + 1
             inputs = backend.capture_all(args, stats=self.stats)
             t = time.monotonic_ns()  # the event's time and the start of the call's duration
+            held = self._observer_ns  # a pause at this very event is not the call's time either
             self._record("forward_pre", path, call, inputs, None, t)
             # the first node the call will create (only the first step's graph is labelled), and
             # what the backward observer needs of the call's inputs (torch)
-            self._fstack.append((path, call, t, self._graph_pending and backend.current_sequence_nr(),
+            self._fstack.append((path, call, t, held, self._graph_pending and backend.current_sequence_nr(),
                                  self._backward and self._backward.enter(args)))
         except Exception as exc:  # noqa: BLE001 - the tracer never breaks training
             self._emit_error(exc, where="forward_pre hook")
@@ -370,11 +391,12 @@ class Trace(Delivery, ParamEvents, EventTrace):
             path = self._paths.get(id(module))
             if path is None or not self._fstack or self._fstack[-1][0] != path:
                 return
-            _, call, t0, start_seq, entered = self._fstack.pop()
+            _, call, t0, held, start_seq, entered = self._fstack.pop()
             t = time.monotonic_ns()
+            dur = t - t0 - (self._observer_ns - held)  # the model's time: the observer's pauses left out
             backend = self._backend
             outputs = backend.capture_all(output, stats=self.stats)
-            self._record("forward", path, call, outputs, t - t0, t)
+            self._record("forward", path, call, outputs, dur, t)
             if self.stats:
                 self._check_finite(outputs, path, "forward output")
             if entered is not None:
@@ -402,8 +424,9 @@ class Trace(Delivery, ParamEvents, EventTrace):
                 self._wrap_tensor_hooks()
             grads = self._backend.capture_all(grad_output, tid=False, stats=self.stats)
             t = time.monotonic_ns()
+            held = self._observer_ns
             self._record("backward_pre", path, call, grads, None, t)
-            self._bstart.setdefault(path, []).append(t)
+            self._bstart.setdefault(path, []).append((t, held))
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="backward_pre hook")
 
@@ -414,7 +437,11 @@ class Trace(Delivery, ParamEvents, EventTrace):
                 return
             starts = self._bstart.get(path)
             t = time.monotonic_ns()
-            dur = t - starts.pop() if starts else 0
+            if starts:
+                t0, held = starts.pop()
+                dur = t - t0 - (self._observer_ns - held)  # the observer's pauses left out
+            else:
+                dur = 0
             call = max(self._bcalls.get(path, 1) - 1, 0)
             grads = self._backend.capture_all(grad_input, tid=False, stats=self.stats)
             self._record("backward", path, call, grads, dur, t)

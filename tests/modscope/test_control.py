@@ -191,3 +191,130 @@ def test_an_idle_observer_is_not_called(lib):
         model(lib.randn(3, 4)).sum().backward()
         tr.step()
     assert observer.seen[:2] == ["forward_pre", "forward_pre"] and "backward" in observer.seen
+
+
+# --- pauses are not the model's time; one step number everywhere ----------------------------------
+
+def wait_statuses(tr, state: str, count: int, timeout: float = 10.0) -> list[dict]:
+    for _ in range(int(timeout / 0.01)):
+        found = [e for e in tr.events if e["kind"] == "status" and e["state"] == state]
+        if len(found) >= count:
+            return found
+        time.sleep(0.01)
+    raise AssertionError(f"fewer than {count} {state} statuses")
+
+
+def folded_state(tr):
+    from modscope.views.tui.state import SessionState
+    state = SessionState()
+    with state.lock:
+        for e in list(tr.events):
+            state.apply(e)
+    return state
+
+
+PAUSE_S = 0.3
+
+
+def test_a_pause_at_a_breakpoint_is_not_forward_time(lib):
+    c = Controller()
+    send(c, cmd="break", modules=["blk.b"])
+    tr, thread, result = training_thread(lib, c, steps=1)
+    wait_status(tr, "paused")
+    time.sleep(PAUSE_S)
+    send(c, cmd="break", modules=[])
+    send(c, cmd="resume")
+    thread.join(timeout=10)
+    assert result == {"finished": True}
+    fwd = {e["path"]: e for e in tr.events if e["kind"] == "forward" and e["call"] == 0}
+    pre = {e["path"]: e for e in tr.events if e["kind"] == "forward_pre" and e["call"] == 0}
+    for path in ("", "blk", "blk.b"):  # the paused call and the calls around it
+        assert fwd[path]["dur_ns"] < PAUSE_S * 1e9 / 2, (path, fwd[path]["dur_ns"])
+        assert fwd[path]["dur_ns"] >= 0
+    assert fwd[""]["t"] - pre[""]["t"] >= PAUSE_S * 1e9  # events' times stay wall time
+
+
+def test_a_pause_inside_backward_is_not_backward_time(lib):
+    model = nested_model(lib)
+
+    def observer(event):
+        if event["kind"] == "backward_pre" and event["path"] == "blk.b":
+            time.sleep(PAUSE_S)
+
+    with modscope.trace(model, observer=observer) as tr:
+        tr.immediate = True  # as a breakpoint makes it: the observer sees each event in its hook
+        model(lib.randn(3, 4)).pow(2).mean().backward()
+    bwd = {e["path"]: e for e in tr.events if e["kind"] == "backward"}
+    assert "blk" in bwd and "blk.b" in bwd
+    for path, e in bwd.items():
+        assert 0 <= e["dur_ns"] < PAUSE_S * 1e9 / 2, (path, e["dur_ns"])
+
+
+def test_paused_at_a_breakpoint_every_view_shows_the_paused_step(lib):
+    c = Controller()
+    send(c, cmd="break", modules=["blk.b"])
+    tr, thread, result = training_thread(lib, c, steps=6)
+    for pause in range(1, 6):  # blk.b runs twice a step: its breakpoint fires twice in each
+        step = (pause - 1) // 2
+        paused = wait_statuses(tr, "paused", pause)[-1]
+        assert paused["step"] == step and paused["reason"] == "breakpoint: forward of module blk.b"
+        state = folded_state(tr)
+        assert state.status == "paused" and state.step == step
+        shown, events, _ = state.step_events(None)  # the timeline, following
+        assert shown == step and events[-1]["kind"] == "forward_pre" and events[-1]["path"] == "blk.b"
+        if pause < 5:
+            send(c, cmd="resume")
+    send(c, cmd="break", modules=[])
+    send(c, cmd="step")  # n: the step paused in runs to its end
+    stepped = wait_statuses(tr, "paused", 6)[-1]
+    assert stepped["reason"] == "stepped: step 2 done" and stepped["step"] == 2
+    state = folded_state(tr)
+    shown, events, _ = state.step_events(None)
+    assert state.step == 2 and shown == 2 and any(e["kind"] == "backward" for e in events)
+    send(c, cmd="step")
+    stepped = wait_statuses(tr, "paused", 7)[-1]
+    assert stepped["reason"] == "stepped: step 3 done" and stepped["step"] == 3
+    assert folded_state(tr).step_events(None)[0] == 3
+    send(c, cmd="stop")
+    thread.join(timeout=10)
+    assert result == {"stopped": True}
+
+
+def test_a_nan_breakpoint_shows_the_step_it_fired_in(lib):
+    c = Controller()
+    send(c, cmd="break", nan=True)
+    tr, thread, _ = training_thread(lib, c, steps=6, nan_at=3)
+    paused = wait_status(tr, "paused")
+    error = next(e for e in tr.events if e["kind"] == "error")
+    assert error["step"] == paused["step"] == 3
+    state = folded_state(tr)
+    shown, events, _ = state.step_events(None)
+    assert state.step == 3 and shown == 3 and events[-1]["kind"] == "error"
+    assert [e["step"] for e in state.errors] == [3]
+    send(c, cmd="stop")
+    thread.join(timeout=10)
+
+
+def test_the_first_single_step_after_a_pause_from_the_viewer_runs_the_next_step(lib):
+    # Without breakpoints a step's module events reach the controller at the step's end: a pause
+    # asked for then takes effect after the whole step, which is the step paused in; ``n`` then
+    # runs the next one (not the rest of a step that has already run).
+    c = Controller()
+    send(c, cmd="step")
+    tr, thread, result = training_thread(lib, c, steps=200, stats=False)
+    first = wait_statuses(tr, "paused", 1)[-1]
+    assert first["reason"] == "stepped: step 0 done"
+    send(c, cmd="resume")
+    send(c, cmd="pause")
+    paused = wait_statuses(tr, "paused", 2)[-1]
+    assert paused["reason"] == "paused from the viewer"
+    step = paused["step"]
+    state = folded_state(tr)
+    shown, events, _ = state.step_events(None)
+    assert state.step == step and shown == step and events[-1]["kind"] == "backward"  # the whole step
+    send(c, cmd="step")
+    stepped = wait_statuses(tr, "paused", 3)[-1]
+    assert stepped["reason"] == f"stepped: step {step + 1} done" and stepped["step"] == step + 1
+    send(c, cmd="stop")
+    thread.join(timeout=10)
+    assert result == {"stopped": True}

@@ -71,3 +71,22 @@ def test_disconnect_is_remembered(events):
     ended = folded(events)
     ended.mark_disconnected("late")
     assert ended.status == "ended"
+
+
+def test_paused_the_timeline_follows_the_step_paused_in(events):
+    # As a breakpoint in the forward of step 5 leaves it: step 5 partly run, then a status event.
+    first = next(i for i, e in enumerate(events) if e["step"] == 5 and e["kind"] == "forward")
+    s = folded(events[:first])
+    assert s.step == 5 and s.step_events(None)[0] == 4  # running: the last complete step
+    last = events[first - 1]
+    timeline_rev = s.rev.timeline
+    with s.lock:
+        s.apply({"v": last["v"], "kind": "status", "seq": last["seq"] + 1, "t": last["t"], "step": 5,
+                 "state": "paused", "reason": "breakpoint: forward of module blk.b"})
+    assert s.rev.timeline > timeline_rev  # the shown step depends on the status: redraw
+    step, evs, _ = s.step_events(None)
+    assert step == 5 == s.step and evs[-1]["seq"] == last["seq"]
+    with s.lock:
+        s.apply({"v": last["v"], "kind": "status", "seq": last["seq"] + 2, "t": last["t"], "step": 5,
+                 "state": "running", "reason": ""})
+    assert s.step_events(None)[0] == 4

@@ -259,12 +259,14 @@ class SessionState:
         self.status = e["state"]
         self.status_reason = e.get("reason", "")
         self.rev.status += 1
+        self.rev.timeline += 1  # which step the timeline follows depends on the status
 
     def _on_end(self, e: dict[str, Any]) -> None:
         self.status = "ended"
         self.status_reason = e["status"]
         self.sink_dropped = e["dropped"]
         self.rev.status += 1
+        self.rev.timeline += 1  # the last step is complete now: follow it
         self.rev.training += 1
 
     def mark_disconnected(self, reason: str) -> None:
@@ -293,12 +295,21 @@ class SessionState:
         return [r.step for r in self.steps]
 
     def step_events(self, step: int | None) -> tuple[int, list[dict[str, Any]], int]:
-        """(step, its kept timeline events, overflow) for ``step`` (latest when None)."""
+        """(step, its kept timeline events, overflow) for ``step`` (latest when None).
+
+        A step is the ``step`` field of its events, as the tracer stamps it (0-based): the same
+        number the training panel, the errors and the pause reasons show. Following, the
+        timeline shows the last complete step while training runs (the current one is still
+        filling), and the step training is paused in when paused (a breakpoint stops inside it:
+        what ran of it so far is what there is to see)."""
         if not self.steps:
             return self.step, [], 0
-        if step is None:  # following: the last complete step, unless nothing else exists yet
-            running = self.status in ("running", "paused") and len(self.steps) > 1
-            record = self.steps[-2] if running and self.steps[-1].step == self.step else self.steps[-1]
+        if step is None:
+            if self.status == "paused":
+                record = next((r for r in reversed(self.steps) if r.step == self.step), self.steps[-1])
+            else:
+                running = self.status == "running" and len(self.steps) > 1
+                record = self.steps[-2] if running and self.steps[-1].step == self.step else self.steps[-1]
         else:
             record = next((r for r in self.steps if r.step == step), self.steps[-1])
         return record.step, list(record.events), record.overflow

@@ -87,6 +87,8 @@ class HookTimeline(ScrollView, can_focus=True):
         self._paths: list[str | None] = []
         self._shown: tuple | None = None
         self._drawn_at = 0.0
+        self._deferred: tuple | None = None  # the newest content a throttled redraw left out
+        self._deferred_timer: Any = None
 
     @property
     def line_count(self) -> int:
@@ -101,7 +103,14 @@ class HookTimeline(ScrollView, can_focus=True):
         now = time.monotonic()
         if self.follow and self._shown is not None and self._shown[2:] == key[2:] and \
                 now - self._drawn_at < FOLLOW_REDRAW_S:
-            return  # a fast run: the eye cannot follow more redraws than this anyway
+            # A fast run: the eye cannot follow more redraws than this anyway. The newest content
+            # is drawn when the interval is over, also when nothing comes after it (training
+            # paused at a breakpoint must show the step it paused in, not one drawn before).
+            self._deferred = (step, events, overflow, steps)
+            if self._deferred_timer is None:
+                self._deferred_timer = self.set_timer(FOLLOW_REDRAW_S - (now - self._drawn_at), self._draw_deferred)
+            return
+        self._deferred = None
         self._shown, self._drawn_at = key, now
         console = self.app.console
         lines, paths, depth = [], [], 0
@@ -127,6 +136,13 @@ class HookTimeline(ScrollView, can_focus=True):
         span = f"steps {steps[0]}–{steps[-1]} kept" if steps else ""
         self.border_title = f"Hook firing order · step {step} · {mode}"
         self.border_subtitle = " · ".join(x for x in (shown, self._filter_text(), span) if x)
+
+    def _draw_deferred(self) -> None:
+        self._deferred_timer = None
+        deferred, self._deferred = self._deferred, None
+        if deferred is not None and self.follow:
+            self.step = deferred[0]
+            self.render_step(*deferred)
 
     def _filter_text(self) -> str:
         parts = []
