@@ -30,12 +30,15 @@ async def loaded(pilot) -> None:
 
 
 async def settled(pilot) -> None:
-    """Wait until two screens 0.1 s apart are the same: the graph view's scrollbars follow its
+    """Wait until two screens 0.4 s apart are the same: the graph view's scrollbars follow its
     new size one layout later, and a pause of fixed length lost that race when the machine was
     slow (a garbage collection of the tests before, seen in a full run)."""
     previous = None
-    for _ in range(50):
-        await pilot.pause(0.1)
+    for _ in range(20):
+        # longer than the timeline's follow-mode redraw limit (a held-back redraw lands on a
+        # timer up to timeline.FOLLOW_REDRAW_S later): two equal screens closer than that can both
+        # precede it
+        await pilot.pause(0.4)
         current = pilot.app.export_screenshot()
         if current == previous:
             return
