@@ -46,6 +46,11 @@ class Backend(Protocol):
     def graph_event_fields(self, output: Any, param_paths: dict[str, Any]) -> dict[str, Any]: ...
     def walk(self, roots: Any) -> list[Any]: ...
     def check_traceable(self, model: Any) -> None: ...
+    # Statistics left on a device (torch): ``resolve(records)`` fetches them in one transfer at
+    # delivery; ``None`` when every statistic is a number already (the engine).
+    resolve: Any
+    # Makes the observer that sees module backward where ``full_backward_hooks`` is False (torch); None otherwise.
+    backward_observer: Any
 
 
 class UntraceableError(TypeError):

@@ -28,12 +28,10 @@ import sys
 import traceback
 from collections.abc import MutableMapping
 
-from ..events.sinks import BackgroundSink, JsonlSink, SocketSink, TeeSink
+from ..events.sinks import TOKEN_VARIABLE, BackgroundSink, JsonlSink, SocketSink, TeeSink
 from . import session  # noqa: F401 - the process-wide trace lives there
 from .control import Controller
 from .recorder import trace
-
-TOKEN_VARIABLE = "MODSCOPE_TOKEN"  # as in views.tui.sources (not imported: that pulls in the TUI)
 
 # ``import torch``, ``import torch.nn as nn``, ``from torch import nn`` at the start of a line.
 _TORCH_IMPORT = re.compile(r"^\s*(import|from)\s+torch(?=[\s.,]|$)", re.MULTILINE)

@@ -236,12 +236,6 @@ class TraceStream:
             yield reader.pending
 
 
-def _chunks(path: Path) -> Iterator[bytes]:
-    """The file's bytes, decompressed when it is gzip (``TraceStream``)."""
-    for _, chunk in TraceStream(path).chunks():
-        yield chunk
-
-
 def _lines(path: Path, stream: TraceStream | None = None,
            checkpoints: bool = False) -> Iterator[tuple[int, int, bytes, bool]]:
     """(line number, text offset, line, complete?) for every line of the (decompressed) file; a

@@ -24,6 +24,10 @@ from .schema import dumps_bytes
 
 MAX_CONTROL_BYTES = 1 << 20  # a control message from the viewer is a few hundred bytes: longer lines are skipped
 
+# The environment variable that hands the live session's token to the traced child (never its
+# command line, which every local user can read); the child greets the viewer with it.
+TOKEN_VARIABLE = "MODSCOPE_TOKEN"
+
 HEADER_KINDS = ("session", "model", "end")  # always kept, never evicted
 _HEADER_SET = frozenset(HEADER_KINDS)
 _kind_of = operator.itemgetter("kind")

@@ -32,5 +32,5 @@ BACKEND = SimpleNamespace(
     RemovableHandle=RemovableHandle, transparent_hook=transparent_hook, is_grad_enabled=engine.is_grad_enabled,
     current_sequence_nr=current_sequence_nr, capture_all=capture_all, forget_arrays=forget_arrays,
     forget_gradients=forget_gradients, stats_plan=StatsPlan, graph_event_fields=graph_event_fields, walk=walk,
-    check_traceable=check_traceable, resolve=None,
+    check_traceable=check_traceable, resolve=None, backward_observer=None,
 )

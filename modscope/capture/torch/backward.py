@@ -93,7 +93,7 @@ class BackwardObserver:
         if not torch.is_grad_enabled():
             return None
         edges = [(i, _edge(a)) for i, a in enumerate(args) if isinstance(a, _Tensor) and a.requires_grad]
-        targets = {(id(edge.node), edge.output_nr): i for i, edge in edges}  # ``edges`` keeps the nodes alive
+        targets = {(id(node), nr): i for i, (node, nr) in edges}  # ``edges`` keeps the nodes alive
         frame = _Frame(targets)
         self._open.append(frame)
         return _get_sequence_nr(), len(args), edges, frame, len(self._open) - 1
@@ -111,8 +111,8 @@ class BackwardObserver:
         if targets:  # no input needs grad (a model's first layer, the model itself): no walk
             boundary = _boundary(hooked, targets, start, _get_sequence_nr())
             for i, t in hooked:
-                edge = get_gradient_edge(t)
-                key = (id(edge.node), edge.output_nr)
+                node, nr = _edge(t)
+                key = (id(node), nr)
                 j = targets.get(key)
                 if j is not None:
                     through[i] = j
@@ -136,28 +136,14 @@ class BackwardObserver:
         self.handles += len(boundary)
 
 
-def _edge(t: torch.Tensor) -> Any:
+def _edge(t: torch.Tensor) -> tuple[Any, int]:
     """Where ``t``'s gradient goes: ``(node, output_nr)``, read directly for a tensor made by an
     op (``get_gradient_edge``, a Python function, only for a leaf's ``AccumulateGrad``)."""
     node = t.grad_fn
-    return get_gradient_edge(t) if node is None else _Edge(node, t.output_nr)
-
-
-class _Edge(tuple):
-    """``(node, output_nr)`` with ``GradientEdge``'s names."""
-
-    __slots__ = ()
-
-    def __new__(cls, node: Any, output_nr: int) -> _Edge:
-        return tuple.__new__(cls, (node, output_nr))
-
-    @property
-    def node(self) -> Any:
-        return self[0]
-
-    @property
-    def output_nr(self) -> int:
-        return self[1]
+    if node is None:
+        edge = get_gradient_edge(t)
+        return edge.node, edge.output_nr
+    return node, t.output_nr
 
 
 def _outputs(output: Any) -> list[Any]:

@@ -42,6 +42,7 @@ import torch
 
 from ...events.schema import finite_or_none
 from ..param_stats import StatsPlan
+from .summaries import numpy_readable
 
 CHUNK = 64  # values per chunk: each chunk summed along its row, then the chunks per tensor
 # What ``sums`` finds of each tensor (in float64): sum, sum of squares, update sum of squares,
@@ -295,11 +296,6 @@ class CpuStatsPlan:
 
     def stats(self, paths: list[str]) -> list[dict[str, Any]]:
         return self._plan.stats(paths)
-
-
-def numpy_readable(t: torch.Tensor) -> bool:
-    """A dense CPU tensor of a dtype NumPy has (a zero-copy view is possible)."""
-    return t.device.type == "cpu" and t.layout == torch.strided and t.dtype not in (torch.bfloat16, torch.complex32)
 
 
 def stats_plan(tensors: list[torch.Tensor]) -> CpuStatsPlan | TorchStatsPlan:

@@ -30,6 +30,12 @@ _NO_NUMPY = frozenset({torch.bfloat16, torch.complex32})
 _deferred = [0]  # Deferred summaries made since the last ``resolve`` (none: it returns at once)
 
 
+def numpy_readable(t: torch.Tensor) -> bool:
+    """A dense CPU tensor of a dtype NumPy has, not a lazy conjugate: readable as a zero-copy
+    NumPy view (its statistics then need no torch op)."""
+    return t.device.type == "cpu" and t.dtype not in _NO_NUMPY and t.layout == torch.strided and not t.is_conj()
+
+
 class Deferred:
     """Statistics still on the device: ``resolve`` replaces it by the numbers."""
 
@@ -67,7 +73,7 @@ def _stats(t: torch.Tensor, cached: bool) -> tuple[Any, ...]:
     """The statistics of ``t``: numbers for a CPU tensor (cached per tensor object and version:
     a module's output is the next one's input, a gradient one call sends is the next one's
     ``grad_output``), a ``Deferred`` and ``None``s for one on another device."""
-    if t.device.type != "cpu" or t.dtype in _NO_NUMPY or t.layout != torch.strided or t.is_conj():
+    if not numpy_readable(t):
         _deferred[0] += 1
         return (Deferred(tensor_stats(t)),) + (None,) * _WIDTH
     if cached:

@@ -24,9 +24,9 @@ from typing import Any
 
 from ...events.files import MAX_LINE_BYTES, LineReader, TraceFileError, TraceScan, TraceStream
 from ...events.schema import EventError, dumps_bytes, loads, validate
+from ...events.sinks import TOKEN_VARIABLE
 from .state import EVENTS_PER_STEP, MODULE_KINDS, TIMELINE_KINDS, SessionState, StepRecord
 
-TOKEN_VARIABLE = "MODSCOPE_TOKEN"  # the session token reaches the child here, never on its command line
 HANDSHAKE_TIMEOUT = 10.0  # seconds a new connection has to present the token
 MAX_HELLO_BYTES = 4096  # the token line is far shorter: a longer first line is refused
 BULK_KINDS = (*MODULE_KINDS, "hook")
