@@ -2,16 +2,25 @@
 
 - ``optimizer.py``     the Optimizer base: param groups, state_dict, zero_grad, step hooks
 - ``_functional.py``   the update rules on NumPy arrays (torch's order of operations)
-- ``sgd.py`` ``adam.py`` ``adamw.py`` ``rmsprop.py``   the optimizers
+- ``sgd.py`` ``adam.py`` ``adamw.py`` ``rmsprop.py`` ``adadelta.py`` ``adagrad.py`` ``adamax.py``
+  ``nadam.py`` ``radam.py``   the optimizers
 - ``lr_scheduler.py``  StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LambdaLR, OneCycleLR,
   CyclicLR, ReduceLROnPlateau, SequentialLR, ...
 """
 
 from . import lr_scheduler, optimizer
+from .adadelta import Adadelta
+from .adagrad import Adagrad
 from .adam import Adam
+from .adamax import Adamax
 from .adamw import AdamW
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler", "optimizer"]
+__all__ = [
+    "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "Optimizer", "RAdam", "RMSprop",
+    "lr_scheduler", "optimizer",
+]

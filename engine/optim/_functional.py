@@ -132,3 +132,104 @@ def rmsprop(p: np.ndarray, grad: np.ndarray, square_avg: np.ndarray, grad_avg: n
         add_scaled_(p, momentum_buffer, -lr)
     else:
         addcdiv_(p, g, avg, -lr)
+
+
+def adadelta(p: np.ndarray, grad: np.ndarray, square_avg: np.ndarray, acc_delta: np.ndarray, *, lr: float,
+             rho: float, eps: float, weight_decay: float, maximize: bool) -> None:
+    """One Adadelta update of ``p``, ``square_avg`` and ``acc_delta`` in place."""
+    g = -grad if maximize else grad
+    if weight_decay != 0:
+        g = add_scaled(g, p, weight_decay)
+    square_avg *= scalar(rho, square_avg)
+    addcmul_(square_avg, g, g, 1 - rho)
+    std = np.sqrt(square_avg + scalar(eps, square_avg))
+    delta = np.sqrt(acc_delta + scalar(eps, acc_delta))
+    delta /= std
+    delta *= g
+    acc_delta *= scalar(rho, acc_delta)
+    addcmul_(acc_delta, delta, delta, 1 - rho)
+    add_scaled_(p, delta, -lr)
+
+
+def adagrad(p: np.ndarray, grad: np.ndarray, state_sum: np.ndarray, step: float, *, lr: float, lr_decay: float,
+            weight_decay: float, eps: float, maximize: bool) -> None:
+    """One Adagrad update of ``p`` and ``state_sum`` in place (``step`` already incremented)."""
+    g = -grad if maximize else grad
+    if weight_decay != 0:
+        g = add_scaled(g, p, weight_decay)
+    clr = lr / (1 + (step - 1) * lr_decay)
+    addcmul_(state_sum, g, g, 1)
+    std = np.sqrt(state_sum)
+    std += scalar(eps, std)
+    addcdiv_(p, g, std, -clr)
+
+
+def adamax(p: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray, exp_inf: np.ndarray, step: float, *, lr: float,
+           beta1: float, beta2: float, eps: float, weight_decay: float, maximize: bool) -> None:
+    """One Adamax update of ``p``, ``exp_avg`` and ``exp_inf`` (the decayed infinity norm) in place."""
+    g = -grad if maximize else grad
+    if weight_decay != 0:
+        g = add_scaled(g, p, weight_decay)
+    lerp_(exp_avg, g, 1 - beta1)
+    exp_inf *= scalar(beta2, exp_inf)
+    norm = np.abs(g)
+    norm += scalar(eps, norm)
+    np.maximum(exp_inf, norm, out=exp_inf)
+    clr = lr / (1 - beta1**step)
+    addcdiv_(p, exp_avg, exp_inf, -clr)
+
+
+def nadam(p: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray, exp_avg_sq: np.ndarray, mu_product: np.ndarray,
+          step: float, *, lr: float, beta1: float, beta2: float, eps: float, weight_decay: float,
+          momentum_decay: float, decoupled_weight_decay: bool, maximize: bool) -> None:
+    """One NAdam update of ``p``, its moments and the 0-d ``mu_product`` in place."""
+    g = -grad if maximize else grad
+    bias_correction2 = 1 - beta2**step
+    if weight_decay != 0:
+        if decoupled_weight_decay:
+            p *= scalar(1 - lr * weight_decay, p)
+        else:
+            g = add_scaled(g, p, weight_decay)
+    mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+    mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+    mu_product *= scalar(mu, mu_product)  # a 0-d tensor times a Python float: rounded to its dtype
+    lerp_(exp_avg, g, 1 - beta1)
+    exp_avg_sq *= scalar(beta2, exp_avg_sq)
+    addcmul_(exp_avg_sq, g, g, 1 - beta2)
+    denom = np.sqrt(exp_avg_sq / scalar(bias_correction2, exp_avg_sq))
+    denom += scalar(eps, denom)
+    mu_prod = float(mu_product)  # torch reads it back with .item()
+    addcdiv_(p, g, denom, -lr * (1.0 - mu) / (1.0 - mu_prod))
+    addcdiv_(p, exp_avg, denom, (-lr * mu_next) / (1.0 - mu_prod * mu_next))
+
+
+def radam(p: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray, exp_avg_sq: np.ndarray, step: float, *, lr: float,
+          beta1: float, beta2: float, eps: float, weight_decay: float, decoupled_weight_decay: bool,
+          maximize: bool) -> None:
+    """One RAdam update of ``p`` and its moments in place: the rectified adaptive step once the
+    variance estimate is tractable (``rho_t > 5``), plain momentum SGD before."""
+    g = -grad if maximize else grad
+    if weight_decay != 0:
+        if decoupled_weight_decay:
+            p *= scalar(1 - lr * weight_decay, p)
+        else:
+            g = add_scaled(g, p, weight_decay)
+    lerp_(exp_avg, g, 1 - beta1)
+    exp_avg_sq *= scalar(beta2, exp_avg_sq)
+    addcmul_(exp_avg_sq, g, g, 1 - beta2)
+    bias_correction1 = 1 - beta1**step
+    bias_correction2 = 1 - beta2**step
+    update = exp_avg / scalar(bias_correction1, exp_avg)
+    update *= scalar(lr, update)
+    rho_inf = 2 / (1 - beta2) - 1
+    rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+    if rho_t > 5.0:
+        rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+        root = np.sqrt(exp_avg_sq)
+        root += scalar(eps, root)
+        # torch's ``float / tensor`` is ``tensor.reciprocal() * float``
+        adaptive = np.reciprocal(root)
+        adaptive *= scalar(bias_correction2**0.5, adaptive)
+        update *= adaptive
+        update *= scalar(rect, update)
+    p -= update

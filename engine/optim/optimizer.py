@@ -130,6 +130,22 @@ def use_grad_for_differentiable(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def check_lr(lr: Any) -> None:
+    """torch's learning-rate checks (a tensor lr must have one element; no negative lr)."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def check_betas(betas: Any) -> None:
+    """torch's checks of Adam-style ``betas``: each in [0, 1)."""
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+
+
 def check_unsupported_flags(differentiable: bool, capturable: bool = False) -> None:
     """``differentiable`` and ``capturable`` need autograd through the update or CUDA graphs;
     the NumPy engine has neither. (``foreach``/``fused`` are accepted: there is one vectorised

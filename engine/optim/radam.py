@@ -1,0 +1,92 @@
+"""``RAdam`` (torch.optim.RAdam): Adam with the variance of the adaptive learning rate rectified."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from .._tensor import Tensor
+from . import _functional as F
+from .adam import new_step, tensor_steps
+from .optimizer import Optimizer, check_betas, check_lr, check_unsupported_flags, use_grad_for_differentiable
+
+__all__ = ["RAdam"]
+
+
+class RAdam(Optimizer):
+    """Implements RAdam, as torch.optim.RAdam.
+
+    With ``rho_inf = 2 / (1 - beta2) - 1`` and ``rho_t = rho_inf - 2 t beta2**t / (1 - beta2**t)``:
+    while ``rho_t <= 5`` the step is ``lr * m / (1 - beta1**t)`` (momentum SGD); afterwards it is
+    multiplied by ``sqrt(1 - beta2**t) / (sqrt(v) + eps)`` and the rectification term. State per
+    parameter: ``step``, ``exp_avg``, ``exp_avg_sq``.
+
+    Args:
+        params: parameters or parameter groups (see ``Optimizer``).
+        lr: learning rate (default 1e-3).
+        betas: running-average coefficients (default (0.9, 0.999)).
+        eps: added to the denominator (default 1e-8).
+        weight_decay: L2 penalty (default 0).
+        decoupled_weight_decay: multiply ``p`` by ``1 - lr * weight_decay`` (AdamW style) instead.
+        foreach: accepted for torch compatibility; there is one implementation.
+        maximize: ascend instead of descend.
+
+    Example::
+
+        >>> opt = engine.optim.RAdam(model.parameters(), lr=1e-3)
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
+        check_lr(lr)
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        check_betas(betas)
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_unsupported_flags(differentiable, capturable)
+        defaults = {
+            "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "maximize": maximize,
+            "foreach": foreach, "capturable": capturable, "decoupled_weight_decay": decoupled_weight_decay,
+            "differentiable": differentiable,
+        }
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            group.setdefault("capturable", False)
+        tensor_steps(self)
+
+    @use_grad_for_differentiable
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Perform a single optimisation step; returns what ``closure`` (re-evaluated with grad
+        enabled) returned, or None. Parameters without a gradient are skipped."""
+        loss = self._evaluate(closure)
+        for group in self.param_groups:
+            beta1, beta2 = (float(b) for b in group["betas"])
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = new_step()
+                    state["exp_avg"] = Tensor._wrap(np.zeros_like(p._data))
+                    state["exp_avg_sq"] = Tensor._wrap(np.zeros_like(p._data))
+                step_t = state["step"]
+                step_t._data += 1
+                F.radam(p._data, p.grad._data, state["exp_avg"]._data, state["exp_avg_sq"]._data,
+                        float(step_t._data), lr=float(group["lr"]), beta1=beta1, beta2=beta2, eps=group["eps"],
+                        weight_decay=group["weight_decay"], decoupled_weight_decay=group["decoupled_weight_decay"],
+                        maximize=group["maximize"])
+                for t in (p, step_t, state["exp_avg"], state["exp_avg_sq"]):
+                    t._version[0] += 1
+        return loss
