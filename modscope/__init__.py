@@ -2,6 +2,7 @@
 
 - ``modscope.trace(model)``       record module calls, hooks, optimizer steps (``capture/``)
 - ``modscope.load_trace(path)``   read a recorded JSON Lines trace (``events/files.py``)
+- ``modscope.diff(a, b)``         compare two traces module by module (``views/diff/``)
 - ``modscope.watch(model)``       trace one model inside ``modscope run`` (``capture/session.py``)
 - ``modscope.log(loss=...)``      metrics for the TUI's sparklines inside ``modscope run``
 - ``modscope.graph``              diagrams: module tree, autograd graph, dataflow
@@ -28,7 +29,8 @@ from .capture.recorder import Trace, trace
 from .capture.session import log, watch
 from .events.files import TraceFileError
 from .events.sinks import JsonlSink, MemorySink, SocketSink, TeeSink
+from .views.diff import diff
 from .views.trace import RecordedTrace, load_trace
 
 __all__ = ["JsonlSink", "MemorySink", "RecordedTrace", "SocketSink", "TeeSink", "Trace", "TraceFileError",
-           "UntraceableError", "graph", "load_trace", "log", "trace", "watch"]
+           "UntraceableError", "diff", "graph", "load_trace", "log", "trace", "watch"]

@@ -21,10 +21,12 @@ def build_parser() -> argparse.ArgumentParser:
     # Each subcommand adds its parser here and sets ``run`` (a function of the parsed args).
     subcommands = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_export(subcommands)
+    from .diff import add_command as add_diff
     from .live import add_commands  # run, replay, demo (the TUI)
     from .summary import add_command as add_summary
 
     add_summary(subcommands)
+    add_diff(subcommands)
     add_commands(subcommands)
     return parser
 
