@@ -1,6 +1,25 @@
-"""``engine.save`` / ``engine.load``: state_dicts on disk without pickle.
+"""``engine.save`` / ``engine.load``: state_dicts on disk, in torch's checkpoint format, with
+torch's ``weights_only`` rules (nothing from a file is ever imported, constructed or called
+except the few rebuild functions listed below, all of them engine's own code).
 
-The file is a zip archive (what ``np.savez`` writes) holding:
+**torch's format** (what ``engine.save`` writes, and ``engine.load`` reads, whether torch or
+engine wrote it): a zip holding ``<archive>/data.pkl`` (a protocol-2 pickle), one
+``<archive>/data/<key>`` entry per storage (raw little-endian bytes), ``<archive>/byteorder``
+and ``<archive>/version``. ``engine.save`` writes that pickle itself, opcode by opcode, using
+only the globals ``torch.load(weights_only=True)`` allows (``collections.OrderedDict``,
+``collections.Counter``, ``torch._utils._rebuild_tensor_v2``, ``torch._utils._rebuild_parameter``,
+``torch.Size``, ``torch.<dtype>``, ``torch.<Type>Storage``, ``_codecs.encode`` for bytes), so
+torch loads the file with ``weights_only=True``. ``engine.load`` reads ``data.pkl`` with its own
+opcode interpreter (``_TorchUnpickler``): every GLOBAL is looked up in a fixed table of engine
+functions (``_TORCH_GLOBALS``) and anything else (``posix.system``, ``builtins.eval``, a class to
+BUILD, an INST/OBJ/NEWOBJ/EXT opcode) is a ``LoadError`` naming the file and the global, raised
+before anything runs. Tensors share storage as in torch (views, tied weights, storage offsets);
+a Parameter comes back as an ``engine.nn.Parameter`` (what torch's weights_only load gives is a
+``torch.nn.Parameter``). No bfloat16 (engine has no such dtype: ``LoadError``), no torch legacy
+(non-zip) files.
+
+**engine's own format** (still read; still written for objects holding NumPy arrays or NumPy
+scalars, which torch's weights_only loader refuses) is a zip archive (what ``np.savez`` writes) holding:
 
 - ``arrays/<i>.npy``: every tensor's and array's data, written and read with NumPy's ``.npy``
   format and ``allow_pickle=False`` (so object arrays can neither be written nor read);
@@ -69,6 +88,7 @@ class _Encoder:
         self._array_index: dict[int, int] = {}  # id(ndarray) -> index: tensors sharing _data share an entry
         self._tensor_index: dict[int, int] = {}  # id(Tensor) -> object id: one object saved twice loads as one
         self._keepalive: list[Any] = []  # ids stay unique only while the objects live
+        self.numpy = False  # holds NumPy arrays or scalars: torch's weights_only loader refuses those
 
     def array(self, arr: np.ndarray, where: str) -> int:
         if arr.dtype.kind not in _ALLOWED_KINDS:
@@ -84,6 +104,7 @@ class _Encoder:
         if obj is None or isinstance(obj, bool | str):
             return obj
         if isinstance(obj, np.generic):  # before int/float: np.float64 is a float subclass
+            self.numpy = True
             return {"t": "npscalar", "a": self.array(np.asarray(obj), where)}
         if type(obj) is int:
             return obj
@@ -92,6 +113,7 @@ class _Encoder:
         if isinstance(obj, Tensor):
             return self.tensor(obj, where)
         if type(obj) is np.ndarray:
+            self.numpy = True
             return {"t": "ndarray", "a": self.array(obj, where)}
         if type(obj) is bytes:
             return {"t": "bytes", "a": self.array(np.frombuffer(obj, dtype=np.uint8), where)}
@@ -134,10 +156,13 @@ class _Encoder:
 
 def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: Any = None,
          _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False) -> None:
-    """Save ``obj`` (typically a state_dict) to a path or a writable binary file object.
+    """Save ``obj`` (typically a state_dict) to a path or a writable binary file object, in
+    torch's checkpoint format: ``torch.load(path, weights_only=True)`` reads it (an object
+    holding NumPy arrays or scalars, which torch's weights_only loader refuses, is written in
+    engine's own format instead; ``engine.load`` reads both).
 
-    The pickle-related arguments exist for torch compatibility and are ignored: nothing is
-    pickled. Raises ``TypeError`` (before anything is written) for a value it cannot store,
+    The pickle-related arguments exist for torch compatibility and are ignored: engine writes
+    its fixed, minimal pickle itself. Raises ``TypeError`` (before anything is written) for a value it cannot store,
     naming where in ``obj`` it is.
 
     Example::
@@ -145,8 +170,22 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: Any 
         >>> engine.save(model.state_dict(), "model.pt")
         >>> model.load_state_dict(engine.load("model.pt"))
     """
+    _save(obj, f, torch_format=True)
+
+
+def _save(obj: Any, f: FileLike, torch_format: bool) -> None:
+    """``save``; ``torch_format=False`` writes engine's own format (kept readable, and written
+    for objects holding NumPy values)."""
     enc = _Encoder()
-    root = enc.encode(obj, "obj")
+    root = enc.encode(obj, "obj")  # checks every value (TypeError naming where) before writing
+    if torch_format and not enc.numpy:
+        data = _TorchPickler().dumps(obj)
+        if isinstance(f, str | os.PathLike):
+            with open(f, "wb") as fh:
+                data.write(fh)
+        else:
+            data.write(f)
+        return
     arrays = [{"name": f"arrays/{i}.npy", "dtype": a.dtype.str, "shape": list(a.shape)}
               for i, a in enumerate(enc.arrays)]
     manifest = json.dumps({"format": FORMAT, "version": VERSION, "arrays": arrays, "root": root},
@@ -175,16 +214,20 @@ _READ_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, struct.err
 
 def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, weights_only: bool | None = None,
          mmap: bool | None = None, **pickle_load_args: Any) -> Any:
-    """Load an object saved by ``engine.save`` from a path or a readable binary file object.
+    """Load a checkpoint written by ``torch.save`` (its default zip format) or ``engine.save``
+    from a path or a readable binary file object.
 
-    Only ``engine.save`` files are read; nothing in the file is executed (``weights_only`` is
-    accepted and is always effectively True). ``map_location`` may name the CPU (the only
-    device); ``mmap`` is accepted and ignored (data is read into memory).
+    Nothing in the file is executed: torch checkpoints are read under torch's ``weights_only``
+    rules, whatever ``weights_only`` says (tensors come back as engine tensors on the CPU, a
+    saved Parameter as an ``engine.nn.Parameter``). ``map_location`` may name the CPU (the
+    only device); ``mmap`` is accepted and ignored (data is read into memory).
 
     Raises:
         FileNotFoundError: the path does not exist.
-        LoadError: the file is not an ``engine.save`` file (a pickle, a torch checkpoint, text,
-            random bytes) or is corrupt or truncated. The message names the file.
+        LoadError: the file is neither (a plain pickle, torch's legacy non-zip format, text,
+            random bytes), is corrupt or truncated, or its pickle names a global that torch's
+            weights_only loader refuses (``os.system``, ``builtins.eval``...) or a dtype engine
+            lacks (bfloat16). The message names the file (and the global).
     """
     if isinstance(map_location, str | device):
         device(map_location)
@@ -206,6 +249,9 @@ def _load_stream(fh: IO[bytes], name: str) -> Any:
     _check_header(head, name)
     try:
         with zipfile.ZipFile(stream) as zf:
+            pkl_name = _torch_pickle_name(zf)
+            if pkl_name is not None and MANIFEST not in zf.namelist():
+                return _load_torch(zf, pkl_name, name, size)
             manifest = _read_manifest(zf, name, size)
             arrays = _read_arrays(zf, manifest, name, size)
             return _Decoder(arrays).decode(manifest["root"])
@@ -226,7 +272,8 @@ def _check_header(head: bytes, name: str) -> None:
     if not head:
         raise _error(name, "the file is empty")
     if head[:1] == b"\x80":
-        raise _error(name, "it is a pickle stream")
+        raise _error(name, "it is a pickle stream (a plain pickle, or torch's legacy non-zip format, which "
+                           "engine does not read: re-save it with torch.save's default zip format)")
     if head != b"PK\x03\x04":
         raise _error(name, "it does not start with a zip header")
 
@@ -247,8 +294,6 @@ def _check_entry(info: zipfile.ZipInfo, size: int, name: str) -> None:
 def _read_manifest(zf: zipfile.ZipFile, name: str, size: int) -> dict[str, Any]:
     names = zf.namelist()
     if MANIFEST not in names:
-        if any(n == "data.pkl" or n.endswith("/data.pkl") for n in names):
-            raise _error(name, "it is a torch.save checkpoint (a zip holding a pickle)")
         raise _error(name, f"the zip archive has no {MANIFEST}")
     info = zf.getinfo(MANIFEST)
     _check_entry(info, size, name)
@@ -412,3 +457,491 @@ def _as_parameter(t: Tensor, requires_grad: bool) -> Tensor:
     except ImportError:
         return t.requires_grad_(requires_grad) if requires_grad else t
     return Parameter(t, requires_grad=requires_grad)
+
+
+# --- torch's checkpoint format ------------------------------------------------------------------
+
+# engine dtype name <-> torch's legacy storage class name (what torch.save pickles as the storage type)
+_STORAGE_NAMES = {"float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
+                  "int64": "LongStorage", "int32": "IntStorage", "int16": "ShortStorage",
+                  "int8": "CharStorage", "uint8": "ByteStorage", "bool": "BoolStorage"}
+# torch dtypes and storages engine has no dtype for: named in the LoadError
+_UNSUPPORTED_TORCH_DTYPES = ("bfloat16", "complex32", "complex64", "complex128", "cfloat", "cdouble", "chalf",
+                             "float8_e4m3fn", "float8_e5m2", "uint16", "uint32", "uint64", "qint8", "quint8",
+                             "qint32", "quint4x2", "BFloat16Storage", "ComplexFloatStorage",
+                             "ComplexDoubleStorage", "QInt8Storage", "QUInt8Storage", "QInt32Storage")
+_TORCH_VERSION_RECORD = b"3\n"  # the version torch.save writes
+
+
+class _TorchPickleData:
+    """A pickle plus the storages it refers to, ready to be written as torch's zip."""
+
+    def __init__(self, pickle_bytes: bytes, storages: list[np.ndarray]) -> None:
+        self.pickle_bytes, self.storages = pickle_bytes, storages
+
+    def write(self, fh: IO[bytes]) -> None:
+        with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+            zf.writestr("archive/data.pkl", self.pickle_bytes)
+            zf.writestr("archive/byteorder", b"little")
+            for key, storage in enumerate(self.storages):
+                with zf.open(f"archive/data/{key}", "w", force_zip64=storage.nbytes > 2**31) as out:
+                    out.write(memoryview(np.ascontiguousarray(storage).astype(storage.dtype.newbyteorder("<"),
+                                                                              copy=False)).cast("B"))
+            zf.writestr("archive/version", _TORCH_VERSION_RECORD)
+
+
+class _TorchPickler:
+    """Writes the protocol-2 pickle ``torch.save`` would write for a state_dict-like object,
+    opcode by opcode (no ``pickle`` module: it would import torch to check the globals).
+
+    Tensors become ``_rebuild_tensor_v2(storage, offset, size, stride, requires_grad, {})``
+    over a storage per distinct underlying buffer: tensors whose arrays are views of one
+    contiguous base array (tied weights, slices, transposes) share it, as in torch; other
+    arrays (negative strides, a different dtype than their base) are written as their own copy.
+    Values are already checked by ``_Encoder``: only the types it accepts (minus NumPy) get here.
+    """
+
+    def __init__(self) -> None:
+        self.out = bytearray(b"\x80\x02")  # PROTO 2
+        self.storages: list[np.ndarray] = []
+        self._storage_keys: dict[int, int] = {}  # id(base array) -> storage key
+        self._memo: dict[int, int] = {}  # id(Tensor) -> memo index: one object saved twice loads as one
+        self._keepalive: list[Any] = []
+
+    def dumps(self, obj: Any) -> _TorchPickleData:
+        self.save(obj)
+        self.out += b"."  # STOP
+        return _TorchPickleData(bytes(self.out), self.storages)
+
+    def glob(self, module: str, name: str) -> None:
+        self.out += b"c" + module.encode() + b"\n" + name.encode() + b"\n"
+
+    def save(self, obj: Any) -> None:
+        out = self.out
+        if obj is None:
+            out += b"N"
+        elif obj is True or obj is False:
+            out += b"\x88" if obj else b"\x89"
+        elif type(obj) is int:
+            if 0 <= obj < 256:
+                out += b"K" + bytes([obj])
+            elif 0 <= obj < 65536:
+                out += b"M" + struct.pack("<H", obj)
+            elif -(2**31) <= obj < 2**31:
+                out += b"J" + struct.pack("<i", obj)
+            else:
+                from pickle import encode_long  # pure function: bytes of a long
+                data = encode_long(obj)
+                out += (b"\x8a" + bytes([len(data)]) if len(data) < 256 else b"\x8b" + struct.pack("<i", len(data)))
+                out += data
+        elif type(obj) is float:
+            out += b"G" + struct.pack(">d", obj)
+        elif type(obj) is str:
+            data = obj.encode("utf-8", "surrogatepass")
+            out += b"X" + struct.pack("<I", len(data)) + data
+        elif type(obj) is bytes:  # what pickle protocol 2 does: _codecs.encode(latin-1 text, 'latin1')
+            self.glob("_codecs", "encode")
+            self.save((obj.decode("latin-1"), "latin1"))
+            out += b"R"
+        elif isinstance(obj, Tensor):
+            self.tensor(obj)
+        elif isinstance(obj, _dtype.dtype):
+            self.glob("torch", obj.name)
+        elif type(obj) is Size:
+            self.glob("torch", "Size")
+            self.save((tuple(obj),))
+            out += b"R"
+        elif type(obj) is tuple:
+            if not obj:
+                out += b")"
+            elif len(obj) <= 3:
+                for v in obj:
+                    self.save(v)
+                out += {1: b"\x85", 2: b"\x86", 3: b"\x87"}[len(obj)]
+            else:
+                out += b"("
+                for v in obj:
+                    self.save(v)
+                out += b"t"
+        elif type(obj) is list:
+            out += b"]"
+            if obj:
+                out += b"("
+                for v in obj:
+                    self.save(v)
+                out += b"e"  # APPENDS
+        elif type(obj) in (dict, OrderedDict, Counter):
+            self.mapping(obj)
+        else:  # unreachable: _Encoder has checked every value
+            raise TypeError(f"engine.save cannot store {type(obj).__name__}")
+
+    def mapping(self, obj: dict) -> None:
+        if type(obj) is dict:
+            self.out += b"}"
+        else:
+            self.glob("collections", type(obj).__name__)
+            self.out += b")R"
+        if obj:
+            self.out += b"("
+            for k, v in obj.items():
+                self.save(k)
+                self.save(v)
+            self.out += b"u"  # SETITEMS
+        metadata = getattr(obj, "_metadata", None)
+        if type(obj) is OrderedDict and metadata is not None:
+            self.save({"_metadata": metadata})
+            self.out += b"b"  # BUILD: torch's weights_only loader allows it on an OrderedDict
+
+    def tensor(self, t: Tensor) -> None:
+        if id(t) in self._memo:
+            self.out += b"j" + struct.pack("<I", self._memo[id(t)])  # LONG_BINGET
+            return
+        kind = type(t)
+        is_param = kind.__name__ == "Parameter" and kind.__module__.startswith("engine.")
+        if is_param:
+            self.glob("torch._utils", "_rebuild_parameter")
+        self.glob("torch._utils", "_rebuild_tensor_v2")
+        key, numel, offset, strides = self.storage(t._data)
+        self.out += b"(("  # MARK for the args; MARK for the persistent id
+        self.save("storage")  # ('storage', storage type, key, location, numel)
+        self.glob("torch", _STORAGE_NAMES[t._data.dtype.name])
+        self.save(str(key))
+        self.save("cpu")
+        self.save(numel)
+        self.out += b"tQ"  # TUPLE, BINPERSID: the storage
+        self.save(offset)
+        self.save(tuple(int(n) for n in t._data.shape))
+        self.save(strides)
+        self.save(bool(t.requires_grad) and not is_param)
+        self.glob("collections", "OrderedDict")
+        self.out += b")RtR"  # the (empty) backward hooks; TUPLE of the args; REDUCE
+        if is_param:
+            self.save(bool(t.requires_grad))
+            self.glob("collections", "OrderedDict")
+            self.out += b")R\x87R"  # (tensor, requires_grad, hooks) -> _rebuild_parameter
+        self._memo[id(t)] = len(self._memo)
+        self._keepalive.append(t)
+        self.out += b"r" + struct.pack("<I", self._memo[id(t)])  # LONG_BINPUT
+
+    def storage(self, arr: np.ndarray) -> tuple[int, int, int, tuple[int, ...]]:
+        """(storage key, storage numel, offset, strides in elements) for ``arr``: a view of a
+        contiguous base array of its dtype shares the base's storage."""
+        base = arr
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        item = arr.dtype.itemsize
+        shareable = (base.dtype == arr.dtype and base.flags.c_contiguous and arr.size > 0
+                     and all(s >= 0 and s % item == 0 for s in arr.strides))
+        if shareable:
+            start = arr.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+            extent = start + sum((n - 1) * s for n, s in zip(arr.shape, arr.strides)) + item
+            shareable = start >= 0 and start % item == 0 and extent <= base.nbytes
+        if not shareable:
+            base, start = np.ascontiguousarray(arr), 0  # its own storage (a copy unless contiguous)
+            strides = tuple(s // item for s in base.strides)
+        else:
+            strides = tuple(s // item for s in arr.strides)
+        if id(base) not in self._storage_keys:
+            self._storage_keys[id(base)] = len(self.storages)
+            self.storages.append(base.reshape(-1))
+            self._keepalive.append(base)
+        return self._storage_keys[id(base)], base.size, start // item, strides
+
+
+class _Refused(Exception):
+    """The pickle asks for something torch's weights_only rules (and engine) do not allow."""
+
+
+class _StorageType:
+    """What a ``torch.<Type>Storage`` global stands for: only a dtype."""
+
+    def __init__(self, dtype: _dtype.dtype) -> None:
+        self.dtype = dtype
+
+
+def _rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any, requires_grad: Any = False,
+                       backward_hooks: Any = None, metadata: Any = None) -> Tensor:
+    """torch._utils._rebuild_tensor_v2: a view of ``storage`` (a 1-D array), bounds-checked."""
+    if not isinstance(storage, np.ndarray) or storage.ndim != 1:
+        raise _Refused(f"_rebuild_tensor_v2 got {type(storage).__name__} instead of a storage")
+    ints = (storage_offset, *_int_tuple(size, "size"), *_int_tuple(stride, "stride"))
+    if len(size) != len(stride) or any(type(v) is not int or v < 0 for v in ints):
+        raise _Refused(f"_rebuild_tensor_v2 got size {size!r:.60} and stride {stride!r:.60}")
+    numel = math.prod(size)
+    if numel == 0:
+        arr = storage[:0].reshape(size)
+    else:
+        end = storage_offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
+        if end > storage.shape[0]:
+            raise _Refused(f"a tensor of size {list(size)}, stride {list(stride)} and offset {storage_offset} "
+                           f"reaches element {end - 1:,} of a storage of {storage.shape[0]:,} elements")
+        contiguous = all(s == math.prod(size[i + 1:]) for i, s in enumerate(stride) if size[i] > 1)
+        if contiguous:
+            arr = storage[storage_offset:storage_offset + numel].reshape(size)
+        else:
+            item = storage.dtype.itemsize  # a view whose .base is the storage (shared on save, too)
+            arr = np.ndarray(size, storage.dtype, buffer=storage, offset=storage_offset * item,
+                             strides=[s * item for s in stride])
+    t = Tensor._wrap(arr)
+    if requires_grad is True:
+        t.requires_grad_(True)
+    return t
+
+
+def _int_tuple(value: Any, what: str) -> tuple:
+    if type(value) not in (tuple, Size):
+        raise _Refused(f"_rebuild_tensor_v2 got a {what} of type {type(value).__name__}")
+    return tuple(value)
+
+
+def _rebuild_parameter(data: Any, requires_grad: Any, backward_hooks: Any) -> Tensor:
+    if not isinstance(data, Tensor):
+        raise _Refused(f"_rebuild_parameter got {type(data).__name__} instead of a tensor")
+    return _as_parameter(data.detach() if data.requires_grad else data, bool(requires_grad))
+
+
+def _rebuild_parameter_with_state(data: Any, requires_grad: Any, backward_hooks: Any, state: Any) -> Tensor:
+    if state:  # torch would setattr these on the Parameter: engine refuses attributes from a file
+        raise _Refused("a Parameter with Python attributes (_rebuild_parameter_with_state)")
+    return _rebuild_parameter(data, requires_grad, backward_hooks)
+
+
+def _codecs_encode(text: Any, encoding: Any = "utf-8") -> bytes:
+    """How protocol 2 pickles bytes: ``_codecs.encode(latin-1 text, 'latin1')``."""
+    if type(text) is not str or encoding not in ("latin1", "latin-1"):
+        raise _Refused(f"_codecs.encode with {type(text).__name__}, {encoding!r:.20}")
+    return text.encode("latin-1")
+
+
+def _torch_globals() -> dict[str, Any]:
+    """Every global a torch checkpoint may name, each mapped to engine's own stand-in."""
+    table: dict[str, Any] = {
+        "collections.OrderedDict": OrderedDict,
+        "collections.Counter": Counter,
+        "torch.Size": Size,
+        "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
+        "torch._utils._rebuild_parameter": _rebuild_parameter,
+        "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
+        "_codecs.encode": _codecs_encode,
+    }
+    for d in _dtype._ALL:
+        table[f"torch.{d.name}"] = d
+        table[f"torch.{_STORAGE_NAMES[d.name]}"] = _StorageType(d)
+    return table
+
+
+_TORCH_GLOBALS = _torch_globals()
+_TORCH_CALLABLES = tuple(v for v in _TORCH_GLOBALS.values() if callable(v) and not isinstance(v, _dtype.dtype))
+
+
+class _TorchUnpickler:
+    """Reads ``data.pkl`` the way torch's weights_only unpickler does: a fixed set of opcodes
+    (the ones protocol 2 writes for state_dicts, plus FRAME/MEMOIZE/STACK_GLOBAL/
+    SHORT_BINUNICODE of later protocols) on a stack; every global goes through ``_TORCH_GLOBALS``;
+    REDUCE calls only those functions; BUILD only sets attributes of an OrderedDict (a Module
+    state_dict's ``_metadata``). Anything else raises ``_Refused`` before it happens."""
+
+    def __init__(self, data: bytes, persistent_load: Any) -> None:
+        self.f = io.BytesIO(data)
+        self.persistent_load = persistent_load
+        self.memo: dict[int, Any] = {}
+
+    def read(self, n: int) -> bytes:
+        data = self.f.read(n)
+        if len(data) != n:
+            raise EOFError("the pickle ends early")
+        return data
+
+    def find_class(self, module: str, name: str, opcode: str = "GLOBAL") -> Any:
+        full = f"{module}.{name}"
+        if full in _TORCH_GLOBALS:
+            return _TORCH_GLOBALS[full]
+        if module == "torch" and name in _UNSUPPORTED_TORCH_DTYPES:
+            raise _Refused(f"it holds {full} data, a dtype engine does not have")
+        raise _Refused(f"it names the forbidden global {full!r} ({opcode}); torch.load(weights_only=True) "
+                       "refuses it too")
+
+    def load(self) -> Any:  # noqa: C901 - one branch per opcode, as in pickle itself
+        stack: list[Any] = []
+        marks: list[list[Any]] = []
+        read, unpack = self.read, struct.unpack
+
+        def pop_mark() -> list[Any]:
+            nonlocal stack
+            items, stack = stack, marks.pop()
+            return items
+
+        while True:
+            op = read(1)
+            if op == b"\x80":  # PROTO
+                read(1)
+            elif op == b"\x95":  # FRAME
+                read(8)
+            elif op in (b"c", b"i"):  # GLOBAL; INST names a class to instantiate: refused outright
+                module, name = (self.f.readline(256)[:-1].decode("utf-8") for _ in range(2))
+                if op == b"i":
+                    raise _Refused(f"it uses the forbidden opcode INST on {module}.{name!r}")
+                stack.append(self.find_class(module, name))
+            elif op == b"\x93":  # STACK_GLOBAL
+                name, module = stack.pop(), stack.pop()
+                if type(name) is not str or type(module) is not str:
+                    raise _Refused("STACK_GLOBAL with non-string names")
+                stack.append(self.find_class(module, name, "STACK_GLOBAL"))
+            elif op == b"R":  # REDUCE
+                args = stack.pop()
+                func = stack[-1]
+                if not any(func is f for f in _TORCH_CALLABLES) or type(args) is not tuple:
+                    raise _Refused(f"it calls {func!r:.80}, which is not a tensor rebuild function")
+                stack[-1] = func(*args)
+            elif op == b"b":  # BUILD
+                state = stack.pop()
+                inst = stack[-1]
+                if type(inst) is not OrderedDict or type(state) is not dict or \
+                        not all(type(k) is str for k in state):
+                    raise _Refused(f"it sets the state of a {type(inst).__name__} (BUILD), which only an "
+                                   "OrderedDict's attributes may be")
+                inst.__dict__.update(state)
+            elif op == b"Q":  # BINPERSID
+                stack.append(self.persistent_load(stack.pop()))
+            elif op == b"(":  # MARK
+                marks.append(stack)
+                stack = []
+            elif op == b"t":
+                items = pop_mark()
+                stack.append(tuple(items))
+            elif op in (b"\x85", b"\x86", b"\x87"):  # TUPLE1..3
+                n = op[0] - 0x84
+                if len(stack) < n:
+                    raise IndexError("stack underflow")
+                stack[-n:] = [tuple(stack[-n:])]
+            elif op == b")":
+                stack.append(())
+            elif op == b"]":
+                stack.append([])
+            elif op == b"}":
+                stack.append({})
+            elif op in (b"a", b"e"):  # APPEND, APPENDS
+                items = [stack.pop()] if op == b"a" else pop_mark()
+                if type(stack[-1]) is not list:
+                    raise _Refused(f"it appends to a {type(stack[-1]).__name__}")
+                stack[-1].extend(items)
+            elif op in (b"s", b"u"):  # SETITEM, SETITEMS
+                items = stack[-2:] if op == b"s" else pop_mark()
+                if op == b"s":
+                    del stack[-2:]
+                target = stack[-1]
+                if type(target) not in (dict, OrderedDict, Counter) or len(items) % 2:
+                    raise _Refused(f"it sets items of a {type(target).__name__}")
+                for i in range(0, len(items), 2):
+                    target[items[i]] = items[i + 1]
+            elif op == b"N":
+                stack.append(None)
+            elif op in (b"\x88", b"\x89"):
+                stack.append(op == b"\x88")
+            elif op == b"K":
+                stack.append(read(1)[0])
+            elif op == b"M":
+                stack.append(unpack("<H", read(2))[0])
+            elif op == b"J":
+                stack.append(unpack("<i", read(4))[0])
+            elif op in (b"\x8a", b"\x8b"):  # LONG1, LONG4
+                n = read(1)[0] if op == b"\x8a" else unpack("<i", read(4))[0]
+                if n < 0:
+                    raise ValueError("negative LONG4 length")
+                stack.append(int.from_bytes(read(n), "little", signed=True))
+            elif op == b"G":
+                stack.append(unpack(">d", read(8))[0])
+            elif op in (b"X", b"\x8c"):  # BINUNICODE, SHORT_BINUNICODE
+                n = unpack("<I", read(4))[0] if op == b"X" else read(1)[0]
+                stack.append(str(read(n), "utf-8", "surrogatepass"))
+            elif op in (b"q", b"r", b"\x94"):  # BINPUT, LONG_BINPUT, MEMOIZE
+                idx = read(1)[0] if op == b"q" else unpack("<I", read(4))[0] if op == b"r" else len(self.memo)
+                self.memo[idx] = stack[-1]
+            elif op in (b"h", b"j"):  # BINGET, LONG_BINGET
+                stack.append(self.memo[read(1)[0] if op == b"h" else unpack("<I", read(4))[0]])
+            elif op == b".":
+                return stack.pop()
+            else:
+                raise _Refused(f"it uses the pickle opcode {_opcode_name(op)}, which weights_only loading refuses")
+
+
+def _opcode_name(op: bytes) -> str:
+    import pickletools  # only for the name in a message
+
+    for info in pickletools.opcodes:
+        if info.code.encode("latin-1") == op:
+            return f"{info.name} ({op!r})"
+    return repr(op)
+
+
+def _torch_error(name: str, reason: str) -> LoadError:
+    return LoadError(
+        f"engine.load: {name} is not a loadable torch.save checkpoint: {reason}. engine.load follows "
+        "torch.load(weights_only=True): it rebuilds tensors, Parameters, dicts, OrderedDicts, lists, tuples, "
+        "torch.Size, dtypes and Python scalars, and never imports or calls anything else."
+    )
+
+
+def _torch_pickle_name(zf: zipfile.ZipFile) -> str | None:
+    """The ``<archive>/data.pkl`` entry of a torch.save zip, or None."""
+    found = [n for n in zf.namelist() if n.endswith("/data.pkl") and n.count("/") == 1]
+    return found[0] if len(found) == 1 else None
+
+
+def _load_torch(zf: zipfile.ZipFile, pkl_name: str, name: str, size: int) -> Any:
+    prefix = pkl_name[: -len("data.pkl")]
+    names = set(zf.namelist())
+    byteorder = "little"
+    if prefix + "byteorder" in names:
+        info = zf.getinfo(prefix + "byteorder")
+        _check_entry(info, size, name)
+        byteorder = zf.read(info).decode("ascii")
+        if byteorder not in ("little", "big"):
+            raise _torch_error(name, f"its byteorder record says {byteorder!r:.20}")
+    storages: dict[str, np.ndarray] = {}
+
+    def persistent_load(pid: Any) -> np.ndarray:
+        if type(pid) is not tuple or len(pid) != 5 or pid[0] != "storage":
+            raise _Refused(f"a persistent id {pid!r:.60} that is not a storage")
+        _, kind, key, _location, numel = pid
+        if not isinstance(kind, _StorageType) or type(key) is not str or type(numel) is not int or numel < 0:
+            raise _Refused(f"a malformed storage id {pid!r:.80}")
+        if key in storages:
+            if storages[key].dtype != kind.dtype.np:
+                raise _Refused(f"storage {key} used as {storages[key].dtype} and {kind.dtype.name}")
+            return storages[key]
+        storages[key] = _read_storage(zf, f"{prefix}data/{key}", kind.dtype, numel, byteorder, name, size)
+        return storages[key]
+
+    info = zf.getinfo(pkl_name)
+    _check_entry(info, size, name)
+    try:
+        return _TorchUnpickler(zf.read(info), persistent_load).load()
+    except _Refused as e:
+        raise _torch_error(name, str(e)) from None
+    except LoadError:
+        raise
+    except _READ_ERRORS as e:
+        raise _torch_error(name, f"it is corrupt, truncated or malformed ({type(e).__name__}: {e})") from None
+
+
+def _read_storage(zf: zipfile.ZipFile, entry: str, dtype: _dtype.dtype, numel: int, byteorder: str,
+                  name: str, size: int) -> np.ndarray:
+    """The storage's elements, after checking the entry holds exactly what the pickle declares
+    (so a declared numel of 10**12 is an error, not an allocation)."""
+    info = zf.getinfo(entry)
+    _check_entry(info, size, name)
+    declared = numel * dtype.itemsize
+    if info.file_size != declared:
+        raise _Refused(f"{entry} declares {numel:,} elements of {dtype.name} ({_bytes(declared)}) but holds "
+                       f"{_bytes(info.file_size)}")
+    arr = np.empty(numel, dtype.np.newbyteorder("<" if byteorder == "little" else ">"))
+    view = memoryview(arr).cast("B")
+    with zf.open(info) as fh:
+        got = 0
+        while got < declared:
+            n = fh.readinto(view[got:])
+            if not n:
+                raise EOFError(f"{entry} ends early")
+            got += n
+    return arr if arr.dtype.isnative else arr.astype(dtype.np)
