@@ -293,6 +293,17 @@ async def test_a_refresh_tick_during_shutdown_is_harmless(events):
         app.refresh_views()  # no NoMatches escapes into Textual's timer
 
 
+@pytest.mark.asyncio
+async def test_a_first_selection_that_runs_after_the_views_are_gone_is_harmless(events):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        await app.query_one(ModuleTree).remove()
+        app.selected = ""
+        app._select_first_with_params()  # scheduled at the first model; on a slow machine it ran late
+        assert app.selected == "blk.a"
+
+
 # --- a program that never sends a model ---------------------------------------------------------
 
 def without_a_model(events, end=True):

@@ -216,7 +216,10 @@ class ModscopeApp(App[int]):
         if path is None:
             path = next((p for p in order if p in buffer_owners), None)
         if path is not None and not self.selected:
-            self._select(path)
+            try:
+                self._select(path)
+            except NoMatches:
+                pass  # scheduled before a shutdown that removed the views: nothing to select in
 
     def _check_no_model(self, snap: dict[str, Any]) -> None:
         """Say so when the program runs (steps, metrics, output) or ended without a module ever

@@ -47,7 +47,9 @@ class AutogradGraphView(ScrollView, can_focus=True):
     cycle through nodes. See the module docstring for the contract with the app."""
 
     DEFAULT_CSS = """
-    AutogradGraphView { border: round $primary 60%; height: 1fr; }
+    /* Scrollbars always shown: the viewport keeps one size whatever the drawing, so where a
+       selection is placed does not depend on whether the scrollbars were up yet. */
+    AutogradGraphView { border: round $primary 60%; height: 1fr; overflow: scroll scroll; }
     AutogradGraphView:focus { border: round $accent; }
     """
     BINDINGS = [
@@ -98,6 +100,7 @@ class AutogradGraphView(ScrollView, can_focus=True):
         self._styled: dict[int, Strip] = {}  # canvas row -> its strip with the spans applied
         self._centre: tuple[float, float] | None = None  # layout point to keep centred after a zoom
         self._first_view = True
+        self._auto_placed = False  # the view is where _auto_place put it (the user has not moved it)
         self.show_hook_nodes = False  # the engine's BackwardHook identity nodes (hidden: edges joined)
         self.hidden_hook_nodes = 0  # how many the graph on screen hides
         self._drawn_event: dict[str, Any] | None = None  # graph_event without what is hidden
@@ -149,13 +152,14 @@ class AutogradGraphView(ScrollView, can_focus=True):
         holds it) and scroll them into view; ``None`` or ``""`` (the whole model) clears it."""
         self.highlighted = path or None
         self._restyle()
-        region = self._module_region(self.highlighted)
         cursor_module = self.node_module(self.cursor)
         if self.cursor is not None and self.highlighted is not None and cursor_module is not None and \
                 _within(cursor_module, self.highlighted):
             region = self.box_region(self.cursor)  # the selection came from here: keep the cursor in view
-        if region is not None:
-            self.scroll_to_region(region, animate=False, immediate=True, force=True)
+            if region is not None:
+                self.scroll_to_region(region, animate=False, immediate=True, force=True)
+        elif self.highlighted is not None:
+            self._auto_place()
         self.refresh()
 
     # --- layout in a worker ---------------------------------------------------------------------
@@ -225,13 +229,41 @@ class AutogradGraphView(ScrollView, can_focus=True):
             self.scroll_to(cx * canvas.zoom - view.width / 2, cy * canvas.zoom - view.height / 2,
                            animate=False, immediate=True, force=True)
             return
-        region = self.box_region(self.cursor) or self._module_region(self.highlighted)
+        region = self.box_region(self.cursor)
         if region is not None:
             self.scroll_to_region(region, animate=False, immediate=True, force=True)
-        elif self._first_view and canvas.order:
-            left, _, right, _ = canvas.boxes[canvas.order[0]]
-            self.scroll_to((left + right) / 2 - view.width / 2, 0, animate=False, immediate=True, force=True)
+        elif self.highlighted is not None or self._first_view:
+            self._auto_place()
         self._first_view = False
+
+    def _auto_place(self) -> None:
+        """Place the view where the app puts it by itself (the highlighted module, else the
+        first node), and again whenever the pane changes size until the user moves it."""
+        canvas = self.canvas
+        if canvas is None:
+            return
+        if self.highlighted is not None:
+            self._show_region(self._module_region(self.highlighted))
+        elif canvas.order:
+            left, _, right, _ = canvas.boxes[canvas.order[0]]
+            width = self.scrollable_content_region.width
+            self.scroll_to((left + right) // 2 - width // 2, 0, animate=False, immediate=True, force=True)
+        self._auto_placed = True
+
+    def on_resize(self) -> None:
+        if self._auto_placed:
+            self._auto_place()
+
+    def _show_region(self, region: Region | None) -> None:
+        """Scroll a module's region into view: centred where it fits, else from its top-left
+        corner. The offset depends only on the region and the viewport, never on where the view
+        was before, so a selection looks the same whether it came before or after the drawing."""
+        if region is None:
+            return
+        view = self.scrollable_content_region
+        x = region.x + (region.width - view.width) // 2 if region.width <= view.width else region.x
+        y = region.y + (region.height - view.height) // 2 if region.height <= view.height else region.y
+        self.scroll_to(max(0, x), max(0, y), animate=False, immediate=True, force=True)
 
     def _set_status(self, status: str, message: str) -> None:
         self.status, self.message = status, message
@@ -368,6 +400,7 @@ class AutogradGraphView(ScrollView, can_focus=True):
     # --- keys and mouse -------------------------------------------------------------------------
 
     def action_pan(self, dx: int, dy: int) -> None:
+        self._auto_placed = False
         self.scroll_relative(dx * PAN_COLS, dy * PAN_ROWS, animate=False, immediate=True, force=True)
 
     def action_zoom(self, step: int) -> None:
@@ -380,6 +413,7 @@ class AutogradGraphView(ScrollView, can_focus=True):
             x, y = self.scroll_offset
             self._centre = ((x + view.width / 2) / self.zoom, (y + view.height / 2) / self.zoom)
         self.zoom = new
+        self._auto_placed = False
         self._request()
 
     def action_depth(self, step: int) -> None:
@@ -410,6 +444,12 @@ class AutogradGraphView(ScrollView, can_focus=True):
         if self.cursor is not None:
             self._post_selected(self.cursor)
 
+    def on_mouse_scroll_down(self) -> None:
+        self._auto_placed = False
+
+    def on_mouse_scroll_up(self) -> None:
+        self._auto_placed = False
+
     def on_click(self, event: Click) -> None:
         self.focus()
         offset = event.get_content_offset(self)
@@ -433,6 +473,7 @@ class AutogradGraphView(ScrollView, can_focus=True):
         return self.canvas.frame_title_at(x, y, {c.id: len(c.title) for c in layout_.clusters})
 
     def _move_cursor(self, nid: str) -> None:
+        self._auto_placed = False
         self.cursor = nid
         self._cursor_module = self.node_module(nid)
         self._restyle()
