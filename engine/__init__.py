@@ -169,7 +169,14 @@ from ._ops.shape import (
 )
 from ._random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ._tensor import Size, Tensor, device
-from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from .serialization import load, save
 from .utils import data as _utils_data  # noqa: F401 - makes engine.utils.data importable as an attribute
@@ -188,6 +195,11 @@ def numel(input: Tensor) -> int:  # noqa: A002
 
 def is_tensor(obj: object) -> bool:
     return isinstance(obj, Tensor)
+
+
+def is_inference(input: Tensor) -> bool:  # noqa: A002
+    """``input.is_inference()``: whether it was created inside ``inference_mode()``."""
+    return input.is_inference()
 
 
 def is_floating_point(input: Tensor) -> bool:  # noqa: A002

@@ -88,6 +88,7 @@ class Tensor:
         "_retains_grad", "__weakref__", "__dict__",
     )
     __array_priority__ = 1000  # ``ndarray * tensor`` defers to Tensor.__rmul__
+    _inference = False  # set (in the instance) on tensors created inside inference_mode()
 
     def __init__(self, *args: Any, dtype: _dtype.dtype | None = None) -> None:
         """``Tensor(2, 3)`` makes an uninitialised float tensor of that shape (torch's legacy
@@ -221,6 +222,8 @@ class Tensor:
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients"
             )
+        if requires_grad and not grad_mode._state.inference and self.is_inference():
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -303,7 +306,15 @@ class Tensor:
         seen by autograd's version checks of the other."""
         out = Tensor._wrap(self._data)
         out._version = self._version
+        if self.is_inference():
+            out._inference = True
         return out
+
+    def is_inference(self) -> bool:
+        """True for a tensor created inside ``inference_mode()`` (a view is one when its base is,
+        as in torch)."""
+        base = self._base
+        return (base if base is not None else self)._inference
 
     def detach_(self) -> Tensor:
         if self._base is not None:
@@ -388,6 +399,12 @@ class Tensor:
     # --- in-place machinery -------------------------------------------------------------------
 
     def _check_inplace(self) -> None:
+        if not grad_mode._state.inference and self.is_inference():
+            raise RuntimeError(
+                "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to "
+                "get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
+                "more details."
+            )
         if not grad_mode._state.enabled:
             return
         if self.grad_fn is None and self._requires_grad and self._base is None:
@@ -873,6 +890,8 @@ def _init_slots(t: Tensor, data: np.ndarray) -> None:
     t._post_accumulate_grad_hooks = None
     t._accumulator = None
     t._retains_grad = False
+    if grad_mode._state.inference:
+        t._inference = True
 
 
 def _plain(data: Any) -> Any:

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd import grad_mode
-from ..autograd.graph import _node_classes, node_class
+from ..autograd.graph import INFERENCE_SAVED_ERROR, _node_classes, node_class
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -58,6 +58,9 @@ def result(
     if not needs_graph(*inputs):
         return out
     saved_entries = tuple([(t._version, t._version[0], t) for t in saved]) if saved else ()
+    for t in saved:
+        if t.is_inference():
+            raise RuntimeError(INFERENCE_SAVED_ERROR)
     if save_output:
         saved_entries += ((out._version, 0, None),)
     cls = _node_classes.get(name) or node_class(name)
@@ -81,6 +84,9 @@ def multi_result(
     if not needs_graph(*inputs):
         return outs
     saved_entries = tuple((t._version, t._version[0], t) for t in saved)
+    for t in saved:
+        if t.is_inference():
+            raise RuntimeError(INFERENCE_SAVED_ERROR)
     meta = tuple((d.shape, d.dtype) for d in datas)
     node = node_class(name)(backward, tuple(edge(t) for t in inputs), meta, saved_entries)
     for i, out in enumerate(outs):

@@ -18,11 +18,19 @@ from . import anomaly_mode, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .executor import run_backward
 from .function import Function, FunctionCtx, once_differentiable
-from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 
 __all__ = [
     "Function", "FunctionCtx", "anomaly_mode", "backward", "detect_anomaly", "enable_grad", "grad", "graph",
-    "inference_mode", "is_grad_enabled", "no_grad", "once_differentiable", "set_detect_anomaly", "set_grad_enabled",
+    "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "once_differentiable",
+    "set_detect_anomaly", "set_grad_enabled",
 ]
 
 

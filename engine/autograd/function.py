@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from . import grad_mode
-from .graph import FREED_GRAPH_ERROR, Node, check_saved_versions
+from .graph import FREED_GRAPH_ERROR, INFERENCE_SAVED_ERROR, Node, check_saved_versions
 
 
 class _ContextMixin:
@@ -184,6 +184,8 @@ def _run(name: str, node: BackwardCFunction, state: Any, forward: Callable,
 
     saved = tuple((t._version, t._version[0], t) for t in getattr(state, "_to_save", ())
                   if isinstance(t, Tensor))
+    if any(t.is_inference() for _, _, t in saved):
+        raise RuntimeError(INFERENCE_SAVED_ERROR)
     in_meta = [(t._data.shape, t._data.dtype) for t in tensor_args]
     positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
     Node.__init__(node, _backward_fn(name, node, state, backward, args, positions, in_meta),

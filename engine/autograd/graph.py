@@ -42,6 +42,12 @@ FREED_GRAPH_ERROR = (
     "backward."
 )
 
+INFERENCE_SAVED_ERROR = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use "
+    "it in autograd, or use `engine.no_grad()` instead of `engine.inference_mode()`."
+)
+
 
 class Node:
     """One backward function of the graph (``tensor.grad_fn``).
