@@ -205,8 +205,7 @@ def gather(a, dim: int, index):
                 f"Size does not match at dimension {i} expected index {list(idx.shape)} to be "
                 f"smaller than self {list(x.shape)} apart from dimension {d}"
             )
-    if idx.size and (idx.min() < -x.shape[d] or idx.max() >= x.shape[d]):
-        raise RuntimeError(f"index {int(idx.max())} is out of bounds for dimension {d} with size {x.shape[d]}")
+    _check_bounds(idx, d, x.shape[d])
     grid = list(np.indices(idx.shape, sparse=True))
     grid[d] = idx
     key = tuple(grid)
@@ -220,11 +219,24 @@ def gather(a, dim: int, index):
     return result(x[key], "GatherBackward0", (a,), backward)
 
 
+def _check_bounds(idx: np.ndarray, d: int, n: int) -> None:
+    """torch's error for the first index outside ``[0, n)`` (negative indices are errors)."""
+    bad = (idx < 0) | (idx >= n)
+    if bad.any():
+        raise RuntimeError(
+            f"index {int(idx.reshape(-1)[np.argmax(bad.reshape(-1))])} is out of bounds for "
+            f"dimension {d} with size {n}"
+        )
+
+
 def index_select(a, dim: int, index):
     x, idx = a._data, index._data if isinstance(index, _core._Tensor) else np.asarray(index)
     d = wrap_dim(dim, x.ndim)
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    idx = idx.reshape(-1)
     if idx.size and (idx.min() < -x.shape[d] or idx.max() >= x.shape[d]):
         raise IndexError("index out of range in self")
     in_shape = x.shape
@@ -235,3 +247,81 @@ def index_select(a, dim: int, index):
         return (gx,)
 
     return result(np.take(x, idx, axis=d), "IndexSelectBackward0", (a,), backward)
+
+
+def take_along_dim(a, indices, dim=None):
+    """``gather`` after broadcasting ``a`` and ``indices`` against each other except along
+    ``dim``; ``dim=None`` gathers from the flattened tensor."""
+    idx = indices._data
+    if idx.dtype.kind not in "iu" or idx.dtype != np.int64:
+        raise RuntimeError(
+            "torch.take_along_dim(): dtype of indices should be Long but got "
+            f"{_core._dtype.scalar_type_name(idx.dtype)}"
+        )
+    from .shape import expand, reshape
+    if dim is None:
+        return gather(reshape(a, -1), 0, reshape(indices, -1))
+    if a.ndim != indices.ndim:
+        raise RuntimeError(
+            "torch.take_along_dim(): input and indices should have the same number of dimensions, "
+            f"but got {a.ndim} dimensions for input, and {indices.ndim} dimensions for indices"
+        )
+    d = wrap_dim(dim, a.ndim)
+    rest_a = a.shape[:d] + (1,) + a.shape[d + 1:]
+    rest_i = idx.shape[:d] + (1,) + idx.shape[d + 1:]
+    try:
+        common = list(np.broadcast_shapes(rest_a, rest_i))
+    except ValueError:
+        raise _core.broadcast_error(rest_a, rest_i) from None
+    a_shape = tuple(common[:d] + [a.shape[d]] + common[d + 1:])
+    i_shape = tuple(common[:d] + [idx.shape[d]] + common[d + 1:])
+    a = a if a.shape == a_shape else expand(a, a_shape)
+    indices = indices if indices.shape == i_shape else expand(indices, i_shape)
+    return gather(a, d, indices)
+
+
+def nonzero(a, *, as_tuple: bool = False):
+    """Indices (int64) of the non-zero elements: an (n, ndim) tensor, or one 1-D tensor per
+    dim with ``as_tuple=True``."""
+    x = a._data
+    if as_tuple:
+        return tuple(_core._Tensor._wrap(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(x)))
+    return _core._Tensor._wrap(np.argwhere(x).astype(np.int64))
+
+
+def masked_select(a, mask):
+    """The elements of ``a`` where ``mask`` (bool, broadcast with ``a``) is True, as 1-D."""
+    m = mask._data if isinstance(mask, _core._Tensor) else np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    x = a._data
+    try:
+        shape = np.broadcast_shapes(m.shape, x.shape)
+    except ValueError:
+        raise _core.broadcast_error(m.shape, x.shape) from None
+    full_mask = np.broadcast_to(m, shape)
+    in_shape = x.shape
+
+    def backward(g):
+        gx = np.zeros(shape, g.dtype)
+        gx[full_mask] = g
+        return (unbroadcast(gx, in_shape),)
+
+    return result(np.broadcast_to(x, shape)[full_mask], "MaskedSelectBackward0", (a,), backward)
+
+
+def where(condition, input=None, other=None):  # noqa: A002 - torch's names
+    """``input`` where ``condition`` else ``other`` (either may be a number); with only a
+    condition, the indices of its non-zero elements (``nonzero(as_tuple=True)``)."""
+    if input is None and other is None:
+        return nonzero(_core.to_tensor(condition), as_tuple=True)
+    from .pointwise import where as where_
+    if isinstance(input, _core._Tensor) or isinstance(other, _core._Tensor):
+        return where_(condition, input, other)
+    # two Python numbers: torch's scalar typing (bool, int64, or the default float)
+    kinds = {type(v) for v in (input, other)}
+    dt = (np.bool_ if kinds == {bool} else _core.default_float()
+          if float in kinds or any(isinstance(v, float | np.floating) for v in (input, other))
+          else np.int64)
+    out = where_(condition, _core._Tensor._wrap(np.asarray(input, dt)), other)
+    return out if out._data.dtype == dt else _core._Tensor._wrap(out._data.astype(dt))

@@ -195,3 +195,197 @@ def _mismatch(a, b) -> RuntimeError:
         f"mat1 and mat2 shapes cannot be multiplied ({int(np.prod(a2[:-1]))}x{a2[-1]} and "
         f"{b.shape[-2]}x{b.shape[-1]})"
     )
+
+
+# --- outer, cross, cdist, einsum -------------------------------------------------------------------
+
+
+def outer(a, b):
+    """``a[:, None] * b`` (torch's decomposition: ``MulBackward0`` over a view)."""
+    for name, v in (("self", a), ("vec2", b)):
+        if v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
+    from .pointwise import mul
+    return mul(reshape(a, -1, 1), b)
+
+
+def cross(a, b, dim=None):
+    """The cross product along ``dim`` (a dim of length 3; ``None`` picks the first such dim,
+    as ``torch.cross`` does), broadcasting the other dims."""
+    x, y = a._data, b._data
+    try:
+        shape = np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        raise _core.broadcast_error(x.shape, y.shape) from None
+    if dim is None:
+        dims3 = [i for i, n in enumerate(shape) if n == 3]
+        if not dims3:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = dims3[0]
+    d = _core.wrap_dim(dim, len(shape))
+    xd = x.shape[d - len(shape) + x.ndim] if d - len(shape) + x.ndim >= 0 else 1
+    yd = y.shape[d - len(shape) + y.ndim] if d - len(shape) + y.ndim >= 0 else 1
+    if xd != 3 or yd != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got {xd} and {yd}")
+    xb, yb = np.broadcast_to(x, shape), np.broadcast_to(y, shape)
+
+    def backward(g):
+        return (_core.unbroadcast(np.cross(yb, g, axis=d), x.shape),
+                _core.unbroadcast(np.cross(g, xb, axis=d), y.shape))
+
+    return result(np.cross(xb, yb, axis=d), "LinalgCrossBackward0", (a, b), backward, saved=(a, b))
+
+
+def cdist(x1, x2, p: float = 2.0, compute_mode=None):
+    """Pairwise p-norm distances between the rows of ``x1`` (..., P, M) and ``x2`` (..., R, M)
+    -> (..., P, R), batch dims broadcast; ``p`` may be 0 or ``inf``."""
+    for name, v in (("X1", x1), ("X2", x2)):
+        if v.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {v.ndim}D")
+    a, b = x1._data, x2._data
+    if a.shape[-1] != b.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} "
+                           f"X2: {b.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    diff = a[..., :, None, :] - b[..., None, :, :]
+    ad = np.abs(diff)
+    if p == 0:
+        out = (ad != 0).sum(-1).astype(diff.dtype)
+    elif p == float("inf"):
+        out = ad.max(-1) if ad.shape[-1] else np.zeros(ad.shape[:-1], ad.dtype)
+    elif p == 1:
+        out = ad.sum(-1)
+    elif p == 2:
+        out = np.sqrt((diff * diff).sum(-1))
+    else:
+        out = (ad ** p).sum(-1) ** (1.0 / p)
+
+    def backward(g):
+        d_ = out[..., None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if p == 0:
+                per = np.zeros_like(diff)
+            elif p == 1:
+                per = np.sign(diff)
+            elif p == 2:
+                per = np.where(d_ == 0, 0, diff / d_)
+            elif p == float("inf"):
+                per = np.sign(diff) * (ad == d_)
+            else:
+                per = np.where(d_ == 0, 0, np.sign(diff) * ad ** (p - 1) / d_ ** (p - 1))
+        per = per * g[..., None]
+        return (_core.unbroadcast(per.sum(-2), a.shape), _core.unbroadcast(-per.sum(-3), b.shape))
+
+    return result(np.ascontiguousarray(out), "CdistBackward0", (x1, x2), backward, saved=(x1, x2),
+                  save_output=True)
+
+
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def _parse_einsum(equation: str, arrays: list) -> tuple[list[str], str]:
+    """Explicit per-operand subscripts (``...`` replaced by spare letters, right-aligned) and
+    the output subscripts, with torch's errors for malformed equations."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) > len(arrays):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(terms) < len(arrays):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    for i, ch in enumerate(eq):
+        if not (ch in _LETTERS or ch in ".,->"):
+            raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation "
+                               "string, subscripts must be in [a-zA-Z]")
+    spare = [c for c in _LETTERS if c not in eq]
+    n_ell = 0
+    for k, (term, x) in enumerate(zip(terms, arrays)):
+        named = len(term.replace("...", ""))
+        if "..." not in term and named != x.ndim:
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({named}) does not match the "
+                f"number of dimensions ({x.ndim}) for operand {k} and no ellipsis was given")
+        if "..." in term and named > x.ndim:
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({named}) is more than the "
+                f"number of dimensions ({x.ndim}) for operand {k}")
+        if "..." in term:
+            n_ell = max(n_ell, x.ndim - named)
+    ell = "".join(spare[:n_ell])
+    explicit = []
+    for term, x in zip(terms, arrays):
+        k = x.ndim - len(term.replace("...", ""))
+        explicit.append(term.replace("...", ell[n_ell - k:] if k else ""))
+    if arrow:
+        out = rhs.replace("...", ell)
+        for c in out:
+            if c not in lhs:
+                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation "
+                                   "for any input operand")
+            if out.count(c) > 1:
+                raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the output")
+    else:
+        joined = "".join(explicit)
+        out = ell + "".join(sorted(c for c in set(joined) if joined.count(c) == 1 and c not in ell))
+    return explicit, out
+
+
+def einsum(equation: str, *operands):
+    """Einstein summation over any number of operands, with ``...``, repeated subscripts
+    (diagonals), implicit output and size-1 broadcasting; differentiable in every operand.
+    One node for the whole contraction (torch records its own decomposition instead)."""
+    if len(operands) == 1 and isinstance(operands[0], list | tuple):
+        operands = tuple(operands[0])
+    arrays = [o._data for o in operands]
+    terms, out_sub = _parse_einsum(equation, arrays)
+    sizes: dict[str, int] = {}
+    for k, (term, x) in enumerate(zip(terms, arrays)):
+        for c, n in zip(term, x.shape):
+            seen = sizes.get(c)
+            if seen is None or seen == 1:
+                sizes[c] = n
+            elif n != seen and n != 1:
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which does "
+                                   f"not broadcast with previously seen size {seen}")
+    # size-1 dims that broadcast against a larger size: drop them (and their letter) per operand
+    kept_terms, kept_arrays = [], []
+    for term, x in zip(terms, arrays):
+        keep = [i for i, (c, n) in enumerate(zip(term, x.shape)) if not (n == 1 and sizes[c] != 1)]
+        kept_terms.append("".join(term[i] for i in keep))
+        kept_arrays.append(x.reshape([x.shape[i] for i in keep]))
+    spec = ",".join(kept_terms) + "->" + out_sub
+    out = np.einsum(spec, *kept_arrays, optimize=len(arrays) > 2)
+
+    def backward(g):
+        grads = []
+        for k, op in enumerate(operands):
+            if not op._requires_grad:
+                grads.append(None)
+                continue
+            gk = _einsum_operand_grad(g, out_sub, kept_terms, kept_arrays, k, sizes)
+            grads.append(gk.reshape(arrays[k].shape).astype(arrays[k].dtype, copy=False))
+        return tuple(grads)
+
+    return result(np.asarray(out), "EinsumBackward0", operands, backward, saved=operands)
+
+
+def _einsum_operand_grad(g, out_sub, terms, arrays, k, sizes) -> np.ndarray:
+    """d(sum(g * einsum(...))) / d(operand k): the contraction of ``g`` with the other operands
+    onto operand k's subscripts, broadcast over letters only operand k has, and written onto
+    the diagonal where operand k repeats a letter."""
+    term = terms[k]
+    uniq = "".join(dict.fromkeys(term))
+    others = [t for j, t in enumerate(terms) if j != k]
+    elsewhere = set(out_sub).union(*others) if others else set(out_sub)
+    present = "".join(c for c in uniq if c in elsewhere)
+    spec = ",".join([out_sub] + others) + "->" + present
+    gp = np.einsum(spec, g, *[a for j, a in enumerate(arrays) if j != k], optimize=len(arrays) > 2)
+    shape = [sizes[c] if c in present else 1 for c in uniq]
+    gu = np.broadcast_to(gp.reshape(shape), [sizes[c] for c in uniq])
+    if len(uniq) == len(term):
+        return np.ascontiguousarray(gu)
+    full = np.zeros([sizes[c] for c in term], g.dtype)
+    key = tuple(np.arange(sizes[c]).reshape([-1 if m == c else 1 for m in uniq]) for c in term)
+    full[key] = gu
+    return full

@@ -334,11 +334,21 @@ def unbind(a, dim: int = 0):
     return tuple(outs)
 
 
-def narrow(a, dim: int, start: int, length: int):
+def narrow(a, dim: int, start, length: int):
+    """The slice ``start:start + length`` of dim ``dim`` as a view; ``start`` may be negative
+    or a 0-dim integer tensor."""
     d = wrap_dim(dim, a.ndim)
-    key = (slice(None),) * d + (slice(start, start + length),)
-    from .indexing import getitem
-    return getitem(a, key)
+    n = a.shape[d]
+    start = int(start)
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    start = start + n if start < 0 else start
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    from .indexing import slice_dim
+    return slice_dim(a, d, start, start + length, 1)
 
 
 def repeat(a, *sizes):
@@ -398,3 +408,204 @@ def pad(a, pad: Sequence[int], mode: str = "constant", value: float | None = Non
         return (gx,)
 
     return result(out, "ConstantPadNdBackward0", (a,), backward)
+
+
+# --- triangles, roll, diagonals ------------------------------------------------------------------
+
+
+def _triangle(a, diagonal: int, name: str, lower: bool):
+    x = a._data
+    if x.ndim < 2:
+        raise RuntimeError(f"{name.lower()}: input tensor must have at least 2 dimensions")
+    n, m = x.shape[-2:]
+    keep = np.tri(n, m, diagonal, dtype=bool) if lower else ~np.tri(n, m, diagonal - 1, dtype=bool)
+    return result(np.where(keep, x, x.dtype.type(0)), f"{name}Backward0", (a,),
+                  lambda g: (np.where(keep, g, g.dtype.type(0)),))
+
+
+def tril(a, diagonal: int = 0):
+    """The lower triangle of the last two dims (``diagonal`` > 0 keeps that many more above)."""
+    return _triangle(a, diagonal, "Tril", lower=True)
+
+
+def triu(a, diagonal: int = 0):
+    return _triangle(a, diagonal, "Triu", lower=False)
+
+
+def roll(a, shifts, dims=None):
+    """Rotate along ``dims`` by ``shifts``; ``dims=None`` rolls the flattened tensor and keeps
+    the shape (one ``RollBackward0`` node either way, as in torch)."""
+    x = a._data
+    shifts = (shifts,) if isinstance(shifts, int | np.integer) else tuple(shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        shape = x.shape
+        out = np.roll(x.reshape(-1), shifts[0]).reshape(shape)
+        return result(out, "RollBackward0", (a,),
+                      lambda g: (np.roll(g.reshape(-1), -shifts[0]).reshape(shape),))
+    dims = (dims,) if isinstance(dims, int | np.integer) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    axes = tuple(wrap_dim(d, x.ndim) for d in dims)
+    back = tuple(-s for s in shifts)
+    return result(np.roll(x, shifts, axes), "RollBackward0", (a,), lambda g: (np.roll(g, back, axes),))
+
+
+def _diagonal_view(arr: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray:
+    """A writable strided view of a diagonal, moved to the last dim (``np.diagonal``'s is
+    read-only, and in-place ops on the view must write through it)."""
+    key = [slice(None)] * arr.ndim
+    key[d2 if offset >= 0 else d1] = slice(abs(offset), None)
+    sub = arr[tuple(key)]
+    rest = [i for i in range(arr.ndim) if i not in (d1, d2)]
+    shape = tuple(sub.shape[i] for i in rest) + (min(sub.shape[d1], sub.shape[d2]),)
+    strides = tuple(sub.strides[i] for i in rest) + (sub.strides[d1] + sub.strides[d2],)
+    return np.lib.stride_tricks.as_strided(sub, shape, strides, writeable=arr.flags.writeable)
+
+
+def diagonal(a, offset: int = 0, dim1: int = 0, dim2: int = 1):
+    """The view of the diagonal of dims ``dim1``/``dim2``, appended as the last dim."""
+    x = a._data
+    d1, d2 = wrap_dim(dim1, x.ndim), wrap_dim(dim2, x.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    in_shape = x.shape
+
+    def backward(g):
+        gx = np.zeros(in_shape, g.dtype)
+        _diagonal_view(gx, offset, d1, d2)[...] = g
+        return (gx,)
+
+    return view_op(a, _diagonal_view(x, offset, d1, d2), "DiagonalBackward0", backward,
+                   lambda arr: _diagonal_view(arr, offset, d1, d2))
+
+
+def diag(a, diagonal: int = 0):
+    """1-D: a matrix with ``a`` on a diagonal; 2-D: a copy of that diagonal (torch's names:
+    ``DiagEmbedBackward0`` and ``DiagonalBackward0_copy``)."""
+    x = a._data
+    if x.ndim == 1:
+        n = x.shape[0] + abs(diagonal)
+        out = np.zeros((n, n), x.dtype)
+        _diagonal_view(out, diagonal, 0, 1)[...] = x
+        return result(out, "DiagEmbedBackward0", (a,),
+                      lambda g: (_diagonal_view(g, diagonal, 0, 1).copy(),))
+    if x.ndim != 2:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
+    in_shape = x.shape
+
+    def backward(g):
+        gx = np.zeros(in_shape, g.dtype)
+        _diagonal_view(gx, diagonal, 0, 1)[...] = g
+        return (gx,)
+
+    return result(_diagonal_view(x, diagonal, 0, 1).copy(), "DiagonalBackward0_copy", (a,), backward)
+
+
+# --- repeat_interleave, meshgrid, broadcast_to, tensor_split ------------------------------------
+
+
+def repeat_interleave(a, repeats=None, dim=None, *, output_size=None):
+    """Repeat each element (or slice along ``dim``) ``repeats`` times. An int gives torch's
+    unsqueeze/expand/clone/view chain; a tensor of counts an ``index_select``. With only a
+    tensor of counts, ``repeat_interleave(counts)`` returns the repeated positions."""
+    if repeats is None:  # torch.repeat_interleave(repeats): indices 0..n-1, each repeated
+        counts = _check_repeats(a._data)
+        return _core._Tensor._wrap(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
+    src = flatten(a) if dim is None else a
+    d = 0 if dim is None else wrap_dim(dim, a.ndim)
+    if isinstance(repeats, int | np.integer):
+        if repeats < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        shape = src.shape
+        expanded = expand(unsqueeze(src, d + 1), shape[:d + 1] + (int(repeats),) + shape[d + 1:])
+        copied = result(np.ascontiguousarray(expanded._data), "CloneBackward0", (expanded,), lambda g: (g,))
+        return view(copied, shape[:d] + (shape[d] * int(repeats),) + shape[d + 1:])
+    counts = repeats._data if isinstance(repeats, _core._Tensor) else np.asarray(repeats)
+    if counts.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    counts = counts.reshape(-1)
+    n = src.shape[d] if src.ndim else 1
+    if counts.size == 1 and n != 1:
+        counts = np.broadcast_to(counts, (n,))
+    if counts.size != n:
+        raise RuntimeError(
+            f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+            f"{counts.size} and input.size({d}) = {n}"
+        )
+    counts = _check_repeats(counts)
+    if output_size is not None and int(counts.sum()) != output_size:
+        raise RuntimeError("allocated size does not match required size")
+    from .indexing import index_select
+    index = _core._Tensor._wrap(np.repeat(np.arange(n, dtype=np.int64), counts))
+    return index_select(src, d, index)
+
+
+def _check_repeats(counts: np.ndarray) -> np.ndarray:
+    if counts.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if counts.dtype.kind not in "iu":
+        raise RuntimeError("repeats has to be Long or Int tensor")
+    if counts.size and counts.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    return counts.reshape(-1).astype(np.int64)
+
+
+def meshgrid(*tensors, indexing: str | None = None):
+    """Coordinate grids from 1-D tensors: each input viewed along its own dim and expanded.
+    ``indexing='ij'`` (the default) or ``'xy'`` (the first two dims swapped)."""
+    if len(tensors) == 1 and isinstance(tensors[0], list | tuple):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    for t_ in tensors:
+        if t_.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t_}")
+    n = len(tensors)
+    sizes = [t_.numel() for t_ in tensors]
+    order = list(range(n))
+    if indexing == "xy" and n >= 2:
+        order[0], order[1] = 1, 0
+    shape = tuple(sizes[i] for i in order)
+    outs = []
+    for i, t_ in enumerate(tensors):
+        pos = order.index(i)
+        outs.append(expand(view(t_, tuple(-1 if k == pos else 1 for k in range(n))), shape))
+    return tuple(outs)
+
+
+def broadcast_to(a, size):
+    return expand(a, size)
+
+
+def tensor_split(a, indices_or_sections, dim: int = 0):
+    """Split into ``n`` near-equal pieces (the first ``size % n`` one longer) or at the given
+    indices; every piece is a slice view (``SliceBackward0``)."""
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    ios = indices_or_sections
+    if isinstance(ios, _core._Tensor):
+        if ios._data.dtype.kind not in "iu":
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                f"{_core._dtype.scalar_type_name(ios._data.dtype)}"
+            )
+        if ios.ndim > 1:
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                f"one-dimensional tensor, but got a tensor with {ios.ndim} dims"
+            )
+        ios = int(ios._data) if ios.ndim == 0 else ios._data.tolist()
+    if isinstance(ios, int | np.integer):
+        if ios <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {ios}")
+        q, r = divmod(n, int(ios))
+        sizes = [q + 1] * r + [q] * (int(ios) - r)
+        bounds = np.cumsum([0] + sizes).tolist()
+    else:
+        bounds = [0] + [int(i) for i in ios] + [n]
+    from .indexing import slice_dim
+    return tuple(slice_dim(a, d, lo, hi, 1) for lo, hi in zip(bounds[:-1], bounds[1:]))
