@@ -64,8 +64,10 @@ from ._dtype import (
     short,
     uint8,
 )
-from ._ops.indexing import gather, index_select, select
-from ._ops.linalg import addmm, bmm, dot, matmul, mm, mv
+from ._ops import linalg_api as linalg
+from ._ops.comparison import allclose, isclose
+from ._ops.indexing import gather, index_select, masked_select, nonzero, select, take_along_dim, where
+from ._ops.linalg import addmm, bmm, cdist, cross, dot, einsum, matmul, mm, mv, outer
 from ._ops.pointwise import (
     abs,
     add,
@@ -119,7 +121,6 @@ from ._ops.pointwise import (
     tan,
     tanh,
     trunc,
-    where,
 )
 from ._ops.reduction import (
     all,
@@ -148,25 +149,37 @@ from ._ops.reduction import (
     var,
     var_mean,
 )
+from ._ops.sampling import multinomial
+from ._ops.scatter import index_add, scatter, scatter_add, scatter_reduce
 from ._ops.shape import (
+    broadcast_to,
     cat,
     chunk,
     clone,
+    diag,
+    diagonal,
     flatten,
     flip,
+    meshgrid,
     narrow,
     permute,
     repeat,
+    repeat_interleave,
     reshape,
+    roll,
     split,
     squeeze,
     stack,
     t,
+    tensor_split,
     transpose,
+    tril,
+    triu,
     unbind,
     unflatten,
     unsqueeze,
 )
+from ._ops.sorting import argsort, bincount, bucketize, searchsorted, sort, topk, unique
 from ._random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ._tensor import Size, Tensor, device
 from .autograd import (
@@ -186,6 +199,7 @@ __version__ = "0.1.0"
 clip = clamp
 concat = concatenate = cat
 multiply, subtract, divide, true_divide, negative = mul, sub, div, div, neg
+ger = outer
 swapaxes = transpose
 
 
@@ -216,12 +230,6 @@ def isinf(input: Tensor) -> Tensor:  # noqa: A002
 
 def isfinite(input: Tensor) -> Tensor:  # noqa: A002
     return input.isfinite()
-
-
-def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-             equal_nan: bool = False) -> bool:
-    import numpy as np
-    return builtins.bool(np.allclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def equal(a: Tensor, b: Tensor) -> bool:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype
-from ._ops import _core, indexing, linalg, pointwise, reduction
+from ._ops import _core, comparison, indexing, linalg, pointwise, reduction, sampling, scatter, sorting
 from ._ops import shape as shape_ops
 from ._tensor_str import tensor_repr
 from .autograd import grad_mode
@@ -869,8 +869,37 @@ class Tensor:
     def isfinite(self) -> Tensor:
         return Tensor._wrap(np.isfinite(self._data))
 
-    def nonzero(self) -> Tensor:
-        return Tensor._wrap(np.argwhere(self._data).astype(np.int64))
+    nonzero, masked_select, take_along_dim = indexing.nonzero, indexing.masked_select, indexing.take_along_dim
+    tril, triu, roll, diagonal, diag = (shape_ops.tril, shape_ops.triu, shape_ops.roll, shape_ops.diagonal,
+                                        shape_ops.diag)
+    repeat_interleave, broadcast_to, tensor_split = (shape_ops.repeat_interleave, shape_ops.broadcast_to,
+                                                     shape_ops.tensor_split)
+    sort, argsort, topk, unique, bincount = (sorting.sort, sorting.argsort, sorting.topk, sorting.unique,
+                                             sorting.bincount)
+    isclose, allclose, multinomial = comparison.isclose, comparison.allclose, sampling.multinomial
+    scatter, scatter_add, scatter_reduce, index_add = (scatter.scatter, scatter.scatter_add,
+                                                       scatter.scatter_reduce, scatter.index_add)
+    outer, ger, cross = linalg.outer, linalg.outer, linalg.cross
+
+    def where(self, condition: Any, other: Any) -> Tensor:
+        return indexing.where(condition, self, other)
+
+    # in place through the out-of-place op (the leaf and version rules of ``_inplace``)
+    def tril_(self, diagonal=0): return self._inplace_unary(shape_ops.tril, diagonal)  # noqa: E704
+    def triu_(self, diagonal=0): return self._inplace_unary(shape_ops.triu, diagonal)  # noqa: E704
+
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None) -> Tensor:
+        return self._inplace_unary(scatter.scatter, dim, index, src, value=value, reduce=reduce)
+
+    def scatter_add_(self, dim, index, src) -> Tensor:
+        return self._inplace_unary(scatter.scatter_add, dim, index, src)
+
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True) -> Tensor:
+        return self._inplace_unary(scatter.scatter_reduce, dim, index, src, reduce,
+                                   include_self=include_self)
+
+    def index_add_(self, dim, index, source, *, alpha=1) -> Tensor:
+        return self._inplace_unary(scatter.index_add, dim, index, source, alpha=alpha)
 
 
 # --- helpers ----------------------------------------------------------------------------------
