@@ -49,6 +49,7 @@ import json
 import math
 import os
 import re
+import reprlib
 import struct
 import zipfile
 import zlib
@@ -648,6 +649,11 @@ class _TorchPickler:
         return self._storage_keys[id(base)], base.size, start // item, strides
 
 
+def _short(obj: Any) -> str:
+    """A bounded repr of a value from a file (for messages: never a huge or deep repr)."""
+    return reprlib.repr(obj)
+
+
 class _Refused(Exception):
     """The pickle asks for something torch's weights_only rules (and engine) do not allow."""
 
@@ -666,7 +672,7 @@ def _rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any
         raise _Refused(f"_rebuild_tensor_v2 got {type(storage).__name__} instead of a storage")
     ints = (storage_offset, *_int_tuple(size, "size"), *_int_tuple(stride, "stride"))
     if len(size) != len(stride) or any(type(v) is not int or v < 0 for v in ints):
-        raise _Refused(f"_rebuild_tensor_v2 got size {size!r:.60} and stride {stride!r:.60}")
+        raise _Refused(f"_rebuild_tensor_v2 got size {_short(size)} and stride {_short(stride)}")
     numel = math.prod(size)
     if numel == 0:
         arr = storage[:0].reshape(size)
@@ -709,7 +715,7 @@ def _rebuild_parameter_with_state(data: Any, requires_grad: Any, backward_hooks:
 def _codecs_encode(text: Any, encoding: Any = "utf-8") -> bytes:
     """How protocol 2 pickles bytes: ``_codecs.encode(latin-1 text, 'latin1')``."""
     if type(text) is not str or encoding not in ("latin1", "latin-1"):
-        raise _Refused(f"_codecs.encode with {type(text).__name__}, {encoding!r:.20}")
+        raise _Refused(f"_codecs.encode with {type(text).__name__}, {_short(encoding)}")
     return text.encode("latin-1")
 
 
@@ -791,7 +797,7 @@ class _TorchUnpickler:
                 args = stack.pop()
                 func = stack[-1]
                 if not any(func is f for f in _TORCH_CALLABLES) or type(args) is not tuple:
-                    raise _Refused(f"it calls {func!r:.80}, which is not a tensor rebuild function")
+                    raise _Refused(f"it calls {_short(func)}, which is not a tensor rebuild function")
                 stack[-1] = func(*args)
             elif op == b"b":  # BUILD
                 state = stack.pop()
@@ -897,15 +903,15 @@ def _load_torch(zf: zipfile.ZipFile, pkl_name: str, name: str, size: int) -> Any
         _check_entry(info, size, name)
         byteorder = zf.read(info).decode("ascii")
         if byteorder not in ("little", "big"):
-            raise _torch_error(name, f"its byteorder record says {byteorder!r:.20}")
+            raise _torch_error(name, f"its byteorder record says {_short(byteorder)}")
     storages: dict[str, np.ndarray] = {}
 
     def persistent_load(pid: Any) -> np.ndarray:
         if type(pid) is not tuple or len(pid) != 5 or pid[0] != "storage":
-            raise _Refused(f"a persistent id {pid!r:.60} that is not a storage")
+            raise _Refused(f"a persistent id {_short(pid)} that is not a storage")
         _, kind, key, _location, numel = pid
         if not isinstance(kind, _StorageType) or type(key) is not str or type(numel) is not int or numel < 0:
-            raise _Refused(f"a malformed storage id {pid!r:.80}")
+            raise _Refused(f"a malformed storage id {_short(pid)}")
         if key in storages:
             if storages[key].dtype != kind.dtype.np:
                 raise _Refused(f"storage {key} used as {storages[key].dtype} and {kind.dtype.name}")
