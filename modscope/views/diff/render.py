@@ -13,7 +13,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from .compute import _event_text, _fmt_rel, _ops_text, step_ranges
+from .compute import _event_text, _fmt_rel, _fmt_value, _ops_text, step_ranges
 from .model import ACTIVATIONS, GRADIENTS, ModuleInfo, ModuleStep, StepDiff, TraceDiff
 
 MAX_STEP_ROWS = 12  # divergent steps listed in the steps table
@@ -102,8 +102,8 @@ def order_text(s: StepDiff) -> Text:
 
 
 # (header, categories) of the module table's number columns
-_COLUMNS = (("Forward", ACTIVATIONS), ("Backward", GRADIENTS), ("Param norm", ("norm",)),
-            ("Grad norm", ("grad_norm",)), ("Update ratio", ("update_ratio",)))
+_COLUMNS = (("Forward", ACTIVATIONS), ("Backward", GRADIENTS), ("Norm", ("norm",)),
+            ("Grad norm", ("grad_norm",)), ("Update", ("update_ratio",)))
 
 
 def _cell(m: ModuleStep | None, categories: tuple[str, ...]) -> Text:
@@ -140,7 +140,8 @@ def _other_cell(d: TraceDiff, info: ModuleInfo, m: ModuleStep | None) -> Text:
             if n is not None:
                 text.append(f"{n.what}: {n.a} vs {n.b} ", style="bold red")
         if m.first is not None and m.first.category not in ("shape", "calls", "params"):
-            text.append(f"first: {m.first.what} ", style="red")
+            n = m.first
+            text.append(f"{n.what}: {_fmt_value(n.a)} vs {_fmt_value(n.b)} ", style="red")
     if any(g.path == info.path for g in d.graph):
         g = next(g for g in d.graph if g.path == info.path)
         text.append(f"ops {_ops_text(g)}", style="magenta")
@@ -152,33 +153,35 @@ def module_table(d: TraceDiff, s: StepDiff) -> Table:
     ``s``; the first divergent module is marked."""
     title = f"Modules, {_steps_label(s)}" + (" (incomplete)" if s.partial else "") + f" (rtol {d.rtol:g})"
     table = Table(title=title, title_justify="left")
-    table.add_column("Module")
-    table.add_column("Type")
+    table.add_column("Module", no_wrap=True)
     for header, _ in _COLUMNS:
-        table.add_column(header, justify="right")
-    table.add_column("Fwd ms A→B", justify="right")
-    table.add_column("Bwd ms A→B", justify="right")
-    table.add_column("Other")
+        table.add_column(header, justify="right", no_wrap=True)
+    table.add_column("Fwd ms A→B", justify="right", no_wrap=True)
+    table.add_column("Bwd ms A→B", justify="right", no_wrap=True)
+    table.add_column("First difference", ratio=1, min_width=16)
     first = d.first.path if d.first is not None else None
     for info in d.modules:
         m = s.modules.get(info.path)
         name = Text("  " * info.depth + (info.path.rsplit(".", 1)[-1] or "(root)"))
-        if first is not None and info.path == first:
+        is_first = first is not None and info.path == first
+        if is_first:
             name.stylize("bold red")
-            name.append(" ◀ first", style="bold red")
         elif m is not None and m.diverged:
             name.stylize("red")
         cls = info.cls_a if info.cls_a == info.cls_b or info.cls_b is None else \
             info.cls_b if info.cls_a is None else f"{info.cls_a}→{info.cls_b}"
-        table.add_row(name, cls or "", *[_cell(m, cats) for _, cats in _COLUMNS], _time_cell(m, "fwd_time"),
-                      _time_cell(m, "bwd_time"),
-                      _other_cell(d, info, m))
+        if cls:
+            name.append(f" {cls}", style="cyan")
+        if is_first:
+            name.append(" ◀ first", style="bold red")
+        table.add_row(name, *[_cell(m, cats) for _, cats in _COLUMNS], _time_cell(m, "fwd_time"),
+                      _time_cell(m, "bwd_time"), _other_cell(d, info, m))
     return table
 
 
 def graph_table(d: TraceDiff) -> Table:
     table = Table(title="Autograd ops (B against A)", title_justify="left")
-    for header in ("Module", "Added in B", "Removed in B"):
+    for header in ("Added in B", "Removed in B"):
         table.add_column(header)
     for g in d.graph:
         added = ", ".join(f"{op}" + (f" x{n}" if n > 1 else "") for op, n in g.added.items())
