@@ -22,8 +22,9 @@ total gradient norm (of the whole model's update ratio, ``||all updates|| / ||al
 bias whose gradient is zero in exact arithmetic (a convolution's, before a BatchNorm) gets 1.4e-8
 from one framework and 2.8e-8 from the other, float noise in a gradient of norm 1.6. ``zeros`` (a
 fraction) compares absolutely; ``nan`` and ``inf`` counts must be equal. A number whose relative
-difference exceeds ``rtol`` (default 1e-3) counts as a difference. Shapes and dtypes must be equal. Timings are always shown but never count, they are noisy,
-unless ``timing`` gives them a threshold of their own.
+difference exceeds ``rtol`` (default 1e-3) counts as a difference. Shapes and dtypes must be equal.
+Timings are always shown but never count, they are noisy, unless ``timing`` gives them a threshold
+of their own.
 
 Order. Each step's module events, as (kind, path, call), are compared in order; the first
 position where they part is reported with context (``OrderSplit``) and counts as a difference.
