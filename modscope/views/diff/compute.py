@@ -17,10 +17,11 @@ gradient norm and update ratio (the ``params`` event); per module, forward and b
 (the step's calls summed). The relative difference of two numbers is
 ``|a - b| / max(|a|, |b|, scale, 1e-12)`` where ``scale`` is, for a tensor's statistics, the larger
 absmax of the two tensors (a mean of 1e-9 against 3e-9 in a tensor of magnitude 1 is float noise,
-not a 67 % change), and for a parameter's gradient norm (update ratio) a thousandth of the step's
-total gradient norm (of the whole model's update ratio, ``||all updates|| / ||all parameters||``): a
-bias whose gradient is zero in exact arithmetic (a convolution's, before a BatchNorm) gets 1.4e-8
-from one framework and 2.8e-8 from the other, float noise in a gradient of norm 1.6. ``zeros`` (a
+not a 67 % change); for a parameter's gradient norm, a thousandth of the step's total gradient norm
+(of all parameters); for its update ratio, a thousandth of the step's total update norm divided by
+the parameter's norm. A bias whose gradient is zero in exact arithmetic (a convolution's, before a
+BatchNorm) gets a gradient norm of 1.4e-8 from one framework and 2.8e-8 from the other and an update
+ratio of 0 or 1.3e-8: float noise in a gradient of norm 1.6, not a difference. ``zeros`` (a
 fraction) compares absolutely; ``nan`` and ``inf`` counts must be equal. A number whose relative
 difference exceeds ``rtol`` (default 1e-3) counts as a difference. Shapes and dtypes must be equal.
 Timings are always shown but never count, they are noisy, unless ``timing`` gives them a threshold
@@ -69,8 +70,8 @@ from .model import (
 
 DEFAULT_RTOL = 1e-3
 TINY = 1e-12
-PARAM_FLOOR = 1e-3  # a parameter's grad norm (update ratio) is compared relative to at least this
-# fraction of the step's total grad norm (overall update ratio): see the module docstring
+PARAM_FLOOR = 1e-3  # a parameter's grad norm (update) is compared relative to at least this fraction
+# of the step's total grad norm (update norm): see the module docstring
 IGNORED_OPS = frozenset({"BackwardHookFunctionBackward"})
 OP_PREFIXES = ("torch::autograd::",)
 CONTEXT = 3  # events shown either side of an order split
@@ -289,16 +290,14 @@ def _param_module(path: str) -> str:
 
 
 def _param_scales(items: dict[str, tuple[dict, int]]) -> tuple[float, float]:
-    """The step's total gradient norm and overall update ratio (``||all updates|| / ||all
-    parameters||``) of one side's parameters."""
-    grad2 = upd2 = norm2 = 0.0
+    """The step's total gradient norm and total update norm (``||all updates||``, each
+    parameter's update being ``update_ratio * norm``) of one side's parameters."""
+    grad2 = upd2 = 0.0
     for item, _ in items.values():
         norm, grad, ratio = item.get("norm"), item.get("grad_norm"), item.get("update_ratio")
         grad2 += (grad or 0.0) ** 2
-        if norm is not None:
-            norm2 += norm ** 2
-            upd2 += ((ratio or 0.0) * norm) ** 2
-    return math.sqrt(grad2), math.sqrt(upd2 / norm2) if norm2 else 0.0
+        upd2 += ((ratio or 0.0) * (norm or 0.0)) ** 2
+    return math.sqrt(grad2), math.sqrt(upd2)
 
 
 def _compare_params(col: _Collector, a_events: list[dict], b_events: list[dict], order: int) -> None:
@@ -307,13 +306,16 @@ def _compare_params(col: _Collector, a_events: list[dict], b_events: list[dict],
 
     ia, ib = items(a_events), items(b_events)
     (ga, ua), (gb, ub) = _param_scales(ia), _param_scales(ib)
-    scales = {"norm": 0.0, "grad_norm": PARAM_FLOOR * max(ga, gb), "update_ratio": PARAM_FLOOR * max(ua, ub)}
+    grad_floor, update_floor = PARAM_FLOOR * max(ga, gb), PARAM_FLOOR * max(ua, ub)
     for path, (a, seq_a) in ia.items():
         module = _param_module(path)
         if path not in ib:
             col.one_sided(order, module, "params", f"{path} statistics", "recorded", "absent", (seq_a, None))
             continue
         b, seq_b = ib[path]
+        norm = max(a.get("norm") or 0.0, b.get("norm") or 0.0)
+        # an update ratio's floor: a thousandth of the whole update, relative to this parameter
+        scales = {"norm": 0.0, "grad_norm": grad_floor, "update_ratio": update_floor / norm if norm else 0.0}
         for key, scale in scales.items():
             col.compare(order, module, key, f"{path} {key}", a.get(key), b.get(key), scale=scale,
                         seqs=(seq_a, seq_b))
