@@ -2,7 +2,7 @@
 (cut-off traces, steps on one side only), structure changes, the firing-order split with
 context, a table of the modules in tree order for the step pair in focus (the first divergent
 one, else the last), autograd op changes, and, when several steps were compared, the steps that
-differ. Cells past the threshold are red; timings are shown as A→B in milliseconds."""
+differ. Cells past the threshold are red; times are shown as B's over A's (forward / backward)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .compute import _event_text, _fmt_rel, _fmt_value, _ops_text, step_ranges
-from .model import ACTIVATIONS, GRADIENTS, ModuleInfo, ModuleStep, StepDiff, TraceDiff
+from .model import ACTIVATIONS, GRADIENTS, PARAMETERS, ModuleInfo, ModuleStep, StepDiff, TraceDiff
 
 MAX_STEP_ROWS = 12  # divergent steps listed in the steps table
 
@@ -102,8 +102,7 @@ def order_text(s: StepDiff) -> Text:
 
 
 # (header, categories) of the module table's number columns
-_COLUMNS = (("Forward", ACTIVATIONS), ("Backward", GRADIENTS), ("Norm", ("norm",)),
-            ("Grad norm", ("grad_norm",)), ("Update", ("update_ratio",)))
+_COLUMNS = (("Forward", ACTIVATIONS), ("Backward", GRADIENTS), ("Params", PARAMETERS))
 
 
 def _cell(m: ModuleStep | None, categories: tuple[str, ...]) -> Text:
@@ -118,11 +117,14 @@ def _cell(m: ModuleStep | None, categories: tuple[str, ...]) -> Text:
     return Text(_fmt_rel(worst.rel), style="bold red" if worst.diverged else "")
 
 
-def _time_cell(m: ModuleStep | None, category: str) -> Text:
-    n = None if m is None else m.worst.get(category)
-    if n is None:
-        return Text("–", style="dim")
-    return Text(f"{n.a / 1e6:.3g}→{n.b / 1e6:.3g}", style="bold red" if n.diverged else "dim")
+def _time_cell(m: ModuleStep | None) -> Text:
+    """Forward and backward time of B over A's (``1.02 / 0.97``)."""
+    parts, diverged = [], False
+    for category in ("fwd_time", "bwd_time"):
+        n = None if m is None else m.worst.get(category)
+        parts.append("–" if n is None or not n.a else f"{n.b / n.a:.2f}")
+        diverged |= n is not None and n.diverged
+    return Text(" / ".join(parts), style="bold red" if diverged else "dim")
 
 
 def _other_cell(d: TraceDiff, info: ModuleInfo, m: ModuleStep | None) -> Text:
@@ -150,15 +152,15 @@ def _other_cell(d: TraceDiff, info: ModuleInfo, m: ModuleStep | None) -> Text:
 
 def module_table(d: TraceDiff, s: StepDiff) -> Table:
     """The modules in tree order with their largest relative difference per column in step pair
-    ``s``; the first divergent module is marked."""
+    ``s`` (Params: the worst of norm, gradient norm and update ratio of the module's own
+    parameters); the first divergent module is marked."""
     title = f"Modules, {_steps_label(s)}" + (" (incomplete)" if s.partial else "") + f" (rtol {d.rtol:g})"
     table = Table(title=title, title_justify="left")
-    table.add_column("Module", no_wrap=True)
+    table.add_column("Module")
     for header, _ in _COLUMNS:
-        table.add_column(header, justify="right", no_wrap=True)
-    table.add_column("Fwd ms A→B", justify="right", no_wrap=True)
-    table.add_column("Bwd ms A→B", justify="right", no_wrap=True)
-    table.add_column("First difference", ratio=1, min_width=16)
+        table.add_column(header, justify="right")
+    table.add_column("Time B/A\nfwd / bwd", justify="right")
+    table.add_column("First difference", min_width=12)
     first = d.first.path if d.first is not None else None
     for info in d.modules:
         m = s.modules.get(info.path)
@@ -174,8 +176,7 @@ def module_table(d: TraceDiff, s: StepDiff) -> Table:
             name.append(f" {cls}", style="cyan")
         if is_first:
             name.append(" ◀ first", style="bold red")
-        table.add_row(name, *[_cell(m, cats) for _, cats in _COLUMNS], _time_cell(m, "fwd_time"),
-                      _time_cell(m, "bwd_time"), _other_cell(d, info, m))
+        table.add_row(name, *[_cell(m, cats) for _, cats in _COLUMNS], _time_cell(m), _other_cell(d, info, m))
     return table
 
 
