@@ -2,6 +2,7 @@
 
 - ``backward``/``grad``: run the graph (``executor.py``);
 - ``Function``: custom ops (``function.py``);
+- ``gradcheck``: finite differences against backward (``gradcheck.py``);
 - ``no_grad``/``enable_grad``/``set_grad_enabled``: grad mode (``grad_mode.py``);
 - ``detect_anomaly``/``set_detect_anomaly``: anomaly detection (``anomaly_mode.py``);
 - ``graph.Node``: what ``tensor.grad_fn`` is (``graph.py``).
@@ -26,11 +27,12 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .gradcheck import GradcheckError, gradcheck
 
 __all__ = [
-    "Function", "FunctionCtx", "anomaly_mode", "backward", "detect_anomaly", "enable_grad", "grad", "graph",
-    "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "once_differentiable",
-    "set_detect_anomaly", "set_grad_enabled",
+    "Function", "FunctionCtx", "GradcheckError", "anomaly_mode", "backward", "detect_anomaly", "enable_grad",
+    "grad", "gradcheck", "graph", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
+    "once_differentiable", "set_detect_anomaly", "set_grad_enabled",
 ]
 
 

@@ -81,7 +81,7 @@ def _capture_map(inputs: Sequence[Any]) -> dict[Node, list[tuple[int, int]]]:
     captures: dict[Node, list[tuple[int, int]]] = {}
     for i, t in enumerate(inputs):
         if not t.requires_grad:
-            raise RuntimeError(f"One of the differentiated Tensors (index {i}) does not require grad")
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
         node = t.grad_fn if t.grad_fn is not None else t._grad_accumulator(create=False)
         if node is not None:
             captures.setdefault(node, []).append((t._output_nr if t.grad_fn else 0, i))

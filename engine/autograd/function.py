@@ -23,6 +23,7 @@ DeprecationWarning): ``LinearF()(input, weight, bias)`` with instance ``forward`
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -52,8 +53,10 @@ class _ContextMixin:
         self._non_differentiable = set(map(id, tensors))
 
     def mark_dirty(self, *tensors: Any) -> None:
-        """Inputs that forward modified in place."""
+        """Inputs that forward modified in place; each must also be returned. Their version
+        counters are bumped once more, and a leaf that requires grad is refused (as in torch)."""
         self._dirty = set(map(id, tensors))
+        self._dirty_tensors = tensors
 
     def set_materialize_grads(self, value: bool) -> None:
         """With False, backward receives None (not zeros) for outputs that got no gradient."""
@@ -104,9 +107,17 @@ class Function(_ContextMixin, metaclass=FunctionMeta):
 
     vjp = backward
 
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
+        """Override it to use the ``forward(*args)`` style (no ``ctx`` in forward): it receives
+        the inputs (keyword arguments and defaults bound as positions) and forward's output,
+        and saves what backward needs on ``ctx``."""
+        raise NotImplementedError("setup_context is not implemented.")
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        """Run ``forward`` without recording, then record one node for the whole op."""
+        """Run ``forward`` (and ``setup_context`` when the class defines it) without recording,
+        then record one node for the whole op."""
         if _is_instance_method(cls, "forward"):
             raise RuntimeError(
                 f"{cls.__name__}.apply: forward is an instance method (the legacy style); call "
@@ -114,6 +125,15 @@ class Function(_ContextMixin, metaclass=FunctionMeta):
             )
         ctx = object.__new__(cls._backward_cls)
         Node.__init__(ctx, None, (), ())
+        if cls.setup_context is not Function.setup_context:
+            args = _bind_default_args(cls.forward, args, kwargs)
+
+            def forward() -> Any:
+                output = cls.forward(*args)
+                cls.setup_context(ctx, args, output)
+                return output
+
+            return _run(cls.__name__, ctx, ctx, forward, lambda *g: cls.backward(ctx, *g), args)
         return _run(cls.__name__, ctx, ctx, lambda: cls.forward(ctx, *args, **kwargs),
                     lambda *g: cls.backward(ctx, *g), args)
 
@@ -136,6 +156,14 @@ class Function(_ContextMixin, metaclass=FunctionMeta):
         Node.__init__(node, None, (), ())
         return _run(cls.__name__, node, self, lambda: self.forward(*args),
                     lambda *g: self.backward(*g), args)
+
+
+def _bind_default_args(func: Callable, args: tuple, kwargs: dict) -> tuple:
+    """``args``/``kwargs`` as the positional arguments of ``func``, defaults filled in (what
+    torch passes to ``setup_context`` as ``inputs``)."""
+    bound = inspect.signature(func).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.args
 
 
 def _is_instance_method(cls: type, name: str) -> bool:
@@ -162,7 +190,9 @@ def _run(name: str, node: BackwardCFunction, state: Any, forward: Callable,
         outputs = forward()
     is_tuple = isinstance(outputs, tuple)
     outs = outputs if is_tuple else (outputs,)
-    if not needs_graph(*tensor_args):
+    recording = needs_graph(*tensor_args)
+    _check_dirty(state, outs, recording)
+    if not recording:
         return outputs
 
     arg_ids = {id(t) for t in tensor_args}
@@ -203,6 +233,24 @@ def _run(name: str, node: BackwardCFunction, state: Any, forward: Callable,
                         o._custom_function_output = f"Output {nr} of {name}"
             nr += 1
     return tuple(results) if is_tuple else results[0]
+
+
+def _check_dirty(state: Any, outs: tuple, recording: bool) -> None:
+    """torch's rules for ``ctx.mark_dirty``: dirty tensors are outputs, get one more version
+    bump, and are not leaves that require grad (when a graph is recorded)."""
+    dirty = getattr(state, "_dirty_tensors", ())
+    if not dirty:
+        return
+    out_ids = {id(o) for o in outs}
+    if any(id(t) not in out_ids for t in dirty):
+        raise RuntimeError(
+            "Some elements marked as dirty during the forward method were not returned as output. The inputs "
+            "that are modified inplace must all be outputs of the Function."
+        )
+    for t in dirty:
+        if recording and t.grad_fn is None and t._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+        t._version[0] += 1
 
 
 def _backward_fn(name, node, state, backward, args, positions, in_meta):
