@@ -4,10 +4,32 @@ from __future__ import annotations
 
 from .._ops import linalg as _linalg
 from .._ops import shape as _shape
-from .._ops.shape import pad
-from ._functional.activation import gelu, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh
+from ._functional.activation import (
+    celu,
+    elu,
+    gelu,
+    glu,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    leaky_relu,
+    log_softmax,
+    logsigmoid,
+    mish,
+    relu,
+    relu6,
+    selu,
+    sigmoid,
+    silu,
+    softmax,
+    softplus,
+    softsign,
+    tanh,
+    tanhshrink,
+)
 from ._functional.attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._functional.conv import conv1d, conv2d
+from ._functional.distance import cosine_similarity, normalize, pairwise_distance
 from ._functional.dropout import dropout, dropout2d
 from ._functional.loss import (
     binary_cross_entropy,
@@ -17,8 +39,25 @@ from ._functional.loss import (
     mse_loss,
     nll_loss,
 )
-from ._functional.normalization import batch_norm, layer_norm
-from ._functional.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
+from ._functional.normalization import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm
+from ._functional.pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
+from ._functional.sampling import (
+    channel_shuffle,
+    fold,
+    interpolate,
+    pad,
+    pixel_shuffle,
+    pixel_unshuffle,
+    unfold,
+)
 from ._functional.sparse import embedding, one_hot
 
 __all__ = [
@@ -27,6 +66,11 @@ __all__ = [
     "embedding", "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "max_pool2d",
     "mse_loss", "multi_head_attention_forward", "nll_loss", "one_hot", "pad", "relu",
     "scaled_dot_product_attention", "sigmoid", "softmax", "tanh",
+    # activations, distances, resampling, 1-D pools, group/instance/local-response norms
+    "adaptive_avg_pool1d", "adaptive_max_pool2d", "avg_pool1d", "celu", "channel_shuffle", "cosine_similarity",
+    "elu", "fold", "glu", "group_norm", "hardsigmoid", "hardswish", "hardtanh", "instance_norm", "interpolate",
+    "local_response_norm", "logsigmoid", "max_pool1d", "mish", "normalize", "pairwise_distance", "pixel_shuffle",
+    "pixel_unshuffle", "relu6", "selu", "silu", "softplus", "softsign", "tanhshrink", "unfold",
 ]
 
 
@@ -42,3 +86,4 @@ def linear(input, weight, bias=None):  # noqa: A002
     rows = _shape.reshape(input, -1, input.shape[-1]) if input.ndim else input
     out = _linalg.addmm(bias, rows, w_t)
     return _shape.view(out, *input.shape[:-1], weight.shape[0])
+

@@ -1,4 +1,6 @@
-"""Activations: relu, leaky_relu, gelu (exact and tanh), tanh, sigmoid, softmax, log_softmax."""
+"""Activations: relu, leaky_relu, gelu (exact and tanh), tanh, sigmoid, softmax, log_softmax, and
+the element-wise family (silu, softplus, mish, hard*, elu/selu/celu, logsigmoid, softsign, tanhshrink,
+glu), one node each under torch's names."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import warnings
 import numpy as np
 
 from ..._ops import pointwise, reduction
-from ..._ops._core import result
+from ..._ops._core import result, wrap_dim
 from ._erf import TWO_OVER_SQRT_PI, erf
 from ._utils import legacy_type_name
 
@@ -107,3 +109,186 @@ def log_softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None)
     if dim is None:
         dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
     return reduction.log_softmax(input, dim, dtype=dtype)
+
+
+# --- element-wise activations with one node each -----------------------------------------------
+
+def _elementwise(input, name: str, kernel: str | None, fwd, grad, inplace: bool = False,  # noqa: A002
+                 inplace_name: str | None = None):
+    """One node ``name`` for ``out = fwd(x)`` with ``d out/dx = grad(x, out)``, both computed on
+    arrays in the input's dtype. ``kernel`` names torch's CPU kernel in its integer-input error
+    (None: integers are accepted, as torch's hardtanh does). ``inplace`` writes into ``input``
+    (the node then is ``inplace_name``, torch's name for the in-place variant)."""
+    if kernel is not None:
+        _float_only(input._data, kernel)
+
+    def compute(a, node: str = name):
+        x = a._data
+        out = np.asarray(fwd(x)).astype(x.dtype, copy=False)
+
+        def backward(g):
+            return ((g * grad(x, out)).astype(g.dtype, copy=False),)
+
+        return result(out, node, (a,), backward, saved=(a,))
+
+    if not inplace:
+        return compute(input)
+
+    def fast():
+        x = input._data
+        x[...] = fwd(x)
+
+    return input._inplace(lambda old: compute(old, inplace_name or name), fast)
+
+
+def _stable_sigmoid(x: np.ndarray) -> np.ndarray:
+    e = np.exp(-np.abs(x))  # exp of non-positive numbers only: no overflow
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _softplus_array(x: np.ndarray) -> np.ndarray:
+    """log(1 + exp(x)) without overflow."""
+    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
+def silu(input, inplace: bool = False):  # noqa: A002
+    """``x · sigmoid(x)`` (swish)."""
+    def grad(x, _):
+        s = _stable_sigmoid(x)
+        return s * (1 + x * (1 - s))
+
+    return _elementwise(input, "SiluBackward0", "silu_cpu", lambda x: x * _stable_sigmoid(x), grad, inplace)
+
+
+def softplus(input, beta: float = 1.0, threshold: float = 20.0):  # noqa: A002
+    """``log(1 + exp(beta·x)) / beta``, and ``x`` itself where ``beta·x > threshold`` (torch's
+    linear region, where the gradient is 1)."""
+    beta, threshold = float(beta), float(threshold)
+
+    def fwd(x):
+        bx = x * beta
+        return np.where(bx > threshold, x, _softplus_array(bx) / beta)
+
+    def grad(x, _):
+        bx = x * beta
+        return np.where(bx > threshold, 1.0, _stable_sigmoid(bx))
+
+    return _elementwise(input, "SoftplusBackward0", "softplus_cpu", fwd, grad)
+
+
+def mish(input, inplace: bool = False):  # noqa: A002
+    """``x · tanh(softplus(x))``."""
+    def grad(x, _):
+        t = np.tanh(_softplus_array(x))
+        return t + x * _stable_sigmoid(x) * (1 - t * t)
+
+    return _elementwise(input, "MishBackward0", "mish_cpu", lambda x: x * np.tanh(_softplus_array(x)), grad,
+                        inplace)
+
+
+def hardsigmoid(input, inplace: bool = False):  # noqa: A002
+    """``clamp(x/6 + 1/2, 0, 1)``; gradient 1/6 strictly inside (-3, 3), 0 elsewhere (torch)."""
+    return _elementwise(input, "HardsigmoidBackward0", "hardsigmoid_cpu",
+                        lambda x: np.clip(x / 6 + 0.5, 0, 1),
+                        lambda x, _: np.where((x > -3) & (x < 3), 1 / 6, 0.0), inplace)
+
+
+def hardswish(input, inplace: bool = False):  # noqa: A002
+    """``x · relu6(x + 3) / 6``; torch's gradient: 0 up to -3, ``x/3 + 1/2`` strictly between -3
+    and 3, 1 from 3 on."""
+    def grad(x, _):
+        return np.where(x <= -3, 0.0, np.where(x < 3, x / 3 + 0.5, 1.0))
+
+    return _elementwise(input, "HardswishBackward0", "hardswish_cpu",
+                        lambda x: x * np.clip(x + 3, 0, 6) / 6, grad, inplace)
+
+
+def _elu_op(input, alpha: float, scale: float, input_scale: float, inplace: bool, name: str,  # noqa: A002
+            inplace_name: str):
+    """torch's elu kernel: ``scale·x`` for x > 0, ``scale·alpha·(exp(input_scale·x) - 1)`` else."""
+    def fwd(x):
+        neg = np.minimum(x, 0)  # exp of non-positive numbers only
+        return np.where(x > 0, scale * x, scale * alpha * np.expm1(neg * input_scale))
+
+    def grad(x, _):
+        neg = np.minimum(x, 0)
+        return np.where(x > 0, scale, scale * alpha * input_scale * np.exp(neg * input_scale))
+
+    return _elementwise(input, name, "elu_cpu", fwd, grad, inplace, inplace_name)
+
+
+def elu(input, alpha: float = 1.0, inplace: bool = False):  # noqa: A002
+    """``x`` for x > 0, ``alpha·(exp(x) - 1)`` otherwise."""
+    return _elu_op(input, float(alpha), 1.0, 1.0, inplace, "EluBackward0", "EluBackward1")
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input, inplace: bool = False):  # noqa: A002
+    """``scale·elu(x, alpha)`` with the self-normalising constants (recorded as ``EluBackward0``,
+    as torch records it)."""
+    return _elu_op(input, _SELU_ALPHA, _SELU_SCALE, 1.0, inplace, "EluBackward0", "EluBackward1")
+
+
+def celu(input, alpha: float = 1.0, inplace: bool = False):  # noqa: A002
+    """``max(0, x) + min(0, alpha·(exp(x/alpha) - 1))``."""
+    alpha = float(alpha)
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _elu_op(input, alpha, 1.0, 1.0 / alpha, inplace, "CeluBackward0", "CeluBackward1")
+
+
+def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):  # noqa: A002
+    """``clamp(x, min_val, max_val)``; gradient 1 strictly inside the range (torch), else 0.
+    Integer inputs are clamped too, as in torch."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+
+    def grad(x, _):
+        return (x > min_val) & (x < max_val)
+
+    return _elementwise(input, "HardtanhBackward0", None, lambda x: np.clip(x, min_val, max_val), grad, inplace)
+
+
+def relu6(input, inplace: bool = False):  # noqa: A002
+    """``min(max(0, x), 6)`` (torch's ``hardtanh(x, 0, 6)``: ``HardtanhBackward0``)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def logsigmoid(input):  # noqa: A002
+    """``log(sigmoid(x)) = -softplus(-x)``, computed without overflow."""
+    return _elementwise(input, "LogSigmoidBackward0", "log_sigmoid_cpu", lambda x: -_softplus_array(-x),
+                        lambda x, _: 1 - _stable_sigmoid(x))
+
+
+def softsign(input):  # noqa: A002
+    """``x / (1 + |x|)``, recorded as torch composes it (``DivBackward0`` over ``AddBackward0``
+    over ``AbsBackward0``)."""
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input):  # noqa: A002
+    """``x - tanh(x)`` (``SubBackward0`` over ``TanhBackward0``, as torch)."""
+    return input - input.tanh()
+
+
+def glu(input, dim: int = -1):  # noqa: A002
+    """``a · sigmoid(b)`` where ``a`` and ``b`` are the two halves of ``input`` along ``dim``."""
+    x = input._data
+    if x.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    _float_only(x, "glu_cpu")
+    d = wrap_dim(dim, x.ndim)
+    n = x.shape[d]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
+    a, b = np.split(x, 2, axis=d)
+    s = _stable_sigmoid(b).astype(x.dtype, copy=False)
+    out = a * s
+
+    def backward(g):
+        return (np.concatenate([g * s, g * a * s * (1 - s)], axis=d),)
+
+    return result(out, "GluBackward0", (input,), backward, saved=(input,))

@@ -170,3 +170,105 @@ def _check_layer_norm(x: np.ndarray, shape: tuple, weight, bias) -> None:
             f"Given normalized_shape={shape_str(shape)}, expected input with shape "
             f"[*, {', '.join(map(str, shape))}], but got input of size{shape_str(x.shape)}"
         )
+
+
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):  # noqa: A002
+    """Normalise each sample over groups of ``C / num_groups`` channels (and all spatial dims),
+    then scale and shift per channel: one ``NativeGroupNormBackward0`` node."""
+    x = input._data
+    if x.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {x.ndim}")
+    n, c = x.shape[:2]
+    if c % num_groups:
+        raise RuntimeError(
+            "Expected number of channels in input to be divisible by num_groups, but got input of shape "
+            f"{shape_str(x.shape)} and num_groups={num_groups}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.shape[0] != c):
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of channels in input, but got "
+                f"{name} of shape {shape_str(t.shape)} and input of shape {shape_str(x.shape)}"
+            )
+    grouped = x.reshape(n, num_groups, -1)
+    mean = grouped.mean(axis=2, keepdims=True)
+    xc = grouped - mean
+    invstd = (1.0 / np.sqrt((xc * xc).mean(axis=2, keepdims=True) + eps)).astype(x.dtype, copy=False)
+    xhat = (xc * invstd).reshape(x.shape)
+    cshape = (1, c) + (1,) * (x.ndim - 2)
+    w = weight._data.reshape(cshape) if weight is not None else None
+    out = xhat * w if w is not None else xhat.copy()
+    if bias is not None:
+        out += bias._data.reshape(cshape)
+    axes = (0,) + tuple(range(2, x.ndim))
+    need_w = weight is not None and weight._requires_grad
+    need_b = bias is not None and bias._requires_grad
+
+    def backward(g):
+        gw = (g * xhat).sum(axis=axes) if need_w else None
+        gb = g.sum(axis=axes) if need_b else None
+        gx = None
+        if input._requires_grad:
+            gh = (g * w if w is not None else g).reshape(n, num_groups, -1)
+            xh = xhat.reshape(n, num_groups, -1)
+            gx = ((gh - gh.mean(axis=2, keepdims=True) - xh * (gh * xh).mean(axis=2, keepdims=True))
+                  * invstd).reshape(x.shape)
+        return gx, gw, gb
+
+    saved = [t for t in (input, weight) if t is not None]
+    return result(out, "NativeGroupNormBackward0", (input, weight, bias), backward, saved=saved)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,  # noqa: A002
+                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5):
+    """Normalise each (sample, channel) over its spatial dims. Computed as torch computes it: the
+    input viewed as one sample of N·C channels through ``batch_norm`` (weight, bias and running
+    statistics repeated N times), viewed back; the running statistics, when given, become the
+    mean of their N updated copies."""
+    shape = tuple(input.shape)
+    if use_input_stats:
+        _verify_spatial_size(shape)
+    n, c = shape[:2]
+    flat = input.reshape(1, n * c, *shape[2:])
+    rep = [None if t is None else t.repeat(n) for t in (weight, bias)]
+    stats = [None if t is None else t.detach().repeat(n) for t in (running_mean, running_var)]
+    out = batch_norm(flat, stats[0], stats[1], rep[0], rep[1], use_input_stats, momentum, eps)
+    for buf, tmp in zip((running_mean, running_var), stats):
+        if buf is not None and use_input_stats:
+            buf._data[...] = tmp._data.reshape(n, c).mean(axis=0).astype(buf._data.dtype)
+    return out.view(*shape)
+
+
+def _verify_spatial_size(size) -> None:
+    n = 1
+    for s in size[2:]:
+        n *= s
+    if n == 1:
+        from ..._tensor import Size
+
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {Size(size)!r}")
+
+
+def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):  # noqa: A002
+    """``x / (k + alpha/size · Σ x²)^beta``, the sum over ``size`` neighbouring channels
+    (zero-padded), composed from small ops as torch composes it."""
+    from .pooling import avg_pool2d
+    from .sampling import pad
+
+    dim = input.ndim
+    if dim < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality                          input (got {dim} dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    if dim == 3:
+        div = pad(div.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:  # torch pools a 5-D view with avg_pool3d; a 4-D view with avg_pool2d gives the same sums
+        sizes = tuple(input.shape)
+        div = pad(div.view(sizes[0], 1, sizes[1], -1), (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1).view(*sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div

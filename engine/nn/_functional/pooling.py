@@ -1,4 +1,5 @@
-"""max_pool2d, avg_pool2d, adaptive_avg_pool2d: one node each, computed from strided slices.
+"""max_pool2d, avg_pool2d, adaptive_avg_pool2d, adaptive_max_pool2d: one node each, computed from
+strided slices; the 1-D pools run the 2-D ops over an inserted height-1 dim, as torch does.
 
 A k×k pool is ``k·k`` strided slices of the (padded) input, each of the output's shape. Max pool
 takes their running maximum; its backward gives each slice ``grad * mask``, where the mask marks
@@ -249,3 +250,104 @@ def _window_matrix(n: int, out: int, dtype: np.dtype) -> np.ndarray:
     j = np.arange(n)
     member = (j >= start[:, None]) & (j < end[:, None])
     return (member / (end - start)[:, None]).astype(dtype if dtype.kind == "f" else np.float64)
+
+
+# --- 1-D pools: the 2-D ops over an inserted height-1 dim, as torch records them -----------------
+
+def _as_2d(input, fname: str, message: str):  # noqa: A002
+    if input.ndim not in (2, 3):
+        raise RuntimeError(message.format(fname=fname, ndim=input.ndim, shape=shape_str(input.shape)))
+    return input.unsqueeze(-2)
+
+
+_DIMS_MSG = ("Expected 2 to 3 dimensions, but got {ndim}-dimensional tensor for argument #1 'self' "
+             "(while checking arguments for {fname})")
+
+
+def _single(value, name: str, fname: str) -> int:
+    if isinstance(value, int | np.integer):
+        return int(value)
+    value = tuple(value)
+    if len(value) != 1:
+        raise RuntimeError(f"{fname}() argument '{name}' should contain one int (got {len(value)})")
+    return int(value[0])
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,  # noqa: A002
+               count_include_pad: bool = True):
+    """1-D average pooling over (N, C, L) or (C, L): ``avg_pool2d`` with a (1, k) window
+    (``SqueezeBackward1`` over ``AvgPool2DBackward0``, as torch)."""
+    k = _single(kernel_size, "kernel_size", "avg_pool1d")
+    s = k if stride is None or (isinstance(stride, Sequence) and len(stride) == 0) \
+        else _single(stride, "stride", "avg_pool1d")
+    p = _single(padding, "padding", "avg_pool1d")
+    x2 = _as_2d(input, "avg_pool1d", _DIMS_MSG)
+    return avg_pool2d(x2, (1, k), (1, s), (0, p), ceil_mode, count_include_pad).squeeze(-2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,  # noqa: A002
+               return_indices: bool = False):
+    """1-D max pooling over (N, C, L) or (C, L): ``max_pool2d`` with a (1, k) window; indices
+    are positions along L."""
+    k = _single(kernel_size, "kernel_size", "max_pool1d")
+    s = k if stride is None or (isinstance(stride, Sequence) and len(stride) == 0) \
+        else _single(stride, "stride", "max_pool1d")
+    p, d = _single(padding, "padding", "max_pool1d"), _single(dilation, "dilation", "max_pool1d")
+    if input.ndim not in (2, 3):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{shape_str(input.shape)}")
+    out = _pool_out(input.shape[-1], k, s, p, d, ceil_mode)
+    if out < 1 and k > 0 and s > 0 and d > 0 and 0 <= p <= ((k - 1) * d + 1) // 2:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+    res = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), ceil_mode, return_indices)
+    if return_indices:
+        return res[0].squeeze(-2), res[1].squeeze(-2)
+    return res.squeeze(-2)
+
+
+def adaptive_avg_pool1d(input, output_size):  # noqa: A002
+    """Adaptive average pooling of (N, C, L) or (C, L) to ``output_size`` positions."""
+    size = _single(output_size, "output_size", "adaptive_avg_pool1d")
+    x2 = _as_2d(input, "adaptive_avg_pool1d", _DIMS_MSG)
+    return adaptive_avg_pool2d(x2, (1, size)).squeeze(-2)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices: bool = False):  # noqa: A002
+    """Max over adaptive windows ``[floor(i·H/Ho), ceil((i+1)·H/Ho))``; with ``return_indices``
+    also the flat ``h·W + w`` index of each (first) maximum (``AdaptiveMaxPool2DBackward0``)."""
+    x = input._data
+    if x.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {shape_str(x.shape)}")
+    size = _adaptive_size(output_size, x)
+    h, w = x.shape[-2:]
+    rows, cols = _window_index(h, size[0]), _window_index(w, size[1])
+    # (..., Ho, kh, Wo, kw): every window padded to the longest by repeating its last element,
+    # which never changes its maximum nor which element comes first.
+    win = x[..., rows[:, :, None, None], cols[None, None, :, :]]
+    win = np.moveaxis(win, -3, -2).reshape(x.shape[:-2] + (size[0], size[1], -1))
+    pick = win.argmax(axis=-1)
+    y = np.take_along_axis(win, pick[..., None], axis=-1)[..., 0]
+    kw = cols.shape[1]
+    hh = rows[np.arange(size[0])[:, None], pick // kw]
+    ww = cols[np.arange(size[1])[None, :], pick % kw]
+    idx = (hh * w + ww).astype(np.int64)
+    x_shape = x.shape
+
+    def backward(g, _g_idx=None):
+        planes = int(np.prod(x_shape[:-2], dtype=np.int64))
+        flat = (np.arange(planes).reshape((-1, 1)) * (h * w) + idx.reshape(planes, -1)).reshape(-1)
+        gx = np.bincount(flat, weights=g.reshape(-1), minlength=planes * h * w)
+        return (gx.astype(g.dtype).reshape(x_shape),)
+
+    y_t, i_t = multi_result((y, idx), "AdaptiveMaxPool2DBackward0", (input,), backward, saved=(input,),
+                            differentiable=(True, False))
+    return (y_t, i_t) if return_indices else y_t
+
+
+def _window_index(n: int, out: int) -> np.ndarray:
+    """(out, longest window) input positions of each adaptive window, the last repeated."""
+    i = np.arange(out)
+    start = (i * n) // out
+    end = -((-(i + 1) * n) // out)
+    k = int((end - start).max()) if out else 0
+    return np.minimum(start[:, None] + np.arange(k), end[:, None] - 1)

@@ -1,12 +1,18 @@
-"""Activation layers: ReLU, LeakyReLU, GELU, Tanh, Sigmoid, Softmax, LogSoftmax."""
+"""Activation layers: ReLU, LeakyReLU, GELU, Tanh, Sigmoid, Softmax, LogSoftmax, and the element-wise
+family (SiLU, Mish, Hardswish, Hardsigmoid, Softplus, ELU, SELU, CELU, Hardtanh, ReLU6, LogSigmoid,
+Softsign, Tanhshrink, GLU) with torch's attributes and reprs."""
 
 from __future__ import annotations
+
+import warnings
 
 from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ["GELU", "LeakyReLU", "LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Tanh"]
+__all__ = ["CELU", "ELU", "GELU", "GLU", "SELU", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid",
+           "LogSoftmax", "Mish", "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softplus", "Softsign", "Tanh",
+           "Tanhshrink"]
 
 
 class ReLU(Module):
@@ -101,3 +107,180 @@ class LogSoftmax(_SoftmaxBase):
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.log_softmax(input, self.dim, _stacklevel=5)
+
+
+class _InplaceActivation(Module):
+    """An element-wise activation with only an ``inplace`` flag (repr ``inplace=True`` when set)."""
+
+    __constants__ = ["inplace"]
+    _fn = "relu"
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return getattr(F, self._fn)(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class SiLU(_InplaceActivation):
+    """``x · sigmoid(x)`` (swish)."""
+
+    _fn = "silu"
+
+
+class Mish(_InplaceActivation):
+    """``x · tanh(softplus(x))``."""
+
+    _fn = "mish"
+
+
+class Hardswish(_InplaceActivation):
+    """``x · relu6(x + 3) / 6``."""
+
+    _fn = "hardswish"
+
+    def extra_repr(self) -> str:  # torch's Hardswish has no extra_repr
+        return ""
+
+
+class Hardsigmoid(_InplaceActivation):
+    """``relu6(x + 3) / 6``."""
+
+    _fn = "hardsigmoid"
+
+    def extra_repr(self) -> str:  # torch's Hardsigmoid has no extra_repr
+        return ""
+
+
+class SELU(_InplaceActivation):
+    """``scale · elu(x, alpha)`` with the self-normalising constants."""
+
+    _fn = "selu"
+
+
+class _AlphaActivation(Module):
+    __constants__ = ["alpha", "inplace"]
+    _fn = "elu"
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return getattr(F, self._fn)(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"alpha={self.alpha}{inplace_str}"
+
+
+class ELU(_AlphaActivation):
+    """``x`` for x > 0, ``alpha·(exp(x) - 1)`` otherwise."""
+
+    _fn = "elu"
+
+
+class CELU(_AlphaActivation):
+    """``max(0, x) + min(0, alpha·(exp(x/alpha) - 1))``."""
+
+    _fn = "celu"
+
+
+class Softplus(Module):
+    """``log(1 + exp(beta·x)) / beta``, linear above ``threshold``."""
+
+    __constants__ = ["beta", "threshold"]
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Hardtanh(Module):
+    """``clamp(x, min_val, max_val)``; ``min_value``/``max_value`` are torch's deprecated
+    spellings (with its FutureWarning); ``max_val`` must exceed ``min_val``."""
+
+    __constants__ = ["min_val", "max_val", "inplace"]
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None) -> None:
+        super().__init__()
+        if min_value is not None:
+            warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`", FutureWarning,
+                          stacklevel=2)
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`", FutureWarning,
+                          stacklevel=2)
+            max_val = max_value
+        self.min_val = min_val
+        self.max_val = max_val
+        self.inplace = inplace
+        if self.max_val <= self.min_val:
+            raise AssertionError(f"max_val ({self.max_val}) must be greater than min_val ({self.min_val})")
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"min_val={self.min_val}, max_val={self.max_val}{inplace_str}"
+
+
+class ReLU6(Hardtanh):
+    """``min(max(0, x), 6)``."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class LogSigmoid(Module):
+    """``log(sigmoid(x))``."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.logsigmoid(input)
+
+
+class Softsign(Module):
+    """``x / (1 + |x|)``."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    """``x - tanh(x)``."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.tanhshrink(input)
+
+
+class GLU(Module):
+    """``a · sigmoid(b)`` for the two halves ``a``, ``b`` of the input along ``dim``."""
+
+    __constants__ = ["dim"]
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"

@@ -1,4 +1,4 @@
-"""MaxPool2d, AvgPool2d, AdaptiveAvgPool2d (torch's attributes and repr)."""
+"""MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d, AdaptiveMaxPool2d (torch's attributes and repr)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from .. import functional as F
 from .._functional._utils import layer_error
 from .module import Module
 
-__all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "MaxPool2d"]
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d", "MaxPool1d",
+           "MaxPool2d"]
 
 _EXPECTED = "(N, C, H, W) or (C, H, W)"
 
@@ -109,3 +110,63 @@ class AdaptiveAvgPool2d(Module):
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return _call(self, F.adaptive_avg_pool2d, input, self.output_size)
+
+
+def _single(value: Any) -> tuple:
+    """torch's ``_single``: an iterable as a tuple, an int as a 1-tuple."""
+    return tuple(value) if isinstance(value, tuple | list) else (value,)
+
+
+class MaxPool1d(MaxPool2d):
+    """Max over ``kernel_size`` windows of (N, C, L) or (C, L) input."""
+
+    def forward(self, input: Tensor) -> Any:  # noqa: A002
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)
+
+
+class AvgPool1d(Module):
+    """Mean over ``kernel_size`` windows of (N, C, L) or (C, L) input (sizes stored as 1-tuples,
+    as torch stores them)."""
+
+    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        super().__init__()
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None else kernel_size)
+        self.padding = _single(padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+
+class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    """Average pooling of (N, C, L) or (C, L) input to ``output_size`` positions."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.adaptive_avg_pool1d(input, self.output_size)
+
+
+class AdaptiveMaxPool2d(Module):
+    """Max pooling to a fixed ``output_size``; with ``return_indices`` also the flat indices."""
+
+    __constants__ = ["output_size", "return_indices"]
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+    def forward(self, input: Tensor) -> Any:  # noqa: A002
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
