@@ -4,9 +4,9 @@ text or a JSON node-link dict. Engine and torch models alike.
 
 Three diagrams, each in two calls::
 
-    module_tree(model, depth=None)                       -> graphviz.Digraph
-    autograd_graph(output, model=None, *, depth=None, show_saved=False)
-    dataflow(trace, depth=None)
+    module_tree(model, depth=None, *, fold=True, budget=400)   -> graphviz.Digraph
+    autograd_graph(output, model=None, *, depth=None, show_saved=False, fold=True, budget=400)
+    dataflow(trace, depth=None, *, fold=True, budget=400)
 
     build_module_tree(...), build_autograd_graph(...), build_dataflow(...) -> Diagram
 
@@ -26,6 +26,12 @@ For ``autograd_graph`` to group op nodes by module, run the forward under
         out = model(x)
     modscope.graph.autograd_graph(out.sum(), model, depth=2)
 
+Big models stay readable: a diagram over ``budget`` nodes has its repeated identical blocks
+folded into one node each (``(0-47): 48 × Block``), wide fan-outs grouped into ``+N more`` and,
+if still too big, is collapsed to the deepest module depth that fits; a note at the top of the
+drawing says what was folded. A diagram within the budget is drawn unchanged; ``fold=False``
+draws everything (see ``modscope.views.diagrams.fold``).
+
 This module only wires the two halves together: live objects become event data in
 ``modscope.capture.diagrams``; ``modscope.views.diagrams`` draws the data.
 """
@@ -39,6 +45,7 @@ import graphviz
 from .capture.attribution import attribute_modules, label_call
 from .capture.diagrams import build_autograd_graph, build_module_tree, model_event_fields
 from .views.diagrams import (
+    BUDGET,
     Cluster,
     Diagram,
     DotNotFoundError,
@@ -47,31 +54,48 @@ from .views.diagrams import (
     build_autograd_graph_from_event,
     build_dataflow,
     build_module_tree_from_event,
+    fit,
+    model_event_in,
     render,
 )
+from .views.diagrams.fold import check_budget
 
 __all__ = [
     "Cluster", "Diagram", "DotNotFoundError", "Edge", "Node", "attribute_modules", "autograd_graph",
     "build_autograd_graph", "build_autograd_graph_from_event", "build_dataflow", "build_module_tree",
-    "build_module_tree_from_event", "dataflow", "label_call", "model_event_fields", "module_tree", "render",
+    "build_module_tree_from_event", "dataflow", "fit", "label_call", "model_event_fields", "module_tree", "render",
 ]
 
 
-def module_tree(model: Any, depth: int | None = None) -> graphviz.Digraph:
+def module_tree(model: Any, depth: int | None = None, *, fold: bool = True, budget: int = BUDGET) -> graphviz.Digraph:
     """The ``named_modules`` tree of ``model``: one node per module (path, class with
     ``extra_repr``, parameter count), shared modules drawn once with an edge from each parent.
-    See ``build_module_tree``."""
-    return build_module_tree(model, depth).to_digraph()
+    Over ``budget`` nodes (unless ``fold=False``) repeated blocks fold, wide fan-outs group and
+    the tree is cut to a depth that fits, said in a note at the top (see ``fit``). See
+    ``build_module_tree``."""
+    check_budget(budget)
+    event = model_event_fields(model)  # once: the tree and the blocks' signatures both read it
+    return fit(build_module_tree_from_event(event, depth), event, fold=fold, budget=budget, depth=depth).to_digraph()
 
 
-def autograd_graph(output: Any, model: Any = None, *, depth: int | None = None,
-                   show_saved: bool = False) -> graphviz.Digraph:
+def autograd_graph(output: Any, model: Any = None, *, depth: int | None = None, show_saved: bool = False,
+                   fold: bool = True, budget: int = BUDGET) -> graphviz.Digraph:
     """The backward graph from ``output.grad_fn``, op nodes clustered by the module that made
-    them, parameters named by path when ``model`` is given. See ``build_autograd_graph``."""
-    return build_autograd_graph(output, model, depth=depth, show_saved=show_saved).to_digraph()
+    them, parameters named by path when ``model`` is given. Over ``budget`` nodes (unless
+    ``fold=False``) it is folded as ``module_tree`` says; repeated blocks are recognised only
+    when ``model`` is given. See ``build_autograd_graph``."""
+    check_budget(budget)
+    diagram = build_autograd_graph(output, model, depth=depth, show_saved=show_saved)
+    event = model_event_fields(model) if model is not None and fold and len(diagram.nodes) > budget else None
+    return fit(diagram, event, fold=fold, budget=budget, depth=depth).to_digraph()
 
 
-def dataflow(trace: Any, depth: int | None = None) -> graphviz.Digraph:
+def dataflow(trace: Any, depth: int | None = None, *, fold: bool = True, budget: int = BUDGET) -> graphviz.Digraph:
     """Module calls with their input/output shapes, edges following the tensors, from a trace
-    (anything with ``.events``) or a list of events. See ``build_dataflow``."""
-    return build_dataflow(trace, depth).to_digraph()
+    (anything with ``.events``) or a list of events. Over ``budget`` nodes (unless
+    ``fold=False``) it is folded as ``module_tree`` says, blocks recognised by the trace's
+    ``model`` event. See ``build_dataflow``."""
+    check_budget(budget)
+    events = list(getattr(trace, "events", trace))
+    return fit(build_dataflow(events, depth), model_event_in(events), fold=fold, budget=budget,
+               depth=depth).to_digraph()

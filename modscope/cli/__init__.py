@@ -67,6 +67,11 @@ def _add_export(subcommands: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=FORMATS, help="output format (default: from the output file's suffix)")
     p.add_argument("-o", "--output", metavar="FILE", required=True, help="file to write")
     p.add_argument("--depth", type=_depth, help="show modules down to this depth, collapse deeper ones")
+    p.add_argument("--no-fold", dest="fold", action="store_false",
+                   help="draw every node: do not fold repeated blocks, group wide fan-outs or cut the depth of "
+                        "a diagram over the budget (big models then take long to lay out)")
+    p.add_argument("--budget", metavar="N", type=_positive, default=None,
+                   help="nodes a diagram may have before it is folded (default: 400)")
     p.set_defaults(run=_run_export)
 
 
@@ -100,7 +105,9 @@ def _run_export(args: argparse.Namespace) -> int:
     try:
         with console.status("exporting...") as status:
             path = export(args.target, args.what, args.output, fmt=args.format, input_shape=args.input,
-                          depth=args.depth, tokens=args.tokens, progress=lambda message: status.update(message + "..."))
+                          depth=args.depth, tokens=args.tokens, fold=args.fold,
+                          **({} if args.budget is None else {"budget": args.budget}),
+                          progress=lambda message: status.update(message + "..."))
     except (ExportError, TargetError) as exc:
         return _fail("export", str(exc))
     print(f"wrote {path}", file=sys.stderr)

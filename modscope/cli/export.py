@@ -15,10 +15,12 @@ from typing import Any
 
 from ..capture.attribution import attribute_modules
 from ..capture.backends import UntraceableError, backend_for
-from ..capture.diagrams import build_autograd_graph, build_module_tree
+from ..capture.diagrams import build_autograd_graph, model_event_fields
 from ..capture.target import Target, load_target, parse_shape
 from ..capture.values import tensors_in
 from ..views.diagrams import Diagram, DotNotFoundError, build_dataflow, render
+from ..views.diagrams.fold import BUDGET, check_budget, fit, model_event_in
+from ..views.diagrams.tree import build_module_tree_from_event
 
 WHATS = ("tree", "autograd", "dataflow")
 FORMATS = ("dot", "svg", "png", "pdf", "mermaid", "json")
@@ -32,14 +34,21 @@ class ExportError(Exception):
 
 def export(target: str, what: str, output: str | os.PathLike, *, fmt: str | None = None,
            input_shape: str | None = None, depth: int | None = None, tokens: int | None = None,
+           fold: bool = True, budget: int = BUDGET,
            progress: Callable[[str], None] = lambda message: None) -> Path:
     """Write diagram ``what`` of the model ``target`` names to ``output`` as ``fmt`` (default:
     from ``output``'s suffix) and return the path written. ``input_shape`` (``"1,1,28,28"``)
     overrides the example's default input; ``tokens`` makes it integer token ids in
-    ``[0, tokens)``; ``progress`` is told each stage as it starts.
+    ``[0, tokens)``; ``progress`` is told each stage as it starts. A diagram over ``budget``
+    nodes is folded (repeated blocks, wide fan-outs, then depth; a note at its top says what)
+    unless ``fold`` is false (``--no-fold``).
     Raises ``ExportError`` or ``TargetError``."""
     if what not in WHATS:
         raise ExportError(f"unknown diagram {what!r}: choose one of {', '.join(WHATS)}")
+    try:
+        check_budget(budget)
+    except ValueError as exc:
+        raise ExportError(f"--budget: {exc}") from None
     path = Path(output)
     fmt = resolve_format(path, fmt)
     check_writable(path)
@@ -47,7 +56,7 @@ def export(target: str, what: str, output: str | os.PathLike, *, fmt: str | None
     progress(f"loading {target}")
     loaded = with_tokens(load_target(target), tokens)
     progress(f"building the {what} diagram")
-    diagram = build(loaded, what, shape, depth)
+    diagram = build(loaded, what, shape, depth, fold=fold, budget=budget)
     progress(f"writing {fmt} to {path}" if fmt in ("dot", "mermaid", "json") else f"rendering {fmt} with dot")
     return write(diagram, path, fmt)
 
@@ -91,26 +100,30 @@ def check_traceable(model: Any) -> None:
         raise ExportError(str(exc)) from exc
 
 
-def build(target: Target, what: str, shape: tuple[int, ...] | None, depth: int | None) -> Diagram:
-    """The diagram ``what`` of ``target``'s model; runs one forward for ``autograd`` and
-    ``dataflow``."""
+def build(target: Target, what: str, shape: tuple[int, ...] | None, depth: int | None, *, fold: bool = True,
+          budget: int = BUDGET) -> Diagram:
+    """The diagram ``what`` of ``target``'s model, folded to ``budget`` nodes unless ``fold`` is
+    false (``views.diagrams.fold.fit``); runs one forward for ``autograd`` and ``dataflow``."""
     model = target.model
     if what == "tree":
-        return build_module_tree(model, depth)
+        event = model_event_fields(model)
+        return fit(build_module_tree_from_event(event, depth), event, fold=fold, budget=budget, depth=depth)
     check_traceable(model)
     x = target.example_input(shape)
     if what == "autograd":
         with attribute_modules(model):
             out = _forward(model, x)
         root = _scalar_root(out)
-        return build_autograd_graph(root, model, depth=depth)
+        diagram = build_autograd_graph(root, model, depth=depth)
+        event = model_event_fields(model) if fold and len(diagram.nodes) > budget else None
+        return fit(diagram, event, fold=fold, budget=budget, depth=depth)
     from ..capture.recorder import trace
 
     # Dataflow needs forward events only: the forward runs without grad, so no backward
     # machinery is set up at all.
     with trace(model, graph=False) as tr, target.no_grad():
         _forward(model, x)
-    return build_dataflow(tr.events, depth)
+    return fit(build_dataflow(tr.events, depth), model_event_in(tr.events), fold=fold, budget=budget, depth=depth)
 
 
 def _forward(model: Any, x: Any) -> Any:

@@ -10,7 +10,8 @@ from .autograd import build_autograd_graph_from_event
 from .dataflow import build_dataflow
 from .diagram import Cluster, Diagram, Edge, Node
 from .dot import DotNotFoundError, render
+from .fold import BUDGET, fit, model_event_in
 from .tree import build_module_tree_from_event
 
-__all__ = ["Cluster", "Diagram", "DotNotFoundError", "Edge", "Node", "build_autograd_graph_from_event",
-           "build_dataflow", "build_module_tree_from_event", "render"]
+__all__ = ["BUDGET", "Cluster", "Diagram", "DotNotFoundError", "Edge", "Node", "build_autograd_graph_from_event",
+           "build_dataflow", "build_module_tree_from_event", "fit", "model_event_in", "render"]

@@ -53,7 +53,8 @@ class Cluster:
 class Diagram:
     """Nodes, edges and clusters of one diagram, in drawing order.
 
-    ``kind`` is ``"module_tree"``, ``"autograd"`` or ``"dataflow"``; ``name`` titles it.
+    ``kind`` is ``"module_tree"``, ``"autograd"`` or ``"dataflow"``; ``name`` titles it;
+    ``notes`` say what was folded (``fold.fit``).
     Every edge's endpoints and every node's cluster exist in the diagram (the builders
     guarantee it; ``check`` verifies it)."""
 
@@ -62,6 +63,9 @@ class Diagram:
     nodes: dict[str, Node] = field(default_factory=dict)
     edges: list[Edge] = field(default_factory=list)
     clusters: dict[str, Cluster] = field(default_factory=dict)
+    # What was left out to keep the drawing readable and how to show it (``fold.fit``); the
+    # writers print these at the top of the drawing. Empty: everything is drawn.
+    notes: list[str] = field(default_factory=list)
 
     def add_node(self, node: Node) -> Node:
         self.nodes[node.id] = node

@@ -124,7 +124,15 @@ def _write(diagram: Diagram) -> graphviz.Digraph:
     for e in diagram.edges:
         attrs = ((f" label={_quoted([e.label])}" if e.label else "") + _EDGE_ATTRS.get(e.kind, "")).lstrip()
         body.append(f"\t{e.source} -> {e.target} [{attrs}]\n" if attrs else f"\t{e.source} -> {e.target}\n")
+    if diagram.notes:  # last: graph attributes set before a cluster would be inherited by it
+        body.append(_note_line(diagram.notes))
     return dot
+
+
+def _note_line(notes: list[str]) -> str:
+    """The graph's own label, at its top left: one left-justified line per note (DOT's ``\\l``)."""
+    text = "".join(line.replace("\\", "\\\\").replace('"', '\\"') + "\\l" for line in notes)
+    return f'\tlabel="{text}" labelloc=t labeljust=l fontsize=10\n'
 
 
 def _node_line(node: Node, indent: str) -> str:

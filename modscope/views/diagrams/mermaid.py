@@ -20,15 +20,19 @@ CLASS_DEFS: dict[str, str] = {
     "input": "fill:#add8e6,stroke:#555",
     "tensor": "fill:#ffffff,stroke:#555,stroke-dasharray:4 3",
 }
+NOTE_STYLE = "fill:#fff8dc,stroke:#b8860b,stroke-dasharray:3 3"
 # Mermaid node shapes: ("open", "close") around the quoted label.
 SHAPES = {"input": ("([", "])"), "tensor": ("([", "])")}
 
 
 def to_mermaid(diagram: Diagram) -> str:
     """``flowchart TB`` text: nested ``subgraph`` blocks for clusters, then every edge, then
-    the class definitions and assignments. Labels are quoted with ``"`` escaped as ``#quot;``
+    the class definitions and assignments. A diagram with ``notes`` starts with a ``fold_note`` box
+    holding them. Labels are quoted with ``"`` escaped as ``#quot;``
     and lines joined by ``<br/>``."""
     out = ["flowchart TB"]
+    if diagram.notes:  # a visible box at the top saying what was folded and how to expand it
+        out.append(f'    fold_note["{_text(diagram.notes)}"]')
     sub, held = diagram.children_of()
     names = {cid: f"c{i}" for i, cid in enumerate(diagram.clusters)}
     out.extend(_node_line(n, 1) for n in held.get(None, ()))
@@ -48,6 +52,9 @@ def to_mermaid(diagram: Diagram) -> str:
         arrow = "-.-" if e.kind == "saved" else "-->"
         label = f'|"{_text([e.label])}"|' if e.label else ""
         out.append(f"    {e.source} {arrow}{label} {e.target}")
+    if diagram.notes:
+        out.append(f"    classDef note {NOTE_STYLE}")
+        out.append("    class fold_note note")
     kinds: dict[str, list[str]] = {}
     for n in diagram.nodes.values():
         kinds.setdefault(n.kind, []).append(n.id)

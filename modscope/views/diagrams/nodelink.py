@@ -13,7 +13,7 @@ from .diagram import Diagram
 
 
 def to_node_link(diagram: Diagram) -> dict[str, Any]:
-    """``{"directed": True, "multigraph": False, "graph": {kind, name, clusters}, "nodes":
+    """``{"directed": True, "multigraph": False, "graph": {kind, name, clusters, notes}, "nodes":
     [{id, kind, label, cluster, **data}], "links": [{source, target, kind, label?}]}``; every
     value is a JSON type (``json.dumps`` accepts it as is)."""
     nodes = [{"id": n.id, "kind": n.kind, "label": "\n".join(n.lines), "cluster": n.cluster, **n.data}
@@ -28,7 +28,8 @@ def to_node_link(diagram: Diagram) -> dict[str, Any]:
     return {
         "directed": True,
         "multigraph": False,
-        "graph": {"kind": diagram.kind, "name": diagram.name, "clusters": clusters},
+        "graph": {"kind": diagram.kind, "name": diagram.name, "clusters": clusters,
+                  "notes": list(diagram.notes)},
         "nodes": nodes,
         "links": links,
     }
