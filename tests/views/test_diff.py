@@ -397,3 +397,15 @@ def test_diff_is_public():
     assert modscope.diff is diff and "diff" in modscope.__all__
     with pytest.raises(TypeError, match="not int"):
         diff(1, 2)
+
+
+def test_per_parameter_numbers_for_a_parameter_table():
+    a = make()
+    b = clone(a)
+    next(i for i in find(b, "params", step=1)["items"] if i["path"] == "fc1.weight")["grad_norm"] *= 1.1
+    d = diff(a, b)
+    params = d.steps[1].params
+    assert set(params) == set(PARAMS) and set(params["fc1.bias"]) == {"norm", "grad_norm", "update_ratio", "nan", "inf"}
+    assert params["fc1.weight"]["grad_norm"].diverged and not params["fc1.weight"]["norm"].diverged
+    assert not any(n.diverged for p, ns in params.items() if p != "fc1.weight" for n in ns.values())
+    assert _json(d)["steps"][1]["params"]["fc1.weight"]["grad_norm"]["diverged"] is True

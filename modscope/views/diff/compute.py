@@ -187,14 +187,16 @@ class _Collector:
 
     def compare(self, order: int, path: str, category: str, what: str, a: Any, b: Any, *,
                 scale: float = 0.0, exact: bool = False, threshold: float | None = None,
-                seqs: tuple[int | None, int | None] = (None, None)) -> None:
+                seqs: tuple[int | None, int | None] = (None, None)) -> Number:
         rel = rel_diff(a, b, scale)
         if exact:
             diverged = a != b
         else:
             limit = self.rtol if threshold is None else threshold
             diverged = rel > limit
-        self.add(order, Number(path, category, what, a, b, rel, diverged, *seqs))
+        number = Number(path, category, what, a, b, rel, diverged, *seqs)
+        self.add(order, number)
+        return number
 
     def one_sided(self, order: int, path: str, category: str, what: str, a: Any, b: Any,
                   seqs: tuple[int | None, int | None]) -> None:
@@ -300,13 +302,16 @@ def _param_scales(items: dict[str, tuple[dict, int]]) -> tuple[float, float]:
     return math.sqrt(grad2), math.sqrt(upd2)
 
 
-def _compare_params(col: _Collector, a_events: list[dict], b_events: list[dict], order: int) -> None:
+def _compare_params(col: _Collector, a_events: list[dict], b_events: list[dict],
+                    order: int) -> dict[str, dict[str, Number]]:
+    """Each parameter's (and buffer's) numbers, matched by path: ``{path: {key: Number}}``."""
     def items(events: list[dict]) -> dict[str, tuple[dict, int]]:
         return {item["path"]: (item, e["seq"]) for e in events if e["kind"] == "params" for item in e["items"]}
 
     ia, ib = items(a_events), items(b_events)
     (ga, ua), (gb, ub) = _param_scales(ia), _param_scales(ib)
     grad_floor, update_floor = PARAM_FLOOR * max(ga, gb), PARAM_FLOOR * max(ua, ub)
+    out: dict[str, dict[str, Number]] = {}
     for path, (a, seq_a) in ia.items():
         module = _param_module(path)
         if path not in ib:
@@ -316,16 +321,18 @@ def _compare_params(col: _Collector, a_events: list[dict], b_events: list[dict],
         norm = max(a.get("norm") or 0.0, b.get("norm") or 0.0)
         # an update ratio's floor: a thousandth of the whole update, relative to this parameter
         scales = {"norm": 0.0, "grad_norm": grad_floor, "update_ratio": update_floor / norm if norm else 0.0}
+        mine = out[path] = {}
         for key, scale in scales.items():
-            col.compare(order, module, key, f"{path} {key}", a.get(key), b.get(key), scale=scale,
-                        seqs=(seq_a, seq_b))
+            mine[key] = col.compare(order, module, key, f"{path} {key}", a.get(key), b.get(key), scale=scale,
+                                    seqs=(seq_a, seq_b))
         for key in _COUNTS:
-            col.compare(order, module, "norm", f"{path} {key}", a.get(key), b.get(key), exact=True,
-                        seqs=(seq_a, seq_b))
+            mine[key] = col.compare(order, module, "norm", f"{path} {key}", a.get(key), b.get(key), exact=True,
+                                    seqs=(seq_a, seq_b))
     for path, (_, seq_b) in ib.items():
         if path not in ia:
             col.one_sided(order, _param_module(path), "params", f"{path} statistics", "absent", "recorded",
                           (None, seq_b))
+    return out
 
 
 # --- firing order --------------------------------------------------------------------------------
@@ -465,11 +472,11 @@ def _compare_step(a: _Trace, b: _Trace, sa: int, sb: int, rtol: float,
     _compare_calls(col, ma, mb)
     params_at = next((i for i, e in enumerate(a_events) if e["kind"] == "params"), None)
     # the params event comes after the step's module events: order it after them
-    _compare_params(col, a_events, b_events, len(ma) + (params_at or 0))
+    params = _compare_params(col, a_events, b_events, len(ma) + (params_at or 0))
     _compare_times(col, ma, mb)
     split = order_split(ma, mb)
     graph = _compare_graphs(a_events, b_events, sa, sb)
-    step = StepDiff(sa, sb, col.modules, split, partial=sa == a.cut_step or sb == b.cut_step)
+    step = StepDiff(sa, sb, col.modules, split, partial=sa == a.cut_step or sb == b.cut_step, params=params)
     if col.max is not None:
         step.max_rel = col.max.rel
         step.max_where = f"{col.max.path or '(root)'}: {col.max.what}"

@@ -99,7 +99,11 @@ class OrderSplit(_Plain):
 
 @dataclass
 class StepDiff(_Plain):
-    """One compared pair of steps. ``partial``: a side's step was cut off (a truncated trace)."""
+    """One compared pair of steps: per module its numbers (``modules``), per parameter or buffer
+    path its ``norm``, ``grad_norm``, ``update_ratio``, ``nan`` and ``inf`` (``params``: what a
+    parameter table highlights), where the firing orders part (``order``), the first divergence
+    in it (``first``) and the largest relative difference (``max_rel``, at ``max_where``).
+    ``partial``: a side's step was cut off (a truncated trace)."""
 
     step_a: int
     step_b: int
@@ -109,6 +113,7 @@ class StepDiff(_Plain):
     max_rel: float = 0.0
     max_where: str = ""
     partial: bool = False
+    params: dict[str, dict[str, Number]] = field(default_factory=dict)
 
     @property
     def diverged(self) -> bool:
