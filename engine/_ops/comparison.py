@@ -18,9 +18,9 @@ def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = Fa
         raise RuntimeError(f"{_core._dtype.scalar_type_name(x.dtype)} did not match "
                            f"{_core._dtype.scalar_type_name(y.dtype)}")
     if rtol < 0:
-        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol:g}")
     if atol < 0:
-        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol:g}")
     try:
         shape = np.broadcast_shapes(x.shape, y.shape)
     except ValueError:

@@ -320,7 +320,7 @@ def _parse_einsum(equation: str, arrays: list) -> tuple[list[str], str]:
     if arrow:
         out = rhs.replace("...", ell)
         for c in out:
-            if c not in lhs:
+            if c not in "".join(explicit):
                 raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation "
                                    "for any input operand")
             if out.count(c) > 1:

@@ -61,10 +61,10 @@ def matrix_norm(a, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
     if ord in (2, -2):
         rest = [i for i in range(x.ndim) if i not in (d0, d1)]
         moved = a if (d0, d1) == (x.ndim - 2, x.ndim - 1) else permute(a, rest + [d0, d1])
-        out = (reduction.amax if ord > 0 else reduction.amin)(svdvals(moved), -1)
-        if keepdim:
-            for d in sorted((d0, d1)):
-                out = unsqueeze(out, d)
+        out = (reduction.amax if ord > 0 else reduction.amin)(svdvals(moved), -1, keepdim)
+        if keepdim:  # torch: back to the input's dim order with a permute, even when trivial
+            order = rest + [d0, d1]
+            out = permute(unsqueeze(out, -1), tuple(int(i) for i in np.argsort(order)))
         return out
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 

@@ -23,9 +23,6 @@ def _check_probs(p: np.ndarray, num_samples: int, replacement: bool) -> None:
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if (p.sum(-1) <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    if not replacement and ((p > 0).sum(-1) < num_samples).any():
-        raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough "
-                           "non-negative category to sample)")
 
 
 def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None):  # noqa: A002
@@ -45,7 +42,8 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
         idx = idx.reshape(n_rows, num_samples) - offsets * k
         last = k - 1 - np.argmax(rows[:, ::-1] > 0, axis=-1)  # rounding never picks p == 0
         idx = np.minimum(idx, last[:, None])
-    else:  # exponential race: the order of E / p is sequential sampling without replacement
+    else:  # exponential race: the order of E / p is sequential sampling without replacement;
+        # once the non-zero categories run out, zero-probability ones follow (torch does not raise)
         with np.errstate(divide="ignore"):
             keys = rng.standard_exponential((n_rows, k)) / rows
         idx = np.argsort(keys, axis=-1, kind="stable")[:, :num_samples]

@@ -30,6 +30,8 @@ def _check(x: np.ndarray, d: int, idx: np.ndarray, src: np.ndarray | None) -> No
     """torch's shape and bounds checks (``scatter_gather_shape_check``)."""
     if idx.ndim != x.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if src is not None and src.ndim < idx.ndim:  # torch reads src.size(d) for each index dim
+        wrap_dim(src.ndim, src.ndim)
     if src is not None and src.ndim != idx.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
     too_big = any(n > x.shape[i] for i, n in enumerate(idx.shape) if i != d)

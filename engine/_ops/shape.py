@@ -140,7 +140,8 @@ def expand(a, *sizes):
         )
     lead = len(sizes) - x.ndim
     target = []
-    for i, s in enumerate(sizes):
+    for i in range(len(sizes) - 1, -1, -1):  # torch checks from the last dim
+        s = sizes[i]
         cur = x.shape[i - lead] if i >= lead else None
         if s == -1:
             if cur is None:
@@ -156,7 +157,7 @@ def expand(a, *sizes):
                 f"{list(x.shape)}"
             )
         target.append(s)
-    target = tuple(target)
+    target = tuple(target[::-1])
     out = np.broadcast_to(x, target)
     in_shape = x.shape
     return view_op(a, out, "ExpandBackward0", lambda g: (_core.unbroadcast(g, in_shape),),
@@ -373,8 +374,12 @@ def repeat(a, *sizes):
     return result(out, "RepeatBackward0", (a,), backward)
 
 
-def flip(a, dims):
-    dims = tuple(wrap_dim(d, a.ndim) for d in ((dims,) if isinstance(dims, int) else dims))
+def flip(a, *args, dims=None):
+    """Reverse the order along ``dims`` (``flip(0, 1)``, ``flip((0, 1))``, ``flip(dims=[0])``)."""
+    dims = tuple(wrap_dim(d, a.ndim) for d in _sizes(args if dims is None else (dims,)))
+    for i, d in enumerate(dims):
+        if d in dims[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     return result(np.flip(a._data, dims).copy(), "FlipBackward0", (a,),
                   lambda g: (np.flip(g, dims),))
 
@@ -577,8 +582,8 @@ def meshgrid(*tensors, indexing: str | None = None):
     return tuple(outs)
 
 
-def broadcast_to(a, size):
-    return expand(a, size)
+def broadcast_to(a, *size):
+    return expand(a, *size)
 
 
 def tensor_split(a, indices_or_sections, dim: int = 0):
