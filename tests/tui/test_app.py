@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import socket
 import time
 
 import pytest
+from rich.console import Console
+from textual.widgets import Static
 
 from modscope.views.tui.app import ModscopeApp
+from modscope.views.tui.screens import help_text
 from modscope.views.tui.sources import EventListSource, QueueSource, ReplaySource, SocketSource
 from modscope.views.tui.widgets.graph_view import AutogradGraphView
 from modscope.views.tui.widgets.module_tree import ModuleTree
@@ -168,13 +172,45 @@ async def test_help_and_command_palette_entries(events):
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.press("question_mark")
         await pilot.pause(0.1)
-        help_text = str(app.screen.query_one("Static").render())
-        assert "pause / resume" in help_text and "i      show / hide the BackwardHook" in help_text
+        shown = _screen_text(app)
+        assert "pause / resume" in shown and "show / hide the BackwardHook" in shown
         await pilot.press("escape")
         titles = [c.title for c in app.get_system_commands(app.screen)]
         for wanted in ("Pause/resume", "Step", "Breakpoints", "Find", "Export", "Quit",
                        "Show/hide hook nodes in the graph"):
             assert wanted in titles
+
+
+def _screen_text(app) -> str:
+    console = Console(width=app.size.width, record=True, file=io.StringIO())
+    console.print(app.screen.query_one(Static).content)
+    return console.export_text()
+
+
+@pytest.mark.parametrize("width", [60, 80, 104])
+def test_help_descriptions_wrap_under_themselves(width):
+    console = Console(width=width, record=True, file=io.StringIO())
+    console.print(help_text())
+    lines = console.export_text().splitlines()
+    column = next(line for line in lines if line.startswith("space")).index("pause")
+    continued = [line for line in lines if line.startswith(" ") and line.strip()]
+    assert continued or width >= 104  # narrow help wraps...
+    for line in continued:  # ...each continuation under its own description, not under the keys
+        assert len(line) - len(line.lstrip()) >= column, line
+    assert all(len(line) <= width for line in lines)
+
+
+@pytest.mark.asyncio
+async def test_command_palette_lists_each_command_once_with_its_key_as_typed(events):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)):
+        commands = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert len(titles) == len(set(titles))
+        assert commands["Find"] == "key: /" and commands["Help"] == "key: ?"
+        assert commands["Prev step"] == "key: [" and commands["Pause/resume"] == "key: space"
+        assert commands["Timeline: show/hide error events"] == "key: 4"
+        assert commands["Errors: the error panel"] == "key: x"
 
 
 @pytest.mark.asyncio

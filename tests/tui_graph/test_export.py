@@ -129,5 +129,16 @@ def test_the_app_can_export_from_its_export_action(residual_events, tmp_path, mo
         return notes
 
     notes = asyncio.run(run())
-    assert any(n.startswith("exported ") and n.endswith(".png") for n in notes), notes
+    folder = tmp_path / "modscope-export"
+    # the module tree has the focus at start: what is exported, said in full
+    assert any(n.startswith(f"exported the module tree of Residual to {folder}/: Residual-tree-")
+               and n.endswith(".png") for n in notes), notes
     assert len(list((tmp_path / "modscope-export").iterdir())) == 3
+
+
+def test_the_notification_says_which_diagram_at_which_depth_and_where(tmp_path):
+    job = export.ExportJob("autograd", "Net", None, None, 2)
+    paths = [str(tmp_path / f"Net-autograd-1.{ext}") for ext in ("dot", "svg", "png")]
+    assert export.describe_export(job, paths) == \
+        f"exported the autograd graph (depth 2) of Net to {tmp_path}/: Net-autograd-1.dot, Net-autograd-1.svg, " \
+        "Net-autograd-1.png"

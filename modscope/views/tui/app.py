@@ -21,7 +21,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from .export import model_event_of, snapshot_export, write_export
+from .export import describe_export, model_event_of, snapshot_export, write_export
 from .screens import BreakpointsScreen, FindScreen, HelpScreen, StepScreen, TextScreen
 from .sources import ChildProcess, Source
 from .state import SessionState
@@ -53,14 +53,14 @@ class ModscopeApp(App[int]):
         Binding("right_square_bracket", "next_step", "next step", show=False),
         Binding("g", "goto_step", "go to step", show=False),
         Binding("f", "follow", "follow", show=False),
-        Binding("m", "filter_module", "filter to module", show=False),
+        Binding("m", "filter_module", "timeline: only the selected module", show=False),
         Binding("i", "toggle_hook_nodes", "show/hide hook nodes in the graph", show=False),
-        Binding("1", "toggle_kind('forward')", "forward", show=False),
-        Binding("2", "toggle_kind('backward')", "backward", show=False),
-        Binding("3", "toggle_kind('hooks')", "hooks", show=False),
-        Binding("4", "toggle_kind('errors')", "errors", show=False),
-        Binding("x", "errors", "errors", show=False),
-        Binding("l", "log", "log", show=False),
+        Binding("1", "toggle_kind('forward')", "timeline: show/hide forward events", show=False),
+        Binding("2", "toggle_kind('backward')", "timeline: show/hide backward events", show=False),
+        Binding("3", "toggle_kind('hooks')", "timeline: show/hide user hook events", show=False),
+        Binding("4", "toggle_kind('errors')", "timeline: show/hide error events", show=False),
+        Binding("x", "errors", "errors: the error panel", show=False),
+        Binding("l", "log", "log: the program's output", show=False),
         Binding("question_mark", "help", "help"),
         # priority: q quits from every screen (the error panel opens by itself when the script
         # raises), except while a text field has focus: it types there (Textual filters it out)
@@ -358,7 +358,7 @@ class ModscopeApp(App[int]):
         except Exception as e:  # noqa: BLE001
             self.call_from_thread(self.notify, f"export failed: {e}", severity="error", timeout=8)
             return
-        self.call_from_thread(self.notify, "exported " + ", ".join(paths), timeout=6)
+        self.call_from_thread(self.notify, describe_export(job, paths), timeout=10)
 
     def _timeline_step(self, delta: int | None = None, step: int | None = None) -> None:
         timeline = self.query_one(HookTimeline)
@@ -452,10 +452,14 @@ class ModscopeApp(App[int]):
         return True
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        builtin = list(super().get_system_commands(screen))
+        yield from builtin
+        listed = {command.title for command in builtin}  # Textual's own "Quit": listed once
         for binding in self.BINDINGS:
             action = binding.action
-            yield SystemCommand(binding.description.capitalize(), f"key: {binding.key}",
+            if binding.description.capitalize() in listed:
+                continue
+            yield SystemCommand(binding.description.capitalize(), f"key: {self.get_key_display(binding)}",
                                 lambda action=action: self.run_action(action))
 
 

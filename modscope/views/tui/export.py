@@ -92,6 +92,16 @@ def write_export(job: ExportJob, directory: str | Path | None = None) -> list[st
     return written
 
 
+def describe_export(job: ExportJob, paths: list[str]) -> str:
+    """What was exported and where, for the notification: the diagram, then the folder's full
+    path and the file names (a toast cannot fit three full paths)."""
+    what = "module tree" if job.what == "tree" else \
+        f"autograd graph ({'every module expanded' if job.depth is None else f'depth {job.depth}'})"
+    folder = str(Path(paths[0]).parent)
+    names = ", ".join(Path(p).name for p in paths)
+    return f"exported the {what} of {job.model} to {folder}/: {names}"
+
+
 def model_event_of(state: SessionState) -> dict[str, Any] | None:
     """The fields of a ``model`` event rebuilt from the state (caller holds ``state.lock``);
     ``None`` before any model arrived. What the graph view (class names on clusters) and

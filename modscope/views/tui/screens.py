@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,29 +14,48 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-HELP = """\
-[b]modscope[/b] — what you see
-  Modules            named_modules: class, parameters, eval flag, fwd/bwd time, grad-norm sparkline,
-                     NaN/Inf and dead (all-zero output) badges. Enter expands; selection links every view.
-  Parameters         the selected module's parameters and buffers, live.
-  Hook firing order  one step's events, indented by nesting, with your own hooks and errors.
-  Autograd graph     laid out by graphviz, clusters per module: arrows/hjk pan, + - zoom, < > collapse or
-                     expand a depth, . , next/previous node, enter selects its module. The identity
-                     nodes of module backward hooks (BackwardHook) are hidden: i shows them.
-  Training           status, step, metrics, speed, events and what was dropped.
+VIEWS = [
+    ("Modules", "named_modules: class, parameters, eval flag, fwd/bwd time, grad-norm sparkline, NaN/Inf and "
+                "dead (all-zero output) badges. Enter expands; selection links every view."),
+    ("Parameters", "the selected module's parameters and buffers, live."),
+    ("Hook firing order", "one step's events, indented by nesting, with your own hooks and errors."),
+    ("Autograd graph", "laid out by graphviz, clusters per module: arrows/hjk pan, + - zoom, < > collapse or "
+                       "expand a depth, . , next/previous node, enter selects its module. The identity nodes "
+                       "of module backward hooks (BackwardHook) are hidden: i shows them."),
+    ("Training", "status, step, metrics, speed, events and what was dropped."),
+]
+KEYS = [
+    ("space", "pause / resume training"),
+    ("n", "run one step, then pause"),
+    ("b", "breakpoints (NaN/Inf, grad norm, a module's hook)"),
+    ("/", "find a module"),
+    ("e", "export the module tree or autograd graph"),
+    ("[ ]", "previous / next step"),
+    ("g", "jump to a step"),
+    ("f", "follow the latest step / stay"),
+    ("m", "filter the timeline to the selected module"),
+    ("i", "show / hide the BackwardHook identity nodes in the autograd graph"),
+    ("1 2 3 4", "show/hide forward, backward, hooks, errors in the timeline"),
+    ("x", "errors and tracebacks"),
+    ("l", "the program's output"),
+    ("tab", "next view"),
+    ("ctrl+p", "command palette (every action)"),
+    ("?", "this help"),
+    ("q", "quit (stops the program cleanly; the trace file is complete)"),
+]
 
-[b]keys[/b]
-  space  pause / resume training        n  run one step, then pause
-  b      breakpoints (NaN/Inf, grad norm, a module's hook)
-  /      find a module                   e  export the module tree or autograd graph
-  [ ]    previous / next step            g  jump to a step
-  f      follow the latest step / stay   m  filter the timeline to the selected module
-  i      show / hide the BackwardHook identity nodes in the autograd graph
-  1 2 3 4  show/hide forward, backward, hooks, errors in the timeline
-  x      errors and tracebacks           l  the program's output
-  tab    next view                       ctrl+p  command palette (every action)
-  ?      this help                       q  quit (stops the program cleanly; the trace file is complete)
-"""
+
+def help_text() -> Group:
+    """The help as two tables whose descriptions wrap under themselves at any width."""
+    parts: list[Any] = []
+    for title, rows, style in (("modscope — what you see", VIEWS, "bold"), ("keys", KEYS, "bold cyan")):
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style=style, no_wrap=True)
+        grid.add_column(ratio=1)
+        for term, text in rows:
+            grid.add_row(term, text)
+        parts += [Text(title, style="bold"), grid, Text("")]
+    return Group(*parts[:-1])
 
 
 class HelpScreen(ModalScreen[None]):
@@ -47,7 +68,7 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Static(HELP)
+            yield Static(help_text())
 
 
 class FindScreen(ModalScreen[str | None]):
