@@ -409,3 +409,14 @@ def test_per_parameter_numbers_for_a_parameter_table():
     assert params["fc1.weight"]["grad_norm"].diverged and not params["fc1.weight"]["norm"].diverged
     assert not any(n.diverged for p, ns in params.items() if p != "fc1.weight" for n in ns.values())
     assert _json(d)["steps"][1]["params"]["fc1.weight"]["grad_norm"]["diverged"] is True
+
+
+def test_steps_a_trace_lost_while_recording_are_a_note():
+    a = make(steps=3)
+    b = [e for e in make(steps=3) if e["step"] != 0 or e["kind"] in ("session", "model")]  # step 0 evicted
+    find(b, "end", step=3)["dropped"] = 21
+    d = diff(a, b)
+    assert d.only_a == [0] and not d.diverged
+    assert "B (events) lost 21 events while recording (the recorder's memory bound): it holds steps 1-2" in d.notes
+    assert "steps 0 only in A (events lost events)" in d.notes
+    assert d.diverged is diff(b, a).diverged is False

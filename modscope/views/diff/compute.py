@@ -5,7 +5,8 @@ Steps. By default the steps both traces have are compared pairwise by number (st
 ``step=12`` compares step 12 of both; ``step=(12, 13)`` step 12 of A with step 13 of B (two steps
 of one run: ``modscope diff run.jsonl@12 run.jsonl@13``). A step a trace lacks is an error naming
 the file and the steps it has. A step one complete trace has and the other lacks is a difference
-(``only_a``/``only_b``); steps missing from a truncated trace after its cut are only a note, and
+(``only_a``/``only_b``); steps missing from a truncated trace after its cut, or from a trace that
+lost events while recording (its ``end`` event counts ``dropped``), are only a note, and
 the step where the recording was cut is compared as far as it goes (``partial``).
 
 Matching. Modules are matched by path; module calls by (event kind, path, call index within the
@@ -94,6 +95,8 @@ class _Trace:
     def __init__(self, events: list[dict[str, Any]], name: str, truncated: bool) -> None:
         self.name = name
         self.truncated = truncated
+        end = next((e for e in reversed(events) if e["kind"] == "end"), None)
+        self.dropped = end.get("dropped", 0) if end else 0  # events the recording lost (memory bound)
         self.session = next((e for e in events if e["kind"] == "session"), None)
         self.model = next((e for e in events if e["kind"] == "model"), None)
         self.by_step: dict[int, list[dict[str, Any]]] = {}
@@ -339,13 +342,12 @@ def _compare_params(col: _Collector, a_events: list[dict], b_events: list[dict],
 
 def order_split(ea_list: list[dict], eb_list: list[dict]) -> OrderSplit | None:
     """The first position where two lists of module events part (``None``: same order)."""
-    ka = [list(_key(e)) for e in ea_list]
-    kb = [list(_key(e)) for e in eb_list]
-    pos = next((i for i, (x, y) in enumerate(zip(ka, kb)) if x != y), None)
-    if pos is None:
-        if len(ka) == len(kb):
-            return None
-        pos = min(len(ka), len(kb))
+    ka = [_key(e) for e in ea_list]
+    kb = [_key(e) for e in eb_list]
+    if ka == kb:
+        return None
+    pos = next((i for i, (x, y) in enumerate(zip(ka, kb)) if x != y), min(len(ka), len(kb)))
+    ka, kb = [list(k) for k in ka], [list(k) for k in kb]
     start = max(pos - CONTEXT, 0)
     return OrderSplit(pos, ka[pos] if pos < len(ka) else None, kb[pos] if pos < len(kb) else None,
                       ea_list[pos]["seq"] if pos < len(ea_list) else None,
@@ -559,6 +561,9 @@ def diff(trace_a: Any, trace_b: Any, step: Any = None, *, rtol: float = DEFAULT_
         if t.truncated:
             notes.append(f"{label} ({t.name}) was cut off (no end of recording): compared as far as it goes"
                          + (f"; its step {t.cut_step} is incomplete" if t.cut_step is not None else ""))
+        if t.dropped:
+            notes.append(f"{label} ({t.name}) lost {t.dropped} events while recording (the recorder's memory "
+                         f"bound): it holds steps {step_ranges(t.steps)}")
         if t.model is None:
             notes.append(f"{label} ({t.name}) has no model event: its structure is not compared")
     if not pairs and step is None:
@@ -579,11 +584,13 @@ def diff(trace_a: Any, trace_b: Any, step: Any = None, *, rtol: float = DEFAULT_
         only_b = [s for s in b.steps if s not in a.by_step]
         for label, only, other in (("A", only_a, b), ("B", only_b, a)):
             if only:
-                why = " (B was cut off)" if label == "A" and other.truncated else \
-                      " (A was cut off)" if label == "B" and other.truncated else ""
+                why = f" ({other.name} was cut off)" if other.truncated else \
+                      f" ({other.name} lost events)" if other.dropped else ""
                 notes.append(f"steps {step_ranges(only)} only in {label}{why}")
 
-    first = _first(structure, steps, only_a if not b.truncated else [], only_b if not a.truncated else [])
+    # steps missing from a trace that was cut off or lost events are not the run's difference
+    first = _first(structure, steps, [] if b.truncated or b.dropped else only_a,
+                   [] if a.truncated or a.dropped else only_b)
     return TraceDiff(a.side(), b.side(), rtol, timing, _module_tree(a, b), structure, graph, steps,
                      only_a, only_b, notes, first)
 
