@@ -2,7 +2,8 @@
 
 - ``dataset.py``     Dataset, IterableDataset, TensorDataset, ConcatDataset, ChainDataset, Subset,
                      random_split
-- ``sampler.py``     Sampler, SequentialSampler, RandomSampler, SubsetRandomSampler, BatchSampler
+- ``sampler.py``     Sampler, SequentialSampler, RandomSampler, SubsetRandomSampler, WeightedRandomSampler,
+                     BatchSampler
 - ``_collate.py``    default_collate, default_convert
 - ``dataloader.py``  DataLoader (in-process; vectorised batches for TensorDatasets)
 """
@@ -10,10 +11,17 @@
 from ._collate import default_collate, default_convert
 from .dataloader import DataLoader, get_worker_info
 from .dataset import ChainDataset, ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler
+from .sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
 
 __all__ = [
     "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler",
-    "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "default_collate",
-    "default_convert", "get_worker_info", "random_split",
+    "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
+    "default_collate", "default_convert", "get_worker_info", "random_split",
 ]

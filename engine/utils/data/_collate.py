@@ -103,7 +103,8 @@ def _collate_sequence(batch: list[Any], elem: Any, collate_fn_map: dict | None) 
     elem_size = len(next(it))
     if not all(len(e) == elem_size for e in it):
         raise RuntimeError("each element in list of batch should be of equal size")
-    fields = [collate(list(samples), collate_fn_map=collate_fn_map) for samples in zip(*batch)]
+    # each field is collated from the tuple zip gives (strings come back as that tuple, as in torch)
+    fields = [collate(samples, collate_fn_map=collate_fn_map) for samples in zip(*batch)]
     if isinstance(elem, tuple):
         return fields  # a list, for backwards compatibility (as torch)
     try:

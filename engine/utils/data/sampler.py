@@ -16,7 +16,9 @@ import numpy as np
 
 from ... import _random
 
-__all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler"]
+__all__ = [
+    "BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler", "WeightedRandomSampler",
+]
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -113,10 +115,58 @@ class SubsetRandomSampler(Sampler[int]):
         return len(self.indices)
 
 
+class WeightedRandomSampler(Sampler[int]):
+    """``num_samples`` indices drawn from ``[0, len(weights))`` with probabilities proportional
+    to ``weights`` (the weights need not sum to one), with or without replacement.
+
+    ``weights`` is kept as a float64 tensor, as torch keeps it. Invalid distributions (negative,
+    all-zero, or too few categories without replacement) raise ``multinomial``'s errors when
+    iterated, as in torch.
+
+    Raises:
+        ValueError: ``num_samples`` is not a positive int, ``replacement`` not a bool, or
+            ``weights`` not one-dimensional.
+
+    Example::
+
+        >>> sampler = WeightedRandomSampler([0.1, 0.9], num_samples=100)
+    """
+
+    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
+                 generator: Any = None) -> None:
+        from ..._tensor import Tensor
+
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        data = weights._data if isinstance(weights, Tensor) else weights
+        weights_tensor = Tensor._wrap(np.array(data, dtype=np.float64))
+        if weights_tensor.ndim != 1:
+            raise ValueError(
+                f"weights should be a 1d sequence but given weights have shape {tuple(weights_tensor.shape)}"
+            )
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def _index_array(self) -> np.ndarray:
+        from ..._ops.sampling import multinomial
+
+        return multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)._data
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._index_array().tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
 def _gives_arrays(sampler: Any) -> bool:
     """Built-in samplers (not subclasses, which may change ``__iter__``) can give a whole epoch
     as one array."""
-    return type(sampler) in (SequentialSampler, RandomSampler, SubsetRandomSampler)
+    return type(sampler) in (SequentialSampler, RandomSampler, SubsetRandomSampler, WeightedRandomSampler)
 
 
 class BatchSampler(Sampler[list[int]]):
