@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .diagram import Cluster, Diagram, Node, check_depth, path_depth, shape_str
+from .diagram import Cluster, Diagram, Node, check_depth, gc_paused, path_depth, shape_str
 
 FEW_OPS = 3  # an edge through at most this many functional ops is labelled with them
 
@@ -57,7 +57,11 @@ def build_dataflow(trace: Any, depth: int | None = None, *, step: int | None = N
     they are drawn as ``tensor`` nodes, as module events alone allow. Raises ``ValueError``
     when there is no module call to draw."""
     check_depth(depth)
-    events = list(getattr(trace, "events", trace))
+    with gc_paused():  # a 10,000-call trace: the collector rescanning the events was most of the time
+        return _build(list(getattr(trace, "events", trace)), depth, step)
+
+
+def _build(events: list[dict], depth: int | None, step: int | None) -> Diagram:
     classes = _classes(events)
     step = _step(events, step)
     calls, order = _calls(events, step)

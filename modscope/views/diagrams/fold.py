@@ -43,13 +43,26 @@ HOW_TO_EXPAND = "expand: --depth N (more detail), --no-fold (everything; slow to
 @dataclass(frozen=True)
 class Run:
     """``count`` consecutive repeats of ``period`` sibling modules under ``parent``; ``members``
-    are the module paths in order; ``label`` is torch's repr fold (``layer1 (1-2): 2 × Block``)."""
+    are the module paths in order; ``block`` describes one repeat (``Bottleneck``,
+    ``[Linear(8, 8, True) → ReLU]``)."""
 
     parent: str
     members: tuple[str, ...]
     period: int
     count: int
-    label: str
+    block: str
+
+    def label(self, keep_first: bool = False) -> str:
+        """torch's repr fold: ``layer1 (0-2): 3 × Bottleneck``; with ``keep_first`` the first
+        repeat is drawn apart, so ``layer1 (1-2): 2 × Bottleneck (as layer1.0)``."""
+        members = self.members[self.period:] if keep_first else self.members
+        first, last = (m.rpartition(".")[2] for m in (members[0], members[-1]))
+        span = first if first == last else f"{first}-{last}"
+        text = f"{self.parent + ' ' if self.parent else ''}({span}): {self.count - keep_first} × {self.block}"
+        if keep_first:
+            text += f" (as {self.members[0]})" if self.period == 1 else \
+                f" (as {self.members[0]}-{self.members[self.period - 1].rpartition('.')[2]})"
+        return text
 
 
 def check_budget(budget: int) -> None:
@@ -89,11 +102,15 @@ class _Fitter:
         d = self.diagram
         runs = repeated_runs(self.model_event) if self.model_event is not None else []
         if runs:
-            d = fold_runs(d, runs)
-            shown = [r.label for r in runs if any(n.data.get("run") == r.label for n in d.nodes.values())]
+            # First keep each run's first repeat drawn in full (what one block looks like);
+            # fold whole runs only if that is still over the budget.
+            d = fold_runs(self.diagram, runs, keep_first=True)
+            if len(d.nodes) > self.budget:
+                d = fold_runs(self.diagram, runs, keep_first=False)
+            shown = [n.data["run"] for n in d.nodes.values() if "run" in n.data]
             if shown:
                 self.notes.append(f"folded {len(shown)} run{'s' if len(shown) > 1 else ''} of repeated "
-                                  f"blocks: " + "; ".join(shorten(s, 70) for s in shown[:4])
+                                  f"blocks: " + "; ".join(shorten(s, 80) for s in shown[:4])
                                   + (f"; +{len(shown) - 4} more" if len(shown) > 4 else ""))
         if len(d.nodes) > self.budget:
             d, grouped = group_fanouts(d)
@@ -173,7 +190,9 @@ def repeated_runs(model_event: dict[str, Any]) -> list[Run]:
         kids = [k for k in kids if k in sigs]
         for start, period, count in find_periodic(kids, [sigs[k] for k in kids]):
             members = tuple(kids[start:start + period * count])
-            runs.append(Run(m["path"], members, period, count, _run_label(m["path"], members, period, count, info)))
+            items = [_describe(info[k]) for k in members[:period]]
+            block = items[0] if period == 1 else "[" + " → ".join(items) + "]"
+            runs.append(Run(m["path"], members, period, count, block))
     return runs
 
 
@@ -199,13 +218,6 @@ def find_periodic(keys: list[str], sigs: list[int | None]) -> list[tuple[int, in
         else:
             i += 1
     return out
-
-
-def _run_label(parent: str, members: tuple[str, ...], period: int, count: int, info: dict) -> str:
-    first, last = (m.rpartition(".")[2] for m in (members[0], members[-1]))
-    items = [_describe(info[m]) for m in members[:period]]
-    block = items[0] if period == 1 else "[" + " → ".join(items) + "]"
-    return f"{parent + ' ' if parent else ''}({first}-{last}): {count} × {block}"
 
 
 def _describe(m: dict) -> str:
@@ -327,15 +339,18 @@ def _redirect_edges(edges: Iterable[Edge], ids: dict[str, str], out: Diagram) ->
             index[key] = merged
 
 
-def fold_runs(diagram: Diagram, runs: list[Run]) -> Diagram:
+def fold_runs(diagram: Diagram, runs: list[Run], keep_first: bool = False) -> Diagram:
     """``diagram`` with every node of each run's modules (and everything below them) folded
-    into one node per run; an outer run wins over runs inside it."""
+    into one node per run; an outer run wins over runs inside it. ``keep_first`` leaves each
+    run's first repeat as it is (runs inside it still fold)."""
     owner: dict[str, _Group] = {}
     for r in runs:
-        g = _Group(f"run{len(owner)}", [r.label], "collapsed",
-                   {"module": r.members[0], "run": r.label, "members": list(r.members), "count": r.count,
+        members = r.members[r.period:] if keep_first else r.members
+        label = r.label(keep_first)
+        g = _Group(f"run{len(owner)}", [label], "collapsed",
+                   {"module": members[0], "run": label, "members": list(members), "count": r.count - keep_first,
                     "period": r.period})
-        for m in r.members:
+        for m in members:
             owner.setdefault(m, g)
     return collapse(diagram, _assign(diagram, owner))
 

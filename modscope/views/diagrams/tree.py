@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from .diagram import Diagram, Node, check_depth, shorten
+from .diagram import Diagram, Node, check_depth, gc_paused, shorten
 
 
 def build_module_tree_from_event(event: dict[str, Any], depth: int | None = None) -> Diagram:
@@ -25,6 +25,11 @@ def build_module_tree_from_event(event: dict[str, Any], depth: int | None = None
     modules = event["modules"]
     if not modules:
         raise ValueError("the model event lists no modules")
+    with gc_paused():  # 10,000 modules: allocation bursts made the collector rescan the heap
+        return _draw(event, modules, depth)
+
+
+def _draw(event: dict[str, Any], modules: list[dict[str, Any]], depth: int | None) -> Diagram:
     tree = _Tree(modules)
     levels = tree.shallowest_depths()
     own, numel = _own_params(event["params"], tree)
