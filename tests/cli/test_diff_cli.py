@@ -45,7 +45,7 @@ def test_different_traces_exit_1_and_name_the_module_first(pair, capsys):
     a, b, _ = pair
     assert main(["diff", a, b]) == 1
     captured = capsys.readouterr()
-    assert captured.out.startswith("✖ diverged at step 1 in fc2: forward output[0] mean: 3.2 vs 3.7")
+    assert captured.out.startswith("✖ diverged at step 1 in module fc2: forward output[0] mean: 3.2 vs 3.7")
     assert "fc2 Linear ◀ first" in captured.out and captured.err == ""
     assert main(["diff", a, b, "--rtol", "0.2"]) == 0
 
@@ -131,7 +131,7 @@ def test_two_different_models_are_structure_differences(tmp_path, capsys):
     model["modules"][2]["path"] = "gelu"
     assert main(["diff", _save(tmp_path, "a.jsonl", a), _save(tmp_path, "b.jsonl", b)]) == 1
     out = capsys.readouterr().out
-    assert out.startswith("✖ diverged in fc1: module fc1 is Linear(in_features=4, out_features=8, bias=True) in A, "
+    assert out.startswith("✖ diverged in module fc1: module fc1 is Linear(in_features=4, out_features=8, bias=True) in A, "
                           "Conv1d(4, 8, kernel_size=(1,)) in B")
     for needle in ("module", "gelu", "added", "removed", "parameter", "[8, 4, 1] float32", "only in A", "only in B"):
         assert needle in out

@@ -169,7 +169,7 @@ def test_an_output_statistic_names_its_module_step_and_numbers():
     assert not d.steps[0].diverged and d.steps[1].diverged
     assert d.steps[1].modules["fc2"].diverged == 1 and d.steps[1].modules["fc1"].diverged == 0
     text = str(d)
-    assert "diverged at step 1 in fc2" in text.replace("\n", " ")
+    assert "diverged at step 1 in module fc2" in text.replace("\n", " ")
     assert "fc2 Linear ◀ first" in text
 
 

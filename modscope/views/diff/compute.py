@@ -250,8 +250,9 @@ def _key(e: dict) -> tuple[str, str, int]:
     return (e["kind"], e["path"], e["call"])
 
 
-def _compare_calls(col: _Collector, ea_list: list[dict], eb_list: list[dict]) -> dict[tuple, int]:
-    """Module events matched by (kind, path, call); returns each key's position in A's order."""
+def _compare_calls(col: _Collector, ea_list: list[dict], eb_list: list[dict]) -> None:
+    """Module events matched by (kind, path, call), ordered by their position in A's order (a
+    call B alone made comes after all of A's)."""
     order = {_key(e): i for i, e in enumerate(ea_list)}
     b_by_key = {_key(e): e for e in eb_list}
     for i, e in enumerate(ea_list):
@@ -267,7 +268,6 @@ def _compare_calls(col: _Collector, ea_list: list[dict], eb_list: list[dict]) ->
         if _key(e) not in a_keys and e["kind"] in ("forward", "backward"):
             col.one_sided(base + j, e["path"], "calls", f"{e['kind']} call {e['call']}", "not called", "called",
                           (None, e["seq"]))
-    return order
 
 
 def _compare_times(col: _Collector, ea_list: list[dict], eb_list: list[dict]) -> None:
@@ -554,7 +554,10 @@ def diff(trace_a: Any, trace_b: Any, step: Any = None, *, rtol: float = DEFAULT_
     does not have), both naming the file. See the module docstring for the semantics."""
     if not rtol >= 0:
         raise ValueError(f"rtol must be >= 0, got {rtol}")
-    a, b = _as_trace(trace_a), _as_trace(trace_b)
+    a = _as_trace(trace_a)
+    same_file = isinstance(trace_a, str | os.PathLike) and isinstance(trace_b, str | os.PathLike) and \
+        os.fspath(trace_a) == os.fspath(trace_b)
+    b = a if same_file else _as_trace(trace_b)  # two steps of one file: read it once
     pairs = _steps_to_compare(a, b, step)
     notes = []
     for t, label in ((a, "A"), (b, "B")):

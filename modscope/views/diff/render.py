@@ -68,7 +68,7 @@ def headline(d: TraceDiff) -> Text:
             else:
                 text.append(f" at step {f.step_a} of A / {f.step_b} of B", style="bold red")
         if f.path is not None:
-            text.append(" in ", style="bold red")
+            text.append(" in module ", style="bold red")
             text.append(f.path or "(root)", style="bold red underline")
         text.append(f": {f.message}")
     text.append(f"\n{_side(d)}", style="dim")
