@@ -3,6 +3,8 @@ replacement, DataLoader use), and more DataLoader/collate structure parity with 
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -118,8 +120,6 @@ def test_a_batch_of_tuples_is_a_list_of_stacked_tensors():
 ])
 def test_random_split_sizes_match_torch(torch, lengths, n, sizes):
     import torch.utils.data  # noqa: F401 - torch.utils.data is imported lazily
-
-    import contextlib
 
     def split(lib):  # an empty split warns, on both sides
         warns = pytest.warns(UserWarning, match="Length of split at index 0 is 0") if 0 in sizes \
