@@ -173,7 +173,7 @@ def _reduce_backward(reduce, x, vals, out, key, hit, counts, include_self, src_s
 
     def backward(g):
         if reduce == "sum":
-            gx, gs = g, g[key]
+            gx, gs = np.where(self_counts, g, 0).astype(g.dtype), g[key]
         elif reduce == "mean":
             n = np.where(counts + self_counts == 0, 1, counts + self_counts).astype(g.dtype)
             gx, gs = np.where(self_counts, g / n, 0).astype(g.dtype), (g / n)[key]
