@@ -22,15 +22,16 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from .. import __version__
 from ..events.log import EventLog
 from ..events.records import STATS_KEYS, dtype_name
 from ..events.schema import SCHEMA_VERSION, finite_or_none
-from ..events.sinks import Sink
+from ..events.sinks import JsonlSink, Sink, TeeSink
 from ..views.trace import EventTrace
 from .attribution import label_call
 from .backends import Backend, UntraceableError, backend_for, global_backend, load
@@ -39,7 +40,13 @@ from .params import ParamEvents
 from .user_hooks import UserHook
 from .values import tensors_in
 
-DEFAULT_MEMORY_WITH_SINK = 10_000
+DEFAULT_MEMORY_WITH_SINK = 10_000  # events kept in memory beside a sink (which gets them all)
+# The default bounds of a trace's memory without a sink: the last 64 steps, and at most 200,000
+# events (~66 MB of records at ~330 bytes each; 5 steps of a 10,000-module model), oldest steps
+# evicted whole and counted (``dropped``, ``dropped_steps``). Unbounded: keep_steps=max_events=None.
+DEFAULT_KEEP_STEPS = 64
+DEFAULT_MAX_EVENTS = 200_000
+AUTO: Literal["auto"] = "auto"  # max_events: DEFAULT_MEMORY_WITH_SINK with a sink, else DEFAULT_MAX_EVENTS
 _NAN, _INF = STATS_KEYS.index("nan"), STATS_KEYS.index("inf")
   # recorded module events delivered at the latest after this many (a step without an optimizer)
 
@@ -61,8 +68,9 @@ class Trace(Delivery, ParamEvents, EventTrace):
 
     def __init__(self, model: Any = None, *, stats: bool = False,
                  include: Iterable[str] | str | None = None, exclude: Iterable[str] | str | None = None,
-                 sink: Sink | None = None, max_events: int | None = None, graph: bool = True,
-                 observer: Callable[[dict[str, Any]], None] | None = None, backend: str | None = None) -> None:
+                 sink: Sink | None = None, max_events: int | Literal["auto"] | None = AUTO, graph: bool = True,
+                 observer: Callable[[dict[str, Any]], None] | None = None, backend: str | None = None,
+                 keep_steps: int | None = DEFAULT_KEEP_STEPS, spill: str | os.PathLike | None = None) -> None:
         self.model = model
         # The framework's half of capture: the model's, else the one asked for; a trace without
         # either picks at ``start`` among the frameworks the program has imported by then.
@@ -79,8 +87,15 @@ class Trace(Delivery, ParamEvents, EventTrace):
         self.include = _patterns(include)
         self.exclude = _patterns(exclude)
         self._filtering = bool(self.include or self.exclude)
-        memory_bound = max_events if max_events is not None or sink is None else DEFAULT_MEMORY_WITH_SINK
-        self._memory = EventLog(memory_bound)
+        if spill is not None:  # every event to the file: what memory evicts is there too
+            spilled = JsonlSink(spill)
+            self.spill_path: Path | None = spilled.path
+            sink = spilled if sink is None else TeeSink(sink, spilled)
+        else:
+            self.spill_path = None
+        if max_events == AUTO:
+            max_events = DEFAULT_MAX_EVENTS if sink is None else DEFAULT_MEMORY_WITH_SINK
+        self._memory = EventLog(max_events, keep_steps)
         self._sinks: list[Sink] = [self._memory] + ([sink] if sink is not None else [])
         self._extra_sinks: list[Sink] = self._sinks[1:]  # the hot path never slices
         self._want_graph = graph
@@ -175,7 +190,9 @@ class Trace(Delivery, ParamEvents, EventTrace):
         # window, and what it evicted still reached them); alone, what the log evicted.
         extra = self._sinks[1:]
         dropped = sum(s.dropped for s in extra) if extra else self._memory.dropped
-        self._emit("end", status="error" if self._errors else "ok", dropped=dropped)
+        # (additive fields: how many whole steps the in-memory trace no longer holds)
+        self._emit("end", status="error" if self._errors else "ok", dropped=dropped,
+                   dropped_steps=0 if extra else self._memory.dropped_steps)
         for sink in self._sinks:
             self._safely(sink.flush)
         return self
@@ -198,18 +215,44 @@ class Trace(Delivery, ParamEvents, EventTrace):
 
     @property
     def events(self) -> list[dict[str, Any]]:
-        """The events kept in memory, in order (bounded by ``max_events``). Read from another
-        thread while the traced one runs, it holds what was delivered so far (module events are
-        delivered at each step's end)."""
+        """The events kept in memory, in order (bounded by ``keep_steps`` and ``max_events``), as
+        one list of dicts, kept for later reads: for small traces. A big one is better read with
+        ``iter_events`` (one dict at a time). Read from another thread while the traced one runs,
+        it holds what was delivered so far (module events are delivered at each step's end)."""
         if threading.get_ident() == self._thread:
             self._deliver_pending()
             self._memory.materialize()
         return self._memory.events
 
+    def iter_events(self) -> Iterator[dict[str, Any]]:
+        """The events kept in memory, in order, each made a dict only when reached and not kept
+        (memory stays flat however long the trace); ``save``, ``firing_order`` and the summaries
+        read the trace this way."""
+        if threading.get_ident() == self._thread:
+            self._deliver_pending()
+        return self._memory.iter_events()
+
     @property
     def dropped(self) -> int:
-        """Events the in-memory buffer evicted (see ``max_events``)."""
+        """Events the in-memory trace evicted (see ``keep_steps`` and ``max_events``); with a
+        ``sink`` or ``spill`` file they are still there."""
         return self._memory.dropped
+
+    @property
+    def dropped_steps(self) -> int:
+        """Training steps the in-memory trace evicted entirely (see ``keep_steps``)."""
+        return self._memory.dropped_steps
+
+    def _end_for_file(self, end: dict[str, Any]) -> dict[str, Any]:
+        """The ``end`` event ``save`` writes: its ``dropped`` counts the events the file lacks
+        (those the in-memory trace evicted; with a sink they reached it, so the live ``end``
+        leaves them out), ``dropped_steps`` the steps missing whole, and ``first_step`` the
+        oldest step the file holds. Nothing evicted: the ``end`` event as it is."""
+        memory = self._memory  # it received every event: what the file lacks is what it evicted
+        if not memory.dropped:
+            return end
+        return {**end, "dropped": memory.dropped, "dropped_steps": memory.dropped_steps,
+                "first_step": memory.first_step}
 
     def watch(self, model: Any) -> Trace:
         """Narrow a running global trace (``model=None``) to ``model``, or start tracing it.
@@ -541,13 +584,24 @@ def _patterns(value: Iterable[str] | str | None) -> tuple[str, ...]:
 
 def trace(model: Any = None, *, stats: bool = False,
           include: Iterable[str] | str | None = None, exclude: Iterable[str] | str | None = None,
-          sink: Sink | None = None, max_events: int | None = None, graph: bool = True,
-          observer: Callable[[dict[str, Any]], None] | None = None, backend: str | None = None) -> Trace:
+          sink: Sink | None = None, max_events: int | Literal["auto"] | None = AUTO, graph: bool = True,
+          observer: Callable[[dict[str, Any]], None] | None = None, backend: str | None = None,
+          keep_steps: int | None = DEFAULT_KEEP_STEPS, spill: str | os.PathLike | None = None) -> Trace:
     """Trace ``model`` (or, with ``model=None``, every module that runs) — see ``Trace``.
 
     ``stats`` adds statistics to every tensor summary (and reports the first NaN/Inf);
     ``include``/``exclude`` are glob patterns on module paths; ``sink`` receives every event
-    (``JsonlSink``, ``SocketSink``); ``max_events`` bounds what is kept in memory; ``graph``
+    (``JsonlSink``, ``SocketSink``).
+
+    Memory is bounded by default: the trace keeps the last ``keep_steps`` training steps (64;
+    the step in progress is one of them) and at most ``max_events`` events (``"auto"``: 200,000,
+    or 10,000 beside a ``sink``), evicting the oldest step whole first; ``tr.dropped`` and
+    ``tr.dropped_steps`` count what went, and ``tr.save`` writes them into the file's ``end``
+    event. ``None`` lifts a bound (both None: everything is kept). ``spill``: a
+    path (``.gz`` compresses) that receives every event as it happens, a complete trace file for
+    ``load_trace``, so nothing evicted from memory is lost.
+
+    ``graph``
     records the autograd graph of the first forward; ``observer(event)`` sees every event in the
     traced thread (the TUI's pause and breakpoints block there), except while the observer has a
     true ``idle`` attribute (it says no event could make it act: a step's worth of calls saved).
@@ -555,4 +609,4 @@ def trace(model: Any = None, *, stats: bool = False,
     follows every module of the framework the program imported (``backend="engine"|"torch"``
     chooses when it imported both)."""
     return Trace(model, stats=stats, include=include, exclude=exclude, sink=sink, max_events=max_events,
-                 graph=graph, observer=observer, backend=backend)
+                 graph=graph, observer=observer, backend=backend, keep_steps=keep_steps, spill=spill)

@@ -5,6 +5,10 @@ reports and the files a trace can be written to. The live ``capture.Trace`` adds
 top; ``load_trace`` gives a ``RecordedTrace`` over the events of a file (``events.files``
 reads and validates them). Neither reaches into
 the other's state.
+
+Big traces are read one event at a time (``iter_events``): ``save``, ``firing_order`` and the
+summaries never hold every event at once, and a loaded trace keeps none in memory until
+``events`` (a list, for small traces) is asked for.
 """
 
 from __future__ import annotations
@@ -12,30 +16,79 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..events.files import read_events
+from ..events.files import TraceFile
 from ..events.schema import MODULE_EVENTS
+from ..events.sinks import in_sequence
 
 
 class EventTrace:
-    """Reports and exports over ``self.events`` (a list of event dicts, in order)."""
+    """Reports and exports over the events of a trace, in order: ``events`` (a list) or
+    ``iter_events()`` (one at a time)."""
 
     @property
     def events(self) -> list[dict[str, Any]]:
         raise NotImplementedError  # pragma: no cover - each kind of trace says where its events are
 
+    def iter_events(self) -> Iterator[dict[str, Any]]:
+        """The events in order, one at a time (a kind of trace that can, builds none ahead)."""
+        return iter(self.events)
+
     def firing_order(self, kinds: Iterable[str] = MODULE_EVENTS) -> list[tuple[str, str]]:
-        """``[(kind, module_path), ...]`` in the order the hooks fired."""
+        """``[(kind, module_path), ...]`` in the order the hooks fired. Read one event at a
+        time; equal pairs are one tuple object (a million calls of a few thousand modules cost
+        the list's 8 bytes each, not a tuple and a string each)."""
         wanted = set(kinds)
-        return [(e["kind"], e["path"]) for e in self.events if e["kind"] in wanted]
+        pairs: dict[tuple[str, str], tuple[str, str]] = {}
+        order = []
+        for e in self.iter_events():
+            if e["kind"] in wanted:
+                pair = (e["kind"], e["path"])
+                order.append(pairs.setdefault(pair, pair))
+        return order
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the events to a JSON Lines file (gzip when ``path`` ends in ``.gz``)."""
+        """Write the events to a JSON Lines file (gzip when ``path`` ends in ``.gz``), streamed:
+        encoded and written a batch at a time, one event dict alive at a time. A trace that
+        evicted steps from memory says so in the file's ``end`` event (``dropped``,
+        ``dropped_steps``, ``first_step``: see ``capture.Trace``)."""
         from ..events.files import save_events
-        save_events(self.events, path)
+        save_events(self._events_for_file(), path)
+
+    def _events_for_file(self) -> Iterator[dict[str, Any]]:
+        for event in self.iter_events():
+            yield self._end_for_file(event) if event["kind"] == "end" else event
+
+    def _end_for_file(self, end: dict[str, Any]) -> dict[str, Any]:
+        """The ``end`` event as ``save`` writes it (a live trace adds what it evicted)."""
+        return end
+
+    def _report_events(self) -> list[dict[str, Any]]:
+        """What the per-module reports read (``views.report``: the model and graph events, and
+        the module events of the last step with a forward), gathered in one pass that holds at
+        most two steps' module events: every event but module events, and that step's module
+        events, in order."""
+        others: list[dict[str, Any]] = []
+        best: list[dict[str, Any]] = []  # the module events of the last complete step with a forward
+        current: list[dict[str, Any]] = []
+        current_step, forward = None, False
+        for e in self.iter_events():
+            kind = e["kind"]
+            if kind not in MODULE_EVENTS:
+                others.append(e)
+                continue
+            if e["step"] != current_step:  # steps never go back: the previous one is over
+                if forward:
+                    best = current
+                current, current_step, forward = [], e["step"], False
+            current.append(e)
+            forward = forward or kind == "forward"
+        if forward:
+            best = current
+        return in_sequence(others, best)
 
     def to_chrome_trace(self, path: str | os.PathLike) -> None:
         """Write a Trace Event Format file: open it in Perfetto or chrome://tracing."""
@@ -44,20 +97,35 @@ class EventTrace:
 
     def summary(self) -> Printable:
         """A table like torchinfo's: shapes, parameters, mult-adds, times (``views.report``).
-        ``print(tr.summary())`` prints it; rich and notebooks render it as a rich Table."""
+        ``print(tr.summary())`` prints it; rich and notebooks render it as a rich Table. When
+        older steps were evicted from the trace, its caption says how many."""
         from .report import summary_table
-        return Printable(summary_table(self.events))
+        table = summary_table(self._report_events())
+        note = self._dropped_note()
+        if note:
+            table.caption = note
+        return Printable(table)
+
+    def _dropped_note(self) -> str:
+        """What the trace lacks, in a sentence ("" when nothing): for the summary's caption."""
+        events, steps = getattr(self, "dropped", 0), getattr(self, "dropped_steps", 0)
+        if not events:
+            return ""
+        older = f"{events:,} events"
+        if steps:
+            older = f"{steps:,} older step{'s' if steps != 1 else ''} ({older})"
+        return f"not in this trace: {older}, evicted to bound its memory"
 
     def totals(self) -> dict[str, int]:
         """The summary's totals as numbers: ``{"params", "trainable", "mult_adds"}`` (shared
         parameters counted once; mult-adds of one forward pass)."""
         from .report import summary_totals
-        return summary_totals(self.events)
+        return summary_totals(self._report_events())
 
     def tree(self) -> Printable:
         """The ``named_modules`` tree with the same figures (a rich Tree, printable)."""
         from .report import module_tree
-        return Printable(module_tree(self.events))
+        return Printable(module_tree(self._report_events()))
 
     def timeline(self) -> Printable:
         """The hook firing order, indented by nesting (rich Text, printable)."""
@@ -90,27 +158,57 @@ class Printable:
 class RecordedTrace(EventTrace):
     """The events of a trace file (``load_trace``): ``truncated`` says the recording was cut off
     (its last line cut short, or no ``end`` event: the recording process was killed before it
-    closed the trace; everything complete before the cut is kept), ``path`` where it came from."""
+    closed the trace; everything complete before the cut is kept), ``path`` where it came from.
 
-    def __init__(self, events: list[dict[str, Any]], path: Path, truncated: bool) -> None:
-        self._events = events
+    Over a file (``events`` a ``TraceFile``) nothing is kept in memory: ``len``,
+    ``dropped`` and ``truncated`` come from the validating pass of ``load_trace``, every
+    iteration (``iter_events``, ``firing_order``, the reports, ``save``) reads the file again,
+    one event at a time, and ``events`` reads it into a list once (for small traces)."""
+
+    def __init__(self, events: list[dict[str, Any]] | TraceFile, path: Path, truncated: bool) -> None:
+        self._file = events if isinstance(events, TraceFile) else None
+        self._events = None if self._file is not None else events
         self.path = path
         self.truncated = truncated
 
     @property
     def events(self) -> list[dict[str, Any]]:
+        if self._events is None:
+            self._events = list(self._file)
         return self._events
+
+    def iter_events(self) -> Iterator[dict[str, Any]]:
+        return iter(self._events if self._events is not None else self._file)
+
+    def __len__(self) -> int:
+        return len(self._events) if self._events is not None else self._file.count
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return self.iter_events()
+
+    def _end(self) -> dict[str, Any] | None:
+        if self._events is None:
+            return self._file.end_event
+        return next((e for e in reversed(self._events) if e["kind"] == "end"), None)
 
     @property
     def dropped(self) -> int:
-        """Events the recording process reported as lost (its ``end`` event), 0 if it did not end."""
-        end = next((e for e in reversed(self._events) if e["kind"] == "end"), None)
+        """Events the recording reported as missing (its ``end`` event), 0 if it did not end."""
+        end = self._end()
         return end.get("dropped", 0) if end else 0
+
+    @property
+    def dropped_steps(self) -> int:
+        """Whole steps the recording reported as missing (a bounded trace saved after it
+        evicted older steps; its ``end`` event), 0 if none or it did not end."""
+        end = self._end()
+        return end.get("dropped_steps", 0) if end else 0
 
 
 def load_trace(path: str | os.PathLike) -> RecordedTrace:
     """The events of a recorded file as a ``RecordedTrace``. Raises ``TraceFileError`` naming
     the file (and line) for anything that is not a complete modscope trace; never executes
-    anything from the file (see ``events.files``)."""
-    events, truncated = read_events(path)
-    return RecordedTrace(events, Path(path), truncated)
+    anything from the file (see ``events.files``). Every event is validated here, in one
+    pass that keeps none of them: the trace reads the file again, lazily, when iterated."""
+    source = TraceFile(path)
+    return RecordedTrace(source, Path(path), source.truncated)
