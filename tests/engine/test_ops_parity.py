@@ -126,6 +126,7 @@ CASES = {
     "searchsorted_int32": lambda t, edges, **_: t.searchsorted(edges, t.tensor([0.5]), out_int32=True),
     "searchsorted_scalar": lambda t, edges, **_: t.searchsorted(edges, 0.5),
     "searchsorted_rows": lambda t, a, **_: t.searchsorted(a.detach().sort().values, t.tensor([[0.0], [0.5], [-9.0]])),
+    "searchsorted_sorter": lambda t, v, **_: t.searchsorted(v.detach(), t.tensor([0.0, -5.0, 1.0]), sorter=v.detach().argsort()),
     "bucketize": lambda t, edges, a, **_: t.bucketize(a.detach(), edges),
     "bucketize_right": lambda t, edges, **_: t.bucketize(t.tensor([-0.2, 0.3, 2.0]), edges, right=True),
     "bincount": lambda t, ints, **_: t.bincount(ints), "bincount_min": lambda t, ints, **_: ints.bincount(minlength=9),
