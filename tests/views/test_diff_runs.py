@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import modscope
+from modscope.cli import main
 from modscope.testing import assert_close_traces, assert_same_firing_order
 from tests.modscope.models import nested_model
 
@@ -79,7 +80,7 @@ def _conv_net(lib):
     (nested_model, (3, 4), "blk.b"),
     (_conv_net, (5, 1, 8, 8), "4"),
 ], ids=["nested", "conv_bn"])
-def test_the_engine_against_torch(torch, tmp_path, build, shape, changed):
+def test_the_engine_against_torch(torch, tmp_path, capsys, build, shape, changed):
     import engine
 
     xs = _inputs(shape=shape)
@@ -88,6 +89,8 @@ def test_the_engine_against_torch(torch, tmp_path, build, shape, changed):
     ta = _run(torch, tm, xs, tmp_path / "torch.jsonl")
     ea = _run(engine, _engine_copy(engine, build, state), xs, tmp_path / "engine.jsonl")
     assert_close_traces(ea, ta, rtol=1e-4)
+    assert main(["diff", str(ea), str(ta), "--rtol", "1e-4"]) == 0
+    assert capsys.readouterr().out.startswith("✔ no difference beyond rtol 0.0001: 3 step pairs compared")
     d = modscope.diff(ea, ta, rtol=1e-4)
     assert (d.a.framework, d.b.framework) == ("engine", "torch")
     assert not d.structure and not d.graph and all(s.order is None for s in d.steps)
@@ -99,3 +102,5 @@ def test_the_engine_against_torch(torch, tmp_path, build, shape, changed):
     assert d.diverged and (d.first.kind, d.first.path, d.first.step_a) == ("number", changed, 0)
     with pytest.raises(AssertionError, match=rf"at step 0 in module '{changed}'"):
         assert_close_traces(tmp_path / "engine2.jsonl", ta, rtol=1e-4)
+    assert main(["diff", str(tmp_path / "engine2.jsonl"), str(ta), "--rtol", "1e-4"]) == 1
+    assert capsys.readouterr().out.startswith(f"✖ diverged at step 0 in module {changed}: ")
