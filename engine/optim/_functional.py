@@ -233,3 +233,40 @@ def radam(p: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray, exp_avg_sq: np.n
         update *= adaptive
         update *= scalar(rect, update)
     p -= update
+
+
+def rprop(p: np.ndarray, grad: np.ndarray, prev: np.ndarray, step_size: np.ndarray, *, etaminus: float,
+          etaplus: float, step_size_min: float, step_size_max: float, maximize: bool) -> None:
+    """One Rprop update of ``p``, ``prev`` (the last gradient used) and the per-element
+    ``step_size`` in place: sizes grow by ``etaplus`` where the gradient kept its sign, shrink by
+    ``etaminus`` where it flipped (and that element skips this step)."""
+    g = -grad if maximize else grad
+    product_sign = np.sign(g * prev)
+    factor = np.where(product_sign > 0, scalar(etaplus, p),
+                      np.where(product_sign < 0, scalar(etaminus, p), p.dtype.type(1)))
+    factor[np.isnan(product_sign)] = np.nan  # torch leaves NaN signs as they are
+    step_size *= factor
+    np.clip(step_size, scalar(step_size_min, p), scalar(step_size_max, p), out=step_size)
+    g = np.where(product_sign < 0, p.dtype.type(0), g)
+    p -= np.sign(g) * step_size
+    prev[...] = g
+
+
+def asgd(p: np.ndarray, grad: np.ndarray, ax: np.ndarray, eta: np.ndarray, mu: np.ndarray, step: float, *,
+         lr: float, lambd: float, alpha: float, t0: float, weight_decay: float, maximize: bool) -> None:
+    """One ASGD update of ``p``, its running average ``ax`` and the 0-d ``eta``/``mu`` in place
+    (``step`` already incremented)."""
+    g = -grad if maximize else grad
+    if weight_decay != 0:
+        g = add_scaled(g, p, weight_decay)
+    eta_value = float(eta)  # torch reads it back with .item()
+    p *= scalar(1 - lambd * eta_value, p)
+    add_scaled_(p, g, -eta_value)
+    if float(mu) != 1:
+        diff = p - ax
+        diff *= mu
+        ax += diff
+    else:
+        ax[...] = p
+    eta[...] = lr / ((1 + lambd * lr * step) ** alpha)
+    mu[...] = 1 / max(1, step - t0)

@@ -1,4 +1,4 @@
-"""Adadelta, Adagrad, Adamax, NAdam and RAdam against torch: 30-step trajectories (float32 and
+"""Adadelta, Adagrad, Adamax, NAdam, RAdam, Rprop and ASGD against torch: 30-step trajectories (float32 and
 float64), the state key for key (``step``/``mu_product`` types included), ``param_groups``
 defaults, torch's argument errors, and the ``state_dict`` round trip."""
 
@@ -32,9 +32,15 @@ CONFIGS = [
     ("RAdam", {"lr": 0.05, "weight_decay": 0.1, "decoupled_weight_decay": True, "maximize": True}),
     # beta2 = 0.9: rho_t passes 5 at step 6, so both branches of the update run within 30 steps
     ("RAdam", {"lr": 0.05, "betas": (0.8, 0.9), "eps": 1e-5}),
+    ("Rprop", {}),
+    ("Rprop", {"lr": 0.05, "etas": (0.3, 1.5), "step_sizes": (1e-3, 0.2), "maximize": True}),
+    ("ASGD", {}),
+    # t0 = 5: the average switches from copying p to the running mean within the 30 steps
+    ("ASGD", {"lr": 0.05, "lambd": 0.01, "alpha": 0.5, "t0": 5, "weight_decay": 0.1}),
+    ("ASGD", {"lr": 0.02, "t0": 0, "maximize": True}),
 ]
 IDS = [f"{n}-{k}" for n, k in CONFIGS]
-NAMES = ["Adadelta", "Adagrad", "Adamax", "NAdam", "RAdam"]
+NAMES = ["Adadelta", "Adagrad", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD"]
 
 
 @pytest.mark.parametrize(("name", "kwargs"), CONFIGS, ids=IDS)
@@ -117,6 +123,8 @@ ERROR_CASES = [
     ("NAdam", {"eps": -1.0}), ("NAdam", {"weight_decay": -1.0}),
     ("RAdam", {"lr": -1.0}), ("RAdam", {"betas": (-0.5, 0.9)}), ("RAdam", {"eps": -1.0}),
     ("RAdam", {"weight_decay": -1.0}),
+    ("Rprop", {"lr": -1.0}), ("Rprop", {"etas": (1.0, 1.2)}), ("Rprop", {"etas": (0.5, 0.9)}),
+    ("ASGD", {"lr": -1.0}), ("ASGD", {"weight_decay": -1.0}),
 ]
 
 
@@ -132,7 +140,7 @@ def test_tensor_lr_must_have_one_element(torch, name):
                       lambda: getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)], lr=torch.ones(2)))
 
 
-@pytest.mark.parametrize("name", ["Adadelta", "Adamax", "NAdam", "RAdam"])
+@pytest.mark.parametrize("name", ["Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD"])
 def test_capturable_and_differentiable_are_refused(name):
     p = [engine.zeros(2, requires_grad=True)]
     with pytest.raises(NotImplementedError, match="capturable=True"):
@@ -208,3 +216,18 @@ def test_old_state_dicts_with_number_steps_are_converted():
     state = next(iter(opt2.state.values()))
     assert isinstance(state["step"], engine.Tensor) and state["step"].item() == 1.0
     assert isinstance(state["mu_product"], engine.Tensor) and state["mu_product"].dtype == engine.float32
+
+
+def test_old_asgd_state_dicts_with_number_eta_and_mu_are_converted():
+    p = engine.zeros(2, requires_grad=True)
+    opt = eoptim.ASGD([p])
+    p.grad = engine.ones(2)
+    opt.step()
+    sd = opt.state_dict()
+    sd["state"][0].update(step=1, eta=0.005, mu=1.0)
+    opt2 = eoptim.ASGD([engine.zeros(2, requires_grad=True)])
+    opt2.load_state_dict(sd)
+    state = next(iter(opt2.state.values()))
+    for key, value in (("step", 1.0), ("eta", np.float32(0.005)), ("mu", 1.0)):
+        assert isinstance(state[key], engine.Tensor) and state[key].dtype == engine.float32
+        assert state[key].item() == value
