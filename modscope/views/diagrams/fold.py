@@ -181,7 +181,10 @@ def module_signatures(model_event: dict[str, Any]) -> dict[str, int | None]:
 
 def repeated_runs(model_event: dict[str, Any]) -> list[Run]:
     """Every run of repeated sibling blocks in the model (see the module docstring), parents
-    before children; a run inside another run's modules is listed too (the outer one wins)."""
+    before children; a run inside another run's modules is listed too (the outer one wins).
+    None for a model event whose modules do not list their ``children`` (only classes)."""
+    if not all("children" in m and "cls" in m for m in model_event.get("modules") or ()):
+        return []  # a model event without the module structure (only classes): nothing is known
     sigs = module_signatures(model_event)
     info = {m["path"]: m for m in model_event["modules"]}
     runs = []

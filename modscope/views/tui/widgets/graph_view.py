@@ -28,10 +28,12 @@ from textual.strip import Strip
 from ...diagrams.autograd import build_autograd_graph_from_event
 from ...diagrams.diagram import Diagram, path_depth
 from ...diagrams.dot import DotMissing
+from ...diagrams.fold import fit
 from ..graph_layout import ZOOMS, Canvas, Layout, LayoutError, layout, rasterise
 
 NO_GRAPH = "no autograd graph yet: it is recorded at the first forward with gradients"
 AUTO_DEPTH_NODES = 600  # a larger graph opens collapsed to the deepest depth that fits
+FOLD_NODES = 600  # a larger graph has its repeated blocks folded first (``diagrams.fold``; u: unfold)
 PAN_COLS, PAN_ROWS = 8, 3
 CURSOR = Style(bgcolor="grey30", bold=True)
 HIGHLIGHT = Style(color="yellow", bold=True)
@@ -65,6 +67,7 @@ class AutogradGraphView(ScrollView, can_focus=True):
         Binding("full_stop", "cycle(1)", "next node"),
         Binding("comma", "cycle(-1)", "previous node", show=False),
         Binding("enter", "select", "select"),
+        Binding("u", "toggle_fold", "fold/unfold repeated blocks", show=False),
     ]
 
     class Selected(Message):
@@ -104,6 +107,7 @@ class AutogradGraphView(ScrollView, can_focus=True):
         self.show_hook_nodes = False  # the engine's BackwardHook identity nodes (hidden: edges joined)
         self.hidden_hook_nodes = 0  # how many the graph on screen hides
         self._drawn_event: dict[str, Any] | None = None  # graph_event without what is hidden
+        self.fold = True  # a graph over FOLD_NODES has its repeated blocks folded (u)
 
     # --- data down ----------------------------------------------------------------------------
 
@@ -122,6 +126,13 @@ class AutogradGraphView(ScrollView, can_focus=True):
         hooks add to the graph (hidden by default: their edges are joined through them). The
         cursor stays on its module."""
         self.show_hook_nodes = not self.show_hook_nodes
+        self._redraw(keep_cursor=True)
+        self._titles()
+
+    def action_toggle_fold(self) -> None:
+        """Fold repeated blocks and wide fan-outs of a graph over ``FOLD_NODES`` (the
+        default), or draw them all; the cursor stays on its module."""
+        self.fold = not self.fold
         self._redraw(keep_cursor=True)
         self._titles()
 
@@ -172,7 +183,7 @@ class AutogradGraphView(ScrollView, can_focus=True):
             return
         self._set_status("laying out", "laying out the graph…")
         job = _Job(self._drawn_event, self.model_event, self.depth, self.zoom, self._auto_depth, self.max_depth,
-                   dict(self._diagrams), dict(self._layouts))
+                   dict(self._diagrams), dict(self._layouts), fold=self.fold)
         generation = self._generation
         self.run_worker(lambda: self._run(job, generation), thread=True, exclusive=True, group="graph-layout",
                         exit_on_error=False)
@@ -279,6 +290,7 @@ class AutogradGraphView(ScrollView, can_focus=True):
         parts = ["Autograd graph"]
         if self.diagram is not None and self.canvas is not None:
             parts += [f"{len(self.diagram.nodes)} nodes", f"depth {depth}", f"zoom {self.zoom:.0%}"]
+            parts += fold_titles(self.diagram, self.fold)
             if self.show_hook_nodes:
                 parts.append("hook nodes shown (i)")
             elif self.hidden_hook_nodes:
@@ -493,8 +505,8 @@ class _Job:
     """One layout request, run in a worker thread: only plain data in, plain data out."""
 
     def __init__(self, graph_event: dict, model_event: dict | None, depth: int | None, zoom: float, auto: bool,
-                 max_depth: int, diagrams: dict, layouts: dict) -> None:
-        self.graph_event, self.model_event = graph_event, model_event
+                 max_depth: int, diagrams: dict, layouts: dict, fold: bool = True) -> None:
+        self.graph_event, self.model_event, self.fold = graph_event, model_event, fold
         self.depth, self.zoom, self.auto, self.max_depth = depth, zoom, auto, max_depth
         self.diagrams, self.layouts = diagrams, layouts
 
@@ -514,7 +526,11 @@ class _Job:
 
     def _diagram(self, depth: int | None) -> Diagram:
         if depth not in self.diagrams:
-            self.diagrams[depth] = build_autograd_graph_from_event(self.graph_event, self.model_event, depth=depth)
+            built = build_autograd_graph_from_event(self.graph_event, self.model_event, depth=depth)
+            # Repeated blocks fold (and wide fan-outs group) as in an export; the depth is the
+            # view's own choice (< and >, or _auto_depth), so no automatic depth here.
+            self.diagrams[depth] = fit(built, self.model_event, fold=self.fold, budget=FOLD_NODES,
+                                       depth=depth, auto_depth=False)
         return self.diagrams[depth]
 
     def _auto_depth(self) -> int | None:
@@ -524,6 +540,25 @@ class _Job:
             if len(self._diagram(depth).nodes) <= AUTO_DEPTH_NODES:
                 return depth
         return 0
+
+
+def fold_titles(diagram: Diagram, fold: bool) -> list[str]:
+    """What the title says of folding: ``2 runs folded: blocks (1-47): 47 × Block… (u)`` when
+    something is folded, ``unfolded (u)`` when the user turned folding off, else nothing."""
+    if not fold:
+        return ["unfolded (u)"]
+    runs = [n.data["run"] for n in diagram.nodes.values() if "run" in n.data]
+    fans = sum(1 for n in diagram.nodes.values() if "fanout_of" in n.data)
+    parts = []
+    if runs:
+        first = runs[0] if len(runs[0]) <= 40 else runs[0][:39] + "…"
+        more = ", …" if len(runs) > 1 else ""
+        parts.append(f"{len(runs)} run{'s' if len(runs) > 1 else ''} folded: {first}{more}")
+    if fans:
+        parts.append(f"{fans} fan-out{'s' if fans > 1 else ''} grouped")
+    if parts:
+        parts[-1] += " (u: unfold)"
+    return parts
 
 
 def without_hook_nodes(event: dict[str, Any]) -> tuple[dict[str, Any], int]:
