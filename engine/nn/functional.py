@@ -28,7 +28,7 @@ from ._functional.activation import (
     tanhshrink,
 )
 from ._functional.attention import multi_head_attention_forward, scaled_dot_product_attention
-from ._functional.conv import conv1d, conv2d
+from ._functional.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ._functional.distance import cosine_similarity, normalize, pairwise_distance
 from ._functional.dropout import dropout, dropout2d
 from ._functional.loss import (
@@ -50,8 +50,10 @@ from ._functional.pooling import (
     max_pool2d,
 )
 from ._functional.sampling import (
+    affine_grid,
     channel_shuffle,
     fold,
+    grid_sample,
     interpolate,
     pad,
     pixel_shuffle,
@@ -62,7 +64,8 @@ from ._functional.sparse import embedding, one_hot
 
 __all__ = [
     "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "conv1d", "conv2d", "cross_entropy", "dropout", "dropout2d",
+    "binary_cross_entropy_with_logits", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    "conv_transpose3d", "cross_entropy", "dropout", "dropout2d",
     "embedding", "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "max_pool2d",
     "mse_loss", "multi_head_attention_forward", "nll_loss", "one_hot", "pad", "relu",
     "scaled_dot_product_attention", "sigmoid", "softmax", "tanh",
@@ -70,7 +73,8 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_max_pool2d", "avg_pool1d", "celu", "channel_shuffle", "cosine_similarity",
     "elu", "fold", "glu", "group_norm", "hardsigmoid", "hardswish", "hardtanh", "instance_norm", "interpolate",
     "local_response_norm", "logsigmoid", "max_pool1d", "mish", "normalize", "pairwise_distance", "pixel_shuffle",
-    "pixel_unshuffle", "relu6", "selu", "silu", "softplus", "softsign", "tanhshrink", "unfold",
+    "pixel_unshuffle", "relu6", "selu", "silu", "softplus", "softsign", "tanhshrink", "unfold", "affine_grid",
+    "grid_sample",
 ]
 
 

@@ -436,3 +436,93 @@ def test_local_response_norm_parity(torch, shape, size):
     _parity(torch, "local_response_norm", [rnd(*shape)], {"size": size, "alpha": 0.1, "k": 2.0},
             names=len(shape) == 3)
     gradcheck(lambda t: EF.local_response_norm(t, size, alpha=0.1), rand(*shape[:2], 3))
+
+
+# --- affine_grid / grid_sample -------------------------------------------------------------------
+
+_THETA = np.array([[[0.9, -0.3, 0.1], [0.25, 1.1, -0.2]], [[1.4, 0.2, 0.5], [-0.1, 0.7, 0.3]]], np.float32)
+
+
+@pytest.mark.parametrize("align", [False, True])
+def test_affine_grid_parity(torch, align):
+    _parity(torch, "affine_grid", [_THETA], {"size": (2, 3, 4, 5), "align_corners": align})
+    gradcheck(lambda t: EF.affine_grid(t, (2, 1, 3, 2), align_corners=align), rand(2, 2, 3))
+
+
+def _grid(seed=4, shape=(2, 3, 4, 2)):
+    # spans beyond [-1, 1] so every padding mode is exercised; no value on a pixel boundary
+    return np.random.default_rng(seed).uniform(-1.4, 1.4, size=shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sample_parity(torch, mode, padding_mode, align):
+    _parity(torch, "grid_sample", [rnd(2, 3, 5, 6), _grid()],
+            {"mode": mode, "padding_mode": padding_mode, "align_corners": align})
+
+
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sample_gradcheck(padding_mode, align):
+    grid = engine.tensor(_grid(shape=(1, 2, 3, 2)).astype(np.float64), requires_grad=True)
+    gradcheck(lambda x, g: EF.grid_sample(x, g, padding_mode=padding_mode, align_corners=align),
+              rand(1, 2, 3, 4), grid)
+
+
+def test_affine_grid_then_sample(torch):
+    """The spatial-transformer pattern: sample an image through an affine grid, gradients to theta."""
+    x = rnd(2, 3, 6, 7)
+    e_theta, t_theta = engine.tensor(_THETA, requires_grad=True), torch.tensor(_THETA, requires_grad=True)
+    e = EF.grid_sample(engine.tensor(x), EF.affine_grid(e_theta, (2, 3, 4, 5), align_corners=False),
+                       align_corners=False)
+    t = torch.nn.functional.grid_sample(torch.tensor(x), torch.nn.functional.affine_grid(t_theta, (2, 3, 4, 5),
+                                                                                         align_corners=False),
+                                        align_corners=False)
+    close(e, t)
+    e.sum().backward()
+    t.sum().backward()
+    close(e_theta.grad, t_theta.grad, atol=1e-4)
+
+
+def test_grid_default_align_corners_warns(torch):
+    with pytest.warns(UserWarning, match="Default grid_sample and affine_grid behavior has changed"):
+        grid = EF.affine_grid(engine.tensor(_THETA), (2, 1, 3, 3))
+    with pytest.warns(UserWarning, match="Default grid_sample and affine_grid behavior has changed"):
+        EF.grid_sample(engine.randn(2, 1, 3, 3), grid)
+
+
+@pytest.mark.parametrize("call", [
+    lambda F, T, th: F.affine_grid(th, (2, 3, 4), align_corners=False),
+    lambda F, T, th: F.affine_grid(th, (2, 3, 4, 5, 6), align_corners=False),
+    lambda F, T, th: F.affine_grid(th, (2, 3, 0, 5), align_corners=False),
+    lambda F, T, th: F.affine_grid(th[:, :1], (2, 3, 4, 5), align_corners=False),
+    lambda F, T, th: F.grid_sample(T(2, 3, 4, 5), T(2, 4, 5, 2), mode="foo", align_corners=False),
+    lambda F, T, th: F.grid_sample(T(2, 3, 4, 5), T(2, 4, 5, 2), padding_mode="foo", align_corners=False),
+    lambda F, T, th: F.grid_sample(T(3, 3, 4, 5), T(2, 4, 5, 2), align_corners=False),
+    lambda F, T, th: F.grid_sample(T(2, 3, 4, 5), T(2, 4, 5, 1), align_corners=False),
+    lambda F, T, th: F.grid_sample(T(2, 3, 0, 5), T(2, 4, 5, 2), align_corners=False),
+    lambda F, T, th: F.grid_sample(T(2, 3, 4), T(2, 4, 1), align_corners=False),
+])
+def test_grid_errors(torch, call):
+    _same_error(torch, lambda: call(EF, engine.randn, engine.tensor(_THETA)),
+                lambda: call(torch.nn.functional, torch.randn, torch.tensor(_THETA)))
+
+
+def test_affine_grid_integer_theta(torch):
+    _same_error(torch, lambda: EF.affine_grid(engine.ones(2, 2, 3, dtype=engine.int64), (2, 3, 4, 5), False),
+                lambda: torch.nn.functional.affine_grid(torch.ones(2, 2, 3, dtype=torch.int64), (2, 3, 4, 5), False))
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: EF.grid_sample(engine.randn(1, 1, 2, 2), engine.zeros(1, 2, 2, 2), mode="bicubic", align_corners=False),
+     "grid_sample: mode='bicubic' is not implemented in engine"),
+    (lambda: EF.grid_sample(engine.randn(1, 1, 2, 2, 2), engine.zeros(1, 2, 2, 2, 3), align_corners=False),
+     "grid_sample: 5-D (volumetric) input is not implemented in engine"),
+    (lambda: EF.affine_grid(engine.zeros(1, 3, 4), (1, 1, 2, 2, 2), align_corners=False),
+     "affine_grid: 3-D affine transforms (5-D size) are not implemented in engine"),
+])
+def test_grid_not_implemented(call, message):
+    with pytest.raises(NotImplementedError) as err:
+        call()
+    assert str(err.value) == message

@@ -1,6 +1,6 @@
 """Resampling and rearranging ops: pad (constant, reflect, replicate, circular), interpolate
 (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area), unfold/fold (im2col and
-col2im), pixel_shuffle/pixel_unshuffle and channel_shuffle.
+col2im), pixel_shuffle/pixel_unshuffle, channel_shuffle, affine_grid and grid_sample (2-D).
 
 Padding and interpolation are separable: along each resized dim, output position ``j`` is a
 fixed combination of input positions, i.e. a small ``(n_out, n_in)`` matrix ``M``. The forward
@@ -13,6 +13,7 @@ torch computes them in float32, so nearest picks the same pixels).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -462,3 +463,171 @@ def channel_shuffle(input, groups: int):  # noqa: A002
     inv = np.argsort(idx)
     out = np.ascontiguousarray(x[:, idx])
     return result(out, "ChannelShuffleBackward0", (input,), lambda g: (np.ascontiguousarray(g[:, inv]),))
+
+
+# --- affine_grid / grid_sample -------------------------------------------------------------------
+
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                  "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                  "grid_sample for details.")
+
+
+def _default_align(align_corners: bool | None) -> bool:
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=3)
+        return False
+    return bool(align_corners)
+
+
+def _base_coords(n: int, align_corners: bool) -> np.ndarray:
+    """Normalised pixel-centre coordinates in [-1, 1] (pixel edges when not ``align_corners``)."""
+    if n <= 1:
+        return np.zeros(n)
+    c = np.linspace(-1.0, 1.0, n)
+    return c if align_corners else c * (n - 1) / n
+
+
+def affine_grid(theta, size, align_corners: bool | None = None):
+    """The (N, H, W, 2) sampling grid of the 2-D affine maps ``theta`` (N, 2, 3) for an output of
+    ``size`` (N, C, H, W): ``grid[n, h, w] = theta[n] @ (x_w, y_h, 1)`` with normalised ``x``,
+    ``y`` (``AffineGridGeneratorBackward0``). 3-D transforms (5-D ``size``) are not implemented."""
+    align = _default_align(align_corners)
+    if theta._data.dtype.kind != "f":
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = tuple(size)
+    if len(size) == 4:
+        if theta.ndim != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
+                             f"Got {theta.shape}.")
+    elif len(size) == 5:
+        if theta.ndim != 3 or tuple(theta.shape[-2:]) != (3, 4):
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
+                             f"Got {theta.shape}.")
+        raise NotImplementedError("affine_grid: 3-D affine transforms (5-D size) are not implemented in engine")
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    n, _, h, w = size
+    t = theta._data
+    base = np.empty((h, w, 3), t.dtype)
+    base[..., 0] = _base_coords(w, align)[None, :]
+    base[..., 1] = _base_coords(h, align)[:, None]
+    base[..., 2] = 1
+    flat = base.reshape(1, h * w, 3)
+    out = (flat @ t.transpose(0, 2, 1)).reshape(n, h, w, 2)
+
+    def backward(g):
+        return (g.reshape(n, h * w, 2).transpose(0, 2, 1) @ flat,)
+
+    return result(out, "AffineGridGeneratorBackward0", (theta,), backward)
+
+
+def _source_coords(g: np.ndarray, n: int, align: bool, padding_mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """Pixel coordinates of normalised grid values along one axis, after torch's padding-mode
+    transform, and d(coordinate)/d(grid value) (torch's ``grid_sampler_compute_source_index_set_grad``)."""
+    scale = (n - 1) / 2 if align else n / 2
+    x = (g + 1) * scale if align else ((g + 1) * n - 1) / 2
+    d = np.full(g.shape, scale)
+    if padding_mode == "border":
+        inside = (x > 0) & (x < n - 1)
+        return np.clip(x, 0, n - 1), d * inside
+    if padding_mode == "reflection":
+        lo, hi = (0.0, 2.0 * (n - 1)) if align else (-1.0, 2.0 * n - 1)
+        if lo == hi:
+            return np.zeros_like(x), np.zeros_like(x)
+        low, span = lo / 2, (hi - lo) / 2
+        y = x - low
+        sign = np.where(y < 0, -1.0, 1.0)
+        y = np.abs(y)
+        extra = np.fmod(y, span)
+        flips = np.floor(y / span)
+        even = flips % 2 == 0
+        x = np.where(even, extra + low, span - extra + low)
+        d = d * np.where(even, sign, -sign)
+        inside = (x > 0) & (x < n - 1)
+        return np.clip(x, 0, n - 1), d * inside
+    return x, d
+
+
+def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros",  # noqa: A002
+                align_corners: bool | None = None):
+    """Samples (N, C, H, W) ``input`` at the normalised (x, y) locations of ``grid`` (N, Ho, Wo, 2):
+    ``bilinear`` or ``nearest`` (round half to even, as torch), with ``zeros``, ``border`` or
+    ``reflection`` padding (``GridSampler2DBackward0``; gradients for input and grid). Bicubic and
+    5-D (volumetric) sampling are not implemented."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    align = _default_align(align_corners)
+    x, gr = input._data, grid._data
+    _check_grid(x, gr)
+    if mode == "bicubic":
+        raise NotImplementedError("grid_sample: mode='bicubic' is not implemented in engine")
+    n, c, h, w = x.shape
+    ix, dx = _source_coords(gr[..., 0].astype(np.float64), w, align, padding_mode)
+    iy, dy = _source_coords(gr[..., 1].astype(np.float64), h, align, padding_mode)
+    if mode == "nearest":
+        taps = [(np.rint(iy).astype(np.int64), np.rint(ix).astype(np.int64), np.ones_like(ix), None, None)]
+    else:
+        x0, y0 = np.floor(ix), np.floor(iy)
+        fx, fy = ix - x0, iy - y0
+        x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
+        # (row, col, weight, d weight / d ix, d weight / d iy) of the four neighbours
+        taps = [(y0, x0, (1 - fx) * (1 - fy), -(1 - fy), -(1 - fx)), (y0, x0 + 1, fx * (1 - fy), 1 - fy, -fx),
+                (y0 + 1, x0, (1 - fx) * fy, -fy, 1 - fx), (y0 + 1, x0 + 1, fx * fy, fy, fx)]
+    flat_x = x.reshape(n, c, h * w)
+    gathered = []
+    for row, col, _, _, _ in taps:
+        valid = (row >= 0) & (row < h) & (col >= 0) & (col < w)
+        pos = (np.clip(row, 0, h - 1) * w + np.clip(col, 0, w - 1)).reshape(n, 1, -1)
+        vals = np.take_along_axis(flat_x, pos, axis=2).reshape((n, c) + row.shape[1:])
+        gathered.append((vals * valid[:, None], valid, pos))
+    out = sum(v * wt[:, None] for (v, _, _), (_, _, wt, _, _) in zip(gathered, taps))
+    out = np.asarray(out).astype(x.dtype, copy=False)
+
+    def backward(g):
+        g64 = g.astype(np.float64)
+        gx = ggrid = None
+        if input._requires_grad:
+            planes = (np.arange(n * c).reshape(n, c, 1) * (h * w))
+            acc = np.zeros(n * c * h * w)
+            for (_, valid, pos), (_, _, wt, _, _) in zip(gathered, taps):
+                share = (g64 * (wt * valid)[:, None]).reshape(n, c, -1)
+                acc += np.bincount((planes + pos).reshape(-1), weights=share.reshape(-1), minlength=acc.size)
+            gx = acc.reshape(x.shape).astype(g.dtype)
+        if grid._requires_grad:
+            gix = np.zeros(ix.shape)
+            giy = np.zeros(iy.shape)
+            if mode == "bilinear":
+                for (vals, _, _), (_, _, _, dwx, dwy) in zip(gathered, taps):
+                    dot = (g64 * vals).sum(axis=1)
+                    gix += dot * dwx
+                    giy += dot * dwy
+            ggrid = np.stack([gix * dx, giy * dy], axis=-1).astype(g.dtype)
+        return gx, ggrid
+
+    return result(out, "GridSampler2DBackward0", (input, grid), backward, saved=(input, grid))
+
+
+def _check_grid(x: np.ndarray, gr: np.ndarray) -> None:
+    sizes = f"input with sizes {shape_str(x.shape)} and grid with sizes {shape_str(gr.shape)}"
+    if x.shape[0] != gr.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got {sizes}")
+    if gr.shape[-1] != x.ndim - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {x.ndim - 2} in last dimension, but got grid "
+                           f"with sizes {shape_str(gr.shape)}")
+    for i in range(2, x.ndim):
+        if x.shape[i] == 0:
+            raise RuntimeError("grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+                               f"sizes {shape_str(x.shape)} with dimension {i} being empty")
+    if x.ndim == 5 and gr.ndim == 5:
+        raise NotImplementedError("grid_sample: 5-D (volumetric) input is not implemented in engine")
+    want = 4 if x.ndim == 4 else 5  # torch's 2-D kernel for 4-D input, its 3-D kernel otherwise
+    if x.ndim != want or gr.ndim != want:
+        raise RuntimeError(
+            f"grid_sampler(): expected {want}D input and grid with same number of dimensions, but got {sizes}")
