@@ -3,6 +3,7 @@
 - ``backward``/``grad``: run the graph (``executor.py``);
 - ``Function``: custom ops (``function.py``);
 - ``gradcheck``: finite differences against backward (``gradcheck.py``);
+- ``functional.jacobian``: Jacobians by reverse mode (``functional.py``);
 - ``no_grad``/``enable_grad``/``set_grad_enabled``: grad mode (``grad_mode.py``);
 - ``detect_anomaly``/``set_detect_anomaly``: anomaly detection (``anomaly_mode.py``);
 - ``graph.Node``: what ``tensor.grad_fn`` is (``graph.py``).
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import anomaly_mode, graph
+from . import anomaly_mode, functional, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .executor import run_backward
 from .function import Function, FunctionCtx, once_differentiable
@@ -31,8 +32,8 @@ from .gradcheck import GradcheckError, gradcheck
 
 __all__ = [
     "Function", "FunctionCtx", "GradcheckError", "anomaly_mode", "backward", "detect_anomaly", "enable_grad",
-    "grad", "gradcheck", "graph", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
-    "once_differentiable", "set_detect_anomaly", "set_grad_enabled",
+    "functional", "grad", "gradcheck", "graph", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
+    "no_grad", "once_differentiable", "set_detect_anomaly", "set_grad_enabled",
 ]
 
 

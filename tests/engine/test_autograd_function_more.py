@@ -419,3 +419,81 @@ def test_gradcheck_refuses_checks_it_cannot_do():
     x = engine.ones(2, dtype=engine.float64, requires_grad=True)
     with pytest.raises(NotImplementedError, match="need forward-mode AD or vmap"):
         engine.autograd.gradcheck(lambda a: a * 2, (x,), check_forward_ad=True)
+
+
+# --- autograd.functional.jacobian -------------------------------------------------------------
+
+
+def jacobian_cases(lib):
+    gen = np.random.default_rng(0)
+    x = lib.tensor(gen.standard_normal((2, 3)).astype(np.float32))
+    y = lib.tensor(gen.standard_normal(3).astype(np.float32))
+    jac = lib.autograd.functional.jacobian
+    return {
+        "tensor -> tensor": lambda: jac(lambda a: a.tanh().sum(dim=1), x),
+        "tuple -> tensor": lambda: jac(lambda a, b: (a * b).pow(2).sum(dim=0), (x, y)),
+        "tensor -> tuple": lambda: jac(lambda a: (a.exp(), a.sum()), y),
+        "tuple -> tuple, one constant": lambda: jac(lambda a, b: (a @ b, b * 2, lib.ones(1)), (x, y)),
+        "output independent of an input": lambda: jac(lambda a, b: a * 3, (x, y)),
+        "vectorize": lambda: jac(lambda a: a.sigmoid(), y, vectorize=True),
+    }
+
+
+def as_arrays(x):
+    if isinstance(x, tuple):
+        return ("tuple", [as_arrays(v) for v in x])
+    return (str(x.dtype).split(".")[-1], tuple(x.shape), x.detach().numpy())
+
+
+@pytest.mark.parametrize("case", list(jacobian_cases(engine)))
+def test_jacobian_matches_torch(torch, case):
+    def compare(e, t):
+        assert type(e) is tuple if type(t) is tuple else isinstance(e, engine.Tensor)
+        if isinstance(t, tuple):
+            assert len(e) == len(t)
+            for a, b in zip(e, t):
+                compare(a, b)
+            return
+        assert tuple(e.shape) == tuple(t.shape) and e.dtype.name == str(t.dtype).split(".")[-1]
+        assert not e.requires_grad
+        np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-5, atol=1e-6)
+
+    compare(jacobian_cases(engine)[case](), jacobian_cases(torch)[case]())
+
+
+def test_jacobian_of_a_linear_map_is_the_matrix():
+    w = engine.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    x = engine.ones(3, requires_grad=True)
+    jac = engine.autograd.functional.jacobian(lambda v: w @ v, x)
+    assert jac.tolist() == w.tolist() and x.grad is None
+
+
+def jacobian_errors(lib):
+    jac = lib.autograd.functional.jacobian
+    x = lib.ones(2)
+    return {
+        "non-tensor input": (TypeError, lambda: jac(lambda a: a, 1.0)),
+        "non-tensor in a tuple": (TypeError, lambda: jac(lambda a, b: a, (x, 2))),
+        "non-tensor output": (TypeError, lambda: jac(lambda a: 3, x)),
+        "strict, constant output": (RuntimeError, lambda: jac(lambda a: lib.ones(2), x, strict=True)),
+        "strict, unused input": (RuntimeError, lambda: jac(lambda a, b: a * 2, (x, lib.ones(1)), strict=True)),
+        "strict and vectorize": (RuntimeError, lambda: jac(lambda a: a, x, strict=True, vectorize=True)),
+    }
+
+
+@pytest.mark.parametrize("case", list(jacobian_errors(engine)))
+def test_jacobian_errors_match_torch(torch, case):
+    want_type, want_fn = jacobian_errors(torch)[case]
+    got_type, got_fn = jacobian_errors(engine)[case]
+    with pytest.raises(want_type) as want:
+        want_fn()
+    with pytest.raises(got_type) as got:
+        got_fn()
+    assert str(got.value) == str(want.value)
+
+
+def test_jacobian_refuses_what_the_engine_lacks():
+    with pytest.raises(NotImplementedError, match="create_graph=True"):
+        engine.autograd.functional.jacobian(lambda a: a * a, engine.ones(2), create_graph=True)
+    with pytest.raises(NotImplementedError, match="forward-mode AD"):
+        engine.autograd.functional.jacobian(lambda a: a * a, engine.ones(2), strategy="forward-mode")
