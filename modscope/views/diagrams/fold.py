@@ -3,7 +3,8 @@
 One pass over a built ``Diagram`` (module tree, autograd graph or dataflow alike), driven by the
 module path each node and cluster carries (``data["module"]`` or ``data["path"]``):
 
-1. **Repeated blocks.** Consecutive sibling modules with the same structure signature (class,
+1. **Repeated blocks.** Consecutive numbered sibling modules (``0``, ``1``, ... in a ``Sequential``
+   or ``ModuleList``) with the same structure signature (class,
    ``extra_repr``, own parameter and buffer shapes, children's names and signatures,
    recursively) form a run, found with a period of up to ``MAX_PERIOD`` modules (2,500 x
    ``[Linear, ReLU, LayerNorm, Identity]`` in one ``Sequential`` is one run of period 4). Every
@@ -189,14 +190,31 @@ def repeated_runs(model_event: dict[str, Any]) -> list[Run]:
     info = {m["path"]: m for m in model_event["modules"]}
     runs = []
     for m in model_event["modules"]:
-        kids = [_join(m["path"], name) for name in m.get("children", ())]
-        kids = [k for k in kids if k in sigs]
-        for start, period, count in find_periodic(kids, [sigs[k] for k in kids]):
-            members = tuple(kids[start:start + period * count])
-            items = [_describe(info[k]) for k in members[:period]]
-            block = items[0] if period == 1 else "[" + " → ".join(items) + "]"
-            runs.append(Run(m["path"], members, period, count, block))
+        for kids in _numbered_stretches(m["path"], m.get("children", ()), sigs):
+            for start, period, count in find_periodic(kids, [sigs[k] for k in kids]):
+                members = tuple(kids[start:start + period * count])
+                items = [_describe(info[k]) for k in members[:period]]
+                block = items[0] if period == 1 else "[" + " → ".join(items) + "]"
+                runs.append(Run(m["path"], members, period, count, block))
     return runs
+
+
+def _numbered_stretches(parent: str, names: Iterable[str], sigs: dict) -> list[list[str]]:
+    """The child paths of ``parent`` in stretches of consecutive integer names (``0, 1, 2``: a
+    ``Sequential``'s or ``ModuleList``'s entries). Only those fold, as in torch's repr: named
+    children (``fc``, ``downsample``) have roles of their own even when they look alike."""
+    out: list[list[str]] = []
+    last = None
+    for name in names:
+        path = _join(parent, name)
+        if not name.isdigit() or path not in sigs:
+            last = None
+            continue
+        if last is None or int(name) != last + 1:
+            out.append([])
+        out[-1].append(path)
+        last = int(name)
+    return out
 
 
 def find_periodic(keys: list[str], sigs: list[int | None]) -> list[tuple[int, int, int]]:
