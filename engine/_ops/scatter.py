@@ -9,6 +9,7 @@ Every op here addresses ``out[..., index[i, j], ...]`` (``index`` replacing the 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -89,6 +90,10 @@ def scatter(a, dim: int, index, src=None, *, value=None, reduce: str | None = No
     _check(x, d, idx, s if ts is not None else None)
     if reduce is not None and reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
+    if reduce is not None and ts is not None:
+        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed "
+                      "in a future PyTorch release. Use torch.scatter_reduce instead for more reduction "
+                      "options.", UserWarning, stacklevel=2)
     key = _positions(idx, d)
     vals = _crop(s, idx.shape) if ts is not None else s
     out = x.copy()

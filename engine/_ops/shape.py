@@ -9,6 +9,7 @@ else ``clone`` + ``_unsafe_view``: the same nodes torch records.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -563,6 +564,8 @@ def meshgrid(*tensors, indexing: str | None = None):
     if len(tensors) == 1 and isinstance(tensors[0], list | tuple):
         tensors = tuple(tensors[0])
     if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
+                      "argument.", UserWarning, stacklevel=2)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')

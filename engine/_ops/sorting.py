@@ -85,7 +85,8 @@ def topk(a, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  
 def unique(a, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
            return_counts: bool = False, dim: int | None = None):
     """The distinct values (always sorted, which torch allows for ``sorted=False``), with the
-    inverse map (input-shaped, int64) and the counts when asked. Not differentiable."""
+    inverse map (input-shaped, int64) and the counts when asked. Not differentiable: as in
+    torch, the values of an input that requires grad get a node whose backward raises."""
     x = a._data
     if dim is None:
         vals, inv, counts = np.unique(x.reshape(-1), return_inverse=True, return_counts=True)
@@ -94,13 +95,16 @@ def unique(a, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
         d = wrap_dim(dim, x.ndim)
         vals, inv, counts = np.unique(x, return_inverse=True, return_counts=True, axis=d)
         inv = inv.reshape(-1)
-    wrap = _core._Tensor._wrap
-    out = [wrap(np.ascontiguousarray(vals))]
-    if return_inverse:
-        out.append(wrap(inv.astype(np.int64)))
-    if return_counts:
-        out.append(wrap(counts.astype(np.int64)))
-    return out[0] if len(out) == 1 else tuple(out)
+    op = "_unique2" if dim is None else "unique_dim"
+
+    def not_implemented(*_):
+        raise RuntimeError(f"the derivative for '{op}' is not implemented.")
+
+    name = "Unique2Backward0" if dim is None else "UniqueDimBackward0"
+    outs = multi_result([np.ascontiguousarray(vals), inv.astype(np.int64), counts.astype(np.int64)],
+                        name, (a,), not_implemented, differentiable=(True, False, False))
+    picked = [outs[0]] + [o for o, want in zip(outs[1:], (return_inverse, return_counts)) if want]
+    return picked[0] if len(picked) == 1 else tuple(picked)
 
 
 def _side(right: bool, side: str | None) -> str:

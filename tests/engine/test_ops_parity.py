@@ -409,6 +409,36 @@ def test_errors_match_torch(torch, name):
     assert results[0] == results[1]
 
 
+@pytest.mark.parametrize("name,dim", [("_unique2", None), ("unique_dim", 0)])
+def test_unique_of_a_tensor_that_requires_grad_is_not_differentiable_like_torch(torch, name, dim):
+    for lib in (engine, torch):
+        values, inverse, counts = lib.unique(lib.tensor([2.0, 1.0, 2.0], requires_grad=True), dim=dim,
+                                             return_inverse=True, return_counts=True)
+        assert values.requires_grad and not inverse.requires_grad and not counts.requires_grad
+        with pytest.raises(RuntimeError, match=f"the derivative for '{name}' is not implemented."):
+            values.sum().backward()
+
+
+def _user_warnings(call) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [str(w.message).split(" (Triggered")[0] for w in caught if w.category is UserWarning]
+
+
+def test_meshgrid_without_indexing_warns_like_torch(torch):
+    got = _user_warnings(lambda: engine.meshgrid(engine.ones(2), engine.ones(3)))
+    assert got == _user_warnings(lambda: torch.meshgrid(torch.ones(2), torch.ones(3))) and len(got) == 1
+
+
+def test_scatter_reduce_argument_with_tensor_src_warns_deprecated():
+    # torch's text (torch warns once per process, so it is not re-triggered here)
+    assert _user_warnings(lambda: engine.zeros(3).scatter(0, engine.tensor([0]), engine.ones(1), reduce="add")) == [
+        "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a future "
+        "PyTorch release. Use torch.scatter_reduce instead for more reduction options."]
+    assert _user_warnings(lambda: engine.zeros(3).scatter(0, engine.tensor([0]), 1.0, reduce="add")) == []
+
+
 def test_meshgrid_rejects_2d_inputs_like_torch(torch):
     for lib in (engine, torch):
         with pytest.raises(RuntimeError, match="torch.meshgrid: Expected 0D or 1D tensor in the tensor list"):
