@@ -68,7 +68,7 @@ async def test_selecting_a_folded_run_selects_its_first_module(deep_events, monk
         assert pilot.app.selected[-1] == "1"
 
 
-def test_fold_titles():
+async def test_fold_titles():
     d = Diagram("autograd", "m")
     assert fold_titles(d, True) == [] and fold_titles(d, False) == ["unfolded (u)"]
     d.add_node(Node("g1", ["+30 more"], "collapsed", None, {"module": None, "fanout_of": "n0"}))
