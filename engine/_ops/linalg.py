@@ -6,11 +6,22 @@ or expands and calls bmm, so ``(x @ w).grad_fn`` and the graph below it read as 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import _core
 from ._core import result
 from .shape import _unsafe_view, contiguous, expand, mT, reshape, squeeze, t, unsqueeze
+
+
+def _same_dtype(tensors) -> None:
+    """torch's error when operands that must share a dtype do not."""
+    first = tensors[0]._data.dtype
+    for t_ in tensors[1:]:
+        if t_._data.dtype != first:
+            name = _core._dtype.scalar_type_name
+            raise RuntimeError(f"expected scalar type {name(first)} but found {name(t_._data.dtype)}")
 
 
 def _dims(x) -> str:
@@ -212,12 +223,16 @@ def outer(a, b):
 def cross(a, b, dim=None):
     """The cross product along ``dim`` (a dim of length 3; ``None`` picks the first such dim,
     as ``torch.cross`` does), broadcasting the other dims."""
+    _same_dtype((a, b))
     x, y = a._data, b._data
     try:
         shape = np.broadcast_shapes(x.shape, y.shape)
     except ValueError:
         raise _core.broadcast_error(x.shape, y.shape) from None
     if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the "
+                      "dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to "
+                      "agree with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
         dims3 = [i for i, n in enumerate(shape) if n == 3]
         if not dims3:
             raise RuntimeError("no dimension of size 3 in input")
@@ -248,6 +263,7 @@ def cdist(x1, x2, p: float = 2.0, compute_mode=None):
                            f"X2: {b.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    _same_dtype((x1, x2))
     diff = a[..., :, None, :] - b[..., None, :, :]
     ad = np.abs(diff)
     if p == 0:
@@ -339,6 +355,7 @@ def einsum(equation: str, *operands):
         operands = tuple(operands[0])
     arrays = [o._data for o in operands]
     terms, out_sub = _parse_einsum(equation, arrays)
+    _same_dtype(operands)
     sizes: dict[str, int] = {}
     for k, (term, x) in enumerate(zip(terms, arrays)):
         for c, n in zip(term, x.shape):

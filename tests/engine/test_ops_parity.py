@@ -357,6 +357,9 @@ ERRORS = {
     "cross_len": lambda t: t.cross(t.ones(3, 4), t.ones(3, 4), dim=1),
     "cross_bcast": lambda t: t.linalg.cross(t.ones(3, 3), t.ones(2, 3)),
     "cross_none": lambda t: t.cross(t.ones(2, 4), t.ones(2, 4)),
+    "cross_dtype": lambda t: t.cross(t.ones(3), t.ones(3, dtype=t.float64), dim=0),
+    "cdist_dtype": lambda t: t.cdist(t.ones(2, 2), t.ones(2, 2, dtype=t.float64)),
+    "einsum_dtype": lambda t: t.einsum("ij,jk->ik", t.ones(2, 2), t.ones(2, 2, dtype=t.float64)),
     "cdist_cols": lambda t: t.cdist(t.ones(3, 4), t.ones(2, 3)), "cdist_1d": lambda t: t.cdist(t.ones(4), t.ones(3, 4)),
     "cdist_1d_x2": lambda t: t.cdist(t.ones(3, 4), t.ones(4)),
     "cdist_p": lambda t: t.cdist(t.ones(3, 4), t.ones(3, 4), p=-1),
@@ -424,6 +427,15 @@ def _user_warnings(call) -> list[str]:
         warnings.simplefilter("always")
         call()
     return [str(w.message).split(" (Triggered")[0] for w in caught if w.category is UserWarning]
+
+
+def test_cross_without_dim_warns_deprecated():
+    # torch's text (torch warns once per process, so it is not re-triggered here)
+    assert _user_warnings(lambda: engine.cross(engine.ones(3), engine.ones(3))) == [
+        "Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim explicitly "
+        "or simply use torch.linalg.cross.\nThe default value of dim will change to agree with that of "
+        "linalg.cross in a future release."]
+    assert _user_warnings(lambda: engine.cross(engine.ones(3), engine.ones(3), dim=0)) == []
 
 
 def test_meshgrid_without_indexing_warns_like_torch(torch):
