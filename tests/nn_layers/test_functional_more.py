@@ -345,6 +345,7 @@ def test_normalize_integer_error(torch):
     ("adaptive_max_pool2d", (2, 3, 7, 9), {"output_size": (3, 4)}),
     ("adaptive_max_pool2d", (3, 7, 9), {"output_size": 2}),
     ("adaptive_max_pool2d", (2, 3, 7, 9), {"output_size": (None, 4)}),
+    ("adaptive_max_pool2d", (2, 3, 6, 8), {"output_size": (3, 4)}),  # equal windows: the reshape path
 ], ids=str)
 def test_pool_parity(torch, name, shape, kw):
     _parity(torch, name, [rnd(*shape)], kw)
@@ -364,6 +365,7 @@ def test_pool_indices(torch):
 
 def test_pool_gradcheck():
     gradcheck(lambda t: EF.adaptive_max_pool2d(t, (2, 3)), rand(1, 2, 5, 7))
+    gradcheck(lambda t: EF.adaptive_max_pool2d(t, (2, 3)), rand(1, 2, 4, 6))
     gradcheck(lambda t: EF.avg_pool1d(t, 3, 2, 1), rand(2, 7))
     gradcheck(lambda t: EF.max_pool1d(t, 2), rand(2, 3, 6))
     gradcheck(lambda t: EF.adaptive_avg_pool1d(t, 3), rand(2, 7))

@@ -142,8 +142,11 @@ def _elementwise(input, name: str, kernel: str | None, fwd, grad, inplace: bool 
 
 
 def _stable_sigmoid(x: np.ndarray) -> np.ndarray:
-    e = np.exp(-np.abs(x))  # exp of non-positive numbers only: no overflow
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+    """1 / (1 + exp(-x)); exp overflows to inf for very negative x, which gives the right 0."""
+    with np.errstate(over="ignore"):
+        e = np.exp(-x)
+    e += 1
+    return np.reciprocal(e, out=e)
 
 
 def _softplus_array(x: np.ndarray) -> np.ndarray:

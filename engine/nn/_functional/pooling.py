@@ -321,9 +321,14 @@ def adaptive_max_pool2d(input, output_size, return_indices: bool = False):  # no
     size = _adaptive_size(output_size, x)
     h, w = x.shape[-2:]
     rows, cols = _window_index(h, size[0]), _window_index(w, size[1])
-    # (..., Ho, kh, Wo, kw): every window padded to the longest by repeating its last element,
-    # which never changes its maximum nor which element comes first.
-    win = x[..., rows[:, :, None, None], cols[None, None, :, :]]
+    if h % size[0] == 0 and w % size[1] == 0:  # equal disjoint windows: a reshape, no gather
+        win = x.reshape(x.shape[:-2] + (size[0], h // size[0], size[1], w // size[1]))
+    else:
+        # every window padded to the longest by repeating its last element, which never changes
+        # its maximum nor which element comes first
+        win = np.take(np.take(x, rows.reshape(-1), axis=-2), cols.reshape(-1), axis=-1)
+        win = win.reshape(x.shape[:-2] + (size[0], rows.shape[1], size[1], cols.shape[1]))
+    # win: (..., Ho, kh, Wo, kw)
     win = np.moveaxis(win, -3, -2).reshape(x.shape[:-2] + (size[0], size[1], -1))
     pick = win.argmax(axis=-1)
     y = np.take_along_axis(win, pick[..., None], axis=-1)[..., 0]
