@@ -35,7 +35,8 @@ from ..._ops._core import result
 from ._utils import legacy_type_name, shape_str
 
 Pads = tuple[tuple[int, int], ...]  # (low, high) per spatial dim
-_COLS_BUDGET = 4 << 20  # bytes of columns per block of images (measured: smaller blocks cost more per-tap calls)
+_COLS_BUDGET = 1 << 20  # bytes of columns per block of images in a forward without kept columns
+_BACKWARD_BUDGET = 2 << 20  # bytes of columns per block of channels in backward (each block: 25 adds)
 _DIM_NAMES = {1: ("width",), 2: ("height", "width"), 3: ("depth", "height", "width")}
 
 
@@ -347,6 +348,7 @@ class _Geometry:
         self.kdim = ws[1] * math.prod(self.ks)  # rows of a group's columns: C/groups · K
         per_image = xs[1] * math.prod(self.ks) * math.prod(self.out_sp) * itemsize
         self.block = max(1, _COLS_BUDGET // max(per_image, 1))
+        self._taps: list | None = None
 
     def blocks(self):
         n = self.xs[0]
@@ -430,48 +432,78 @@ class _Geometry:
 
     def backward(self, x: np.ndarray | None, g: np.ndarray, w: np.ndarray | None, cols: np.ndarray | None,
                  need_x: bool, need_w: bool, need_b: bool = False) -> tuple:
-        """(dX (N, C, *S), dW (O, C/groups, *K)) from the output gradient ``g``, block by block:
-        each block's gradient rows ``gt`` (transposed once, used by both products), its columns
-        (``cols``, the forward's whole-batch columns, when given; else rebuilt from ``x``) for
-        ``dW += gt @ colsᵀ``, and ``dcols = Wᵀ @ gt`` folded into its images' ``dX``; with
-        ``need_b`` also the bias gradient (the sum of ``gt``'s rows) as a third value."""
+        """(dX (N, C, *S), dW (O, C/groups, *K), db (O)) from the output gradient ``g``; each
+        ``None`` unless asked for. ``cols``: the forward's whole-batch columns, or None to
+        rebuild them (``_by_channels``)."""
+        gt = self._gt(g)  # transposed once, used by every product
+        gb = gt.sum(axis=1) if need_b else None
+        if cols is None and self.groups == 1:
+            gx, gw = self._by_channels(x, gt, w, need_x, need_w)
+            return gx, gw, gb
         c, o, gs = self.xs[1], self.ws[0], self.groups
-        gw = np.zeros((gs, o // gs, self.kdim), g.dtype) if need_w else None
-        gb = np.zeros(o, g.dtype) if need_b else None
-        gx = np.empty(self.xs, g.dtype) if need_x else None
-        wt = w.reshape(gs, o // gs, self.kdim).transpose(0, 2, 1) if need_x else None  # (groups, C/g·K, O/g)
-        for blk in [slice(0, self.xs[0])] if cols is not None else self.blocks():
-            gt = self._gt(g[blk])
-            if need_b:
-                gb += gt.sum(axis=1)
-            if need_w:
-                blk_cols = cols if cols is not None else self.im2col(x[blk])
-                # (cols @ gtᵀ)ᵀ rather than gt @ colsᵀ: the same product, measured ~1.7x faster in OpenBLAS.
-                if gs == 1:
-                    np.add(gw[0], np.matmul(blk_cols, gt.T).T, out=gw[0])
-                else:
-                    gw += np.matmul(blk_cols.reshape(gs, self.kdim, -1),
-                                    gt.reshape(gs, o // gs, -1).transpose(0, 2, 1)).transpose(0, 2, 1)
-                del blk_cols
-            if need_x:
-                dcols = wt[0] @ gt if gs == 1 else np.matmul(wt, gt.reshape(gs, o // gs, -1))
-                m = blk.stop - blk.start
-                gx[blk] = self._col2im(dcols.reshape(c, *self.ks, *self.out_sp, m), m)
-        return gx, (gw.reshape(self.ws) if need_w else None), gb
+        gx = gw = None
+        if need_w:
+            cols = cols if cols is not None else self.im2col(x)
+            # (cols @ gtᵀ)ᵀ rather than gt @ colsᵀ: the same product, measured ~1.7x faster in OpenBLAS.
+            if gs == 1:
+                gw = (cols @ gt.T).T
+            else:
+                gw = np.matmul(cols.reshape(gs, self.kdim, -1),
+                               gt.reshape(gs, o // gs, -1).transpose(0, 2, 1)).transpose(0, 2, 1)
+            del cols
+            gw = gw.reshape(self.ws)
+        if need_x:
+            wt = w.reshape(gs, o // gs, self.kdim).transpose(0, 2, 1)  # (groups, C/g·K, O/g)
+            dcols = wt[0] @ gt if gs == 1 else np.matmul(wt, gt.reshape(gs, o // gs, -1))
+            dxp = self._padded_grad(dcols.dtype)
+            self._fold(dcols.reshape(c, *self.ks, *self.out_sp, self.xs[0]), dxp)
+            gx = self._crop(dxp)
+        return gx, gw, gb
 
-    def _col2im(self, dcols: np.ndarray, n: int) -> np.ndarray:
-        """Sum each kernel tap's (C, *out, n) block into the padded input, kept as (C, *Sp, n)
-        so every tap is one strided add over long rows, then crop -> (n, C, *S)."""
-        c, sp = self.xs[1], self.xs[2:]
-        nd = len(sp)
-        padded = tuple(s + lo + hi for s, (lo, hi) in zip(sp, self.pads))
-        dxp = np.zeros((c, *padded, n), dcols.dtype)
-        for tap in itertools.product(*(range(k) for k in self.ks)):
-            window = tuple(slice(i * d, i * d + s * (o - 1) + 1, s)
-                           for i, d, s, o in zip(tap, self.dilation, self.stride, self.out_sp))
-            dxp[(slice(None), *window, slice(None))] += dcols[(slice(None), *tap)]
-        inner = dxp[(slice(None), *(slice(lo, lo + s) for s, (lo, _) in zip(sp, self.pads)), slice(None))]
-        return inner.transpose(nd + 1, 0, *range(1, nd + 1))
+    def _by_channels(self, x: np.ndarray | None, gt: np.ndarray, w: np.ndarray | None, need_x: bool,
+                     need_w: bool) -> tuple:
+        """Backward without the forward's columns (groups == 1), over blocks of input channels:
+        a block's rows of the columns are the columns of its channels alone, so each block
+        rebuilds just those (``_BACKWARD_BUDGET`` bytes), takes its slice of ``dW``, and folds its
+        slice of ``dcols`` into its channels of ``dX``. Every add still runs over whole
+        (batch-last) rows."""
+        c, o, k = self.xs[1], self.ws[0], math.prod(self.ks)
+        per_channel = k * gt.shape[1] * gt.itemsize
+        step = max(1, _BACKWARD_BUDGET // max(per_channel, 1))
+        gw = np.empty((o, c * k), gt.dtype) if need_w else None
+        dxp = self._padded_grad(gt.dtype) if need_x else None
+        w2 = w.reshape(o, c * k) if need_x else None
+        for c0 in range(0, c, step):
+            c1 = min(c0 + step, c)
+            if need_w:
+                cols = self.im2col(x[:, c0:c1])
+                gw[:, c0 * k:c1 * k] = (cols @ gt.T).T
+                del cols
+            if need_x:
+                dcols = w2[:, c0 * k:c1 * k].T @ gt
+                self._fold(dcols.reshape(c1 - c0, *self.ks, *self.out_sp, self.xs[0]), dxp[c0:c1])
+                del dcols  # before the next block's columns
+        return (self._crop(dxp) if need_x else None), (gw.reshape(self.ws) if need_w else None)
+
+    def _padded_grad(self, dtype) -> np.ndarray:
+        padded = tuple(s + lo + hi for s, (lo, hi) in zip(self.xs[2:], self.pads))
+        return np.zeros((self.xs[1], *padded, self.xs[0]), dtype)
+
+    def _fold(self, dcols: np.ndarray, dxp: np.ndarray) -> None:
+        """col2im: add each kernel tap's (C, *out, N) block into the padded input gradient
+        ``dxp`` (C, *Sp, N), one strided add over long rows per tap."""
+        if self._taps is None:  # (where in dxp, which block of dcols) per tap, built once
+            self._taps = [((slice(None), *(slice(i * d, i * d + s * (o - 1) + 1, s) for i, d, s, o in
+                                           zip(tap, self.dilation, self.stride, self.out_sp)), slice(None)),
+                           (slice(None), *tap)) for tap in itertools.product(*(range(k) for k in self.ks))]
+        for window, tap in self._taps:
+            dxp[window] += dcols[tap]
+
+    def _crop(self, dxp: np.ndarray) -> np.ndarray:
+        """(C, *Sp, N) padded gradient -> (N, C, *S), contiguous."""
+        nd = len(self.xs) - 2
+        inner = dxp[(slice(None), *(slice(lo, lo + s) for s, (lo, _) in zip(self.xs[2:], self.pads)), slice(None))]
+        return np.ascontiguousarray(inner.transpose(nd + 1, 0, *range(1, nd + 1)))
 
 
 # --- the Conv layers' padding modes -------------------------------------------------------------
