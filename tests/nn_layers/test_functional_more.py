@@ -528,3 +528,26 @@ def test_grid_not_implemented(call, message):
     with pytest.raises(NotImplementedError) as err:
         call()
     assert str(err.value) == message
+
+
+@pytest.mark.parametrize("call", [
+    lambda F, T: F.unfold(T(1, 2, 5, 5), (1, 2, 3)), lambda F, T: F.fold(T(1, 8, 9), (4, 4, 4), 2),
+    lambda F, T: F.avg_pool1d(T(1, 2, 5), (1, 2)), lambda F, T: F.avg_pool1d(T(1, 2, 5), 2, stride=(1, 2)),
+    lambda F, T: F.max_pool1d(T(1, 2, 5), (1, 2)), lambda F, T: F.max_pool1d(T(1, 2, 5), 2, stride=(1, 2)),
+    lambda F, T: F.max_pool1d(T(1, 2, 5), 2, padding=(1, 1)), lambda F, T: F.max_pool1d(T(1, 2, 5), 2, dilation=(1, 1)),
+    lambda F, T: F.adaptive_avg_pool1d(T(1, 2, 5), (1, 2)),
+])
+def test_size_argument_errors(torch, call):
+    _same_error(torch, lambda: call(EF, engine.randn), lambda: call(torch.nn.functional, torch.randn))
+
+
+def test_normalize_out(torch):
+    x = rnd(2, 3)
+    e_out, t_out = engine.empty(2, 3), torch.empty(2, 3)
+    assert EF.normalize(engine.tensor(x), out=e_out) is e_out
+    torch.nn.functional.normalize(torch.tensor(x), out=t_out)
+    close(e_out, t_out)
+    _same_error(torch, lambda: EF.normalize(engine.tensor(x, requires_grad=True), out=engine.empty(2, 3)),
+                lambda: torch.nn.functional.normalize(torch.tensor(x, requires_grad=True), out=torch.empty(2, 3)))
+    with pytest.raises(RuntimeError, match=r"normalize: out= must have the result's shape \[2, 3\] in engine"):
+        EF.normalize(engine.tensor(x), out=engine.empty(3, 3))

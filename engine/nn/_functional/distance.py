@@ -25,11 +25,20 @@ def _clamp_min(a, lo: float):
 
 
 def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):  # noqa: A002
-    """``input`` divided by its ``p``-norm over ``dim`` (at least ``eps``)."""
-    if out is not None:
-        raise NotImplementedError("normalize: out= is not supported in engine")
-    denom = _clamp_min(reduction.norm(input, p, dim, keepdim=True), eps).expand_as(input)
-    return pointwise.div(input, denom)
+    """``input`` divided by its ``p``-norm over ``dim`` (at least ``eps``); with ``out`` (of the
+    result's shape: the engine does not resize it) the result is written there, outside autograd,
+    as torch's ``div(out=)``."""
+    if out is None:
+        denom = _clamp_min(reduction.norm(input, p, dim, keepdim=True), eps).expand_as(input)
+        return pointwise.div(input, denom)
+    if grad_mode.is_grad_enabled() and input.requires_grad:
+        raise RuntimeError("div(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    if tuple(out.shape) != tuple(input.shape):
+        raise RuntimeError(f"normalize: out= must have the result's shape {list(input.shape)} in engine "
+                           f"(got {list(out.shape)}; torch resizes it, with a deprecation warning)")
+    with grad_mode.no_grad():
+        return out.copy_(normalize(input, p, dim, eps))
 
 
 def _broadcast(x1, x2):

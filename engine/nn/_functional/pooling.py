@@ -269,6 +269,10 @@ def _single(value, name: str, fname: str) -> int:
         return int(value)
     value = tuple(value)
     if len(value) != 1:
+        if fname == "max_pool1d":  # torch checks max_pool1d's arguments in its own (varying) words
+            kinds = {"stride": "None, an int, list of ints, or", "padding": "an int, list of ints, or"}
+            raise RuntimeError(f"max_pool1d() {name} must be {kinds.get(name, 'an int, list of ints or')} tuple of "
+                               f"ints of size 1 but got size {len(value)}")
         raise RuntimeError(f"{fname}() argument '{name}' should contain one int (got {len(value)})")
     return int(value[0])
 

@@ -304,7 +304,7 @@ def _pair(v, name: str) -> tuple[int, int]:
     if len(v) == 1:
         return v[0], v[0]
     if len(v) != 2:
-        raise RuntimeError(f"{name} must be an int or a tuple of two ints")
+        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(v)}")
     return v
 
 
