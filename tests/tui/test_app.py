@@ -486,3 +486,127 @@ async def test_enter_with_a_bad_grad_norm_keeps_the_dialog_open(events):
         await pilot.press("enter")
         await settle(pilot, app, lambda a: a.screen is a.screen_stack[0])
         assert source.sent == [{"cmd": "break", "nan": True, "grad_norm": None, "modules": ["blk.a"]}]
+
+
+# --- the responsive layout: every view reachable at every size, the maximise key -------------
+
+VIEWS = ("tree", "params", "timeline", "graph")
+SIZES = [(80, 24), (100, 30), (200, 55)]
+SIZE_IDS = ["80x24", "100x30", "200x55"]
+
+
+def screen_text(app) -> str:
+    return "\n".join("".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips())
+
+
+def on_screen(app, widget) -> bool:
+    """Displayed, with a non-empty region inside the screen, and what the screen shows at the
+    region's corners and centre is this widget (or one of its children): not covered, not clipped."""
+    r = widget.region
+    if not (widget.display and r.width > 0 and r.height > 0 and app.screen.region.contains_region(r)):
+        return False
+    points = [(r.x, r.y), (r.right - 1, r.bottom - 1), (r.x + r.width // 2, r.y + r.height // 2)]
+    for x, y in points:
+        try:
+            hit, _ = app.screen.get_widget_at(x, y)
+        except Exception:  # noqa: BLE001 - nothing there
+            return False
+        if hit is not widget and widget not in hit.ancestors:
+            return False
+    return True
+
+
+def shown(app) -> set[str]:
+    return {v for v in (*VIEWS, "training") if on_screen(app, app.query_one(f"#{v}"))}
+
+
+async def ready(pilot, app) -> None:
+    await settle(pilot, app, loaded)
+    await settle(pilot, app, lambda a: a.selected == "blk.a")
+    await pilot.pause(0.3)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+async def test_every_view_is_reachable_and_on_screen(events, size):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot, app)
+        seen = set()
+        for view in (*VIEWS, VIEWS[0]):  # tab goes round every view, showing it
+            await settle(pilot, app, lambda a, view=view: a.focused is a.query_one(f"#{view}")
+                         and view in shown(a))
+            now = shown(app)
+            seen |= now
+            regions = [app.query_one(f"#{v}").region for v in now]  # the panes on screen do not overlap
+            assert not any(a.overlaps(b) for i, a in enumerate(regions) for b in regions[i + 1:])
+            if size == (200, 55):
+                assert now == {*VIEWS, "training"}  # every pane at once
+            elif size == (80, 24):
+                assert now == ({"tree", "training"} if view == "tree" else {view})  # one view at a time
+            else:
+                assert {"tree", "training", view} <= now and len(now) == 3  # modules + one view
+            if view == "tree":
+                text = screen_text(app)
+                assert "q quit" in text and "? help" in text  # the footer keeps the keys that matter
+                if size != (200, 55):
+                    assert "Graph" in text.splitlines()[1]  # the view bar names the views not shown
+                assert "status" in text and "sta…" not in text  # the training panel's names are whole
+            await pilot.press("tab")
+        assert seen == {*VIEWS, "training"}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=["80x24", "100x30"])
+async def test_the_view_bar_is_clickable_and_find_shows_the_tree(events, size):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot, app)
+        text = screen_text(app).splitlines()[1]
+        await pilot.click(offset=(text.index("Graph") + 1, 1))
+        await settle(pilot, app, lambda a: "graph" in shown(a) and a.focused is a.query_one(AutogradGraphView))
+        await pilot.press("slash")
+        await pilot.press(*"head", "enter")
+        await settle(pilot, app, lambda a: a.selected == "head" and "tree" in shown(a)
+                     and a.focused is a.query_one(ModuleTree))
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+async def test_z_maximises_the_focused_view_and_restores_it(events, size):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot, app)
+        screen = app.screen
+        before = shown(app)
+        for view in VIEWS:
+            widget = app.query_one(f"#{view}")
+            app.action_show_view(view)
+            await settle(pilot, app, lambda a, widget=widget: a.focused is widget)
+            await pilot.press("z")
+            await settle(pilot, app, lambda a, widget=widget, view=view:
+                         screen.maximized is widget and shown(a) == {view})
+            assert widget.region.width == size[0]  # the whole width, the header and footer kept
+            assert widget.region.height == size[1] - 2
+            key = "z" if view != "graph" else "escape"  # escape restores too
+            await pilot.press(key)
+            await settle(pilot, app, lambda a, view=view: screen.maximized is None and view in shown(a))
+        app.action_show_view("params")  # the right column's page at start
+        app.action_show_view("tree")
+        await settle(pilot, app, lambda a: shown(a) == before)  # the layout is back as it was
+
+
+@pytest.mark.asyncio
+async def test_the_modules_pane_is_as_wide_as_its_labels_and_the_graph_gets_the_rest(events):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(200, 55)) as pilot:
+        await ready(pilot, app)
+        tree, graph, timeline = app.query_one(ModuleTree), app.query_one(AutogradGraphView), app.query_one(HookTimeline)
+        widest = tree.virtual_size.width  # the widest label, with its guides
+        assert 30 <= tree.region.width <= 60 and widest <= tree.region.width - 2 <= widest + 4
+        assert graph.region.width > timeline.region.width and graph.region.width >= 80
+        await pilot.resize_terminal(80, 24)  # resizing changes the layout, and back
+        await settle(pilot, app, lambda a: a.layout_mode == "narrow" and shown(a) == {"tree", "training"})
+        assert tree.region.width == 80
+        await pilot.resize_terminal(200, 55)
+        await settle(pilot, app, lambda a: a.layout_mode == "wide" and shown(a) == {*VIEWS, "training"})

@@ -61,3 +61,24 @@ def test_help_screen(snap_compare, events):
         await pilot.pause(0.2)
 
     assert snap_compare(app_for(events), terminal_size=(120, 36), run_before=open_help)
+
+
+@pytest.mark.parametrize("keys", [(), ("tab",), ("tab", "tab", "tab")], ids=["modules", "params", "graph"])
+def test_small_terminal_pages(snap_compare, events, keys):
+    """80×24: one view at a time under the view bar; tab goes to the next (the modules page
+    keeps the training panel)."""
+    async def go(pilot):
+        await loaded(pilot)
+        await pilot.press(*keys)
+        await settled(pilot)
+
+    assert snap_compare(app_for(events), terminal_size=(80, 24), run_before=go)
+
+
+def test_maximised_graph_at_100x30(snap_compare, events):
+    async def go(pilot):
+        await loaded(pilot)
+        await pilot.press("tab", "tab", "tab", "z")
+        await settled(pilot)
+
+    assert snap_compare(app_for(events), terminal_size=(100, 30), run_before=go)

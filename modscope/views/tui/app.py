@@ -32,9 +32,34 @@ from .widgets.timeline import HookTimeline
 from .widgets.training import TrainingPanel
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
+# Below these every pane no longer fits at once: the right column shows one view at a time
+# (tab cycles, the view bar above names them); below SIDE_WIDTH the modules pane is a page too.
+WIDE_WIDTH, WIDE_HEIGHT = 120, 30
+SIDE_WIDTH = 100
+LEFT_MIN, LEFT_MAX_SHARE = 30, 0.42 # the modules column: as wide as its widest label, within these
+VIEWS = ("tree", "params", "timeline", "graph")
+VIEW_NAMES = {"tree": "Modules", "params": "Parameters", "timeline": "Hooks", "graph": "Graph"}
 NO_MODEL_GRACE = 3.0  # seconds of output alone (no steps, no metrics) before the viewer says no model came
 NO_MODEL_HINT = ("modscope traces nn.Module calls: this program ran none. Call modscope.watch(model) in the "
                  "script, or run a script that builds an nn.Module and calls it.")
+
+
+class MainScreen(Screen):
+    """The viewer's screen: tab and shift+tab go to the next view (in a paged layout, showing it),
+    and the footer lists the keys a user needs first (quit, help, views, maximise) before the
+    focused view's own, so a narrow terminal cuts the least useful ones."""
+
+    BINDINGS = [
+        Binding("tab", "app.next_view(1)", "next view", show=True),
+        Binding("shift+tab", "app.next_view(-1)", "previous view", show=False),
+    ]
+    FIRST = ("q", "question_mark", "tab", "z")
+
+    @property
+    def active_bindings(self) -> dict:
+        bindings = super().active_bindings
+        first = {k: bindings[k] for k in self.FIRST if k in bindings}
+        return {**first, **{k: v for k, v in bindings.items() if k not in first}}
 
 
 class ModscopeApp(App[int]):
@@ -42,6 +67,7 @@ class ModscopeApp(App[int]):
 
     CSS_PATH = "app.tcss"
     TITLE = "modscope"
+    ALLOW_IN_MAXIMIZED_VIEW = "Header, Footer"
     BINDINGS = [
         # priority: the tree would take space (expand) otherwise; check_action gives it back to dialogs
         Binding("space", "toggle_pause", "pause/resume", priority=True),
@@ -62,6 +88,8 @@ class ModscopeApp(App[int]):
         Binding("x", "errors", "errors: the error panel", show=False),
         Binding("l", "log", "log: the program's output", show=False),
         Binding("question_mark", "help", "help"),
+        Binding("z", "maximize", "maximise/restore"),
+        Binding("escape", "restore", "restore", show=False),
         # priority: q quits from every screen (the error panel opens by itself when the script
         # raises), except while a text field has focus: it types there (Textual filters it out)
         Binding("q", "quit", "quit", priority=True),
@@ -86,12 +114,20 @@ class ModscopeApp(App[int]):
         self._auto_selected = False  # the first module with parameters was selected when the model came
         self._no_model_key: Any = None  # what the "no model" panel shows now (None: hidden)
         self._output_seen_at: float | None = None  # when the program's first output line was seen
+        self.layout_mode = "wide"  # "wide": every pane; "side": modules + one view; "narrow": one view
+        self.view = "tree"  # the view shown (paged layouts) or focused (wide)
+        self._page = "params"  # the right column's view in the paged layouts
+        self._left_width: int | None = -1  # -1: not set yet
         self.sub_title = source.description
 
     # --- layout -------------------------------------------------------------------------------
 
+    def get_default_screen(self) -> Screen:
+        return MainScreen(id="_default")
+
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
+        yield Static(id="viewbar")
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield ModuleTree(id="tree")
@@ -124,10 +160,109 @@ class ModscopeApp(App[int]):
         self._checked_size = self.size
         w, h = self.size
         small = w < MIN_WIDTH or h < MIN_HEIGHT
-        self.screen.set_class(small, "too-small")
+        main = self.screen_stack[0]
+        main.set_class(small, "too-small")
         if small:
             self.query_one("#too-small", Static).update(
                 f"The terminal is too small for modscope: {w}×{h}.\nMake it at least {MIN_WIDTH}×{MIN_HEIGHT}.")
+        if w >= WIDE_WIDTH and h >= WIDE_HEIGHT:
+            mode = "wide"
+        else:
+            mode = "side" if w >= SIDE_WIDTH else "narrow"
+        self.layout_mode = mode
+        for name in ("wide", "side", "narrow"):
+            main.set_class(mode == name, f"layout-{name}")
+        main.set_class(mode != "wide", "paged")
+        footer = self.query_one(Footer)
+        footer.compact = mode != "wide"
+        footer.show_command_palette = mode == "wide"  # ctrl+p still opens it; the keys matter more
+        self._left_width = -1
+        self._apply_view()
+
+    # --- responsive layout --------------------------------------------------------------------
+
+    def visible_views(self) -> list[str]:
+        """The views on screen now (every one in the wide layout)."""
+        if self.layout_mode == "wide":
+            return list(VIEWS)
+        if self.layout_mode == "side":
+            return ["tree", self._page]
+        return [self.view]
+
+    def _apply_view(self) -> None:
+        """Show ``self.view`` (paged layouts) and redraw the view bar that names the views."""
+        main = self.screen_stack[0]
+        if self.view != "tree":
+            self._page = self.view
+        for name in VIEWS[1:]:
+            main.set_class(self._page == name, f"page-{name}")
+        main.set_class(self.view == "tree", "show-left")
+        bar = Text()
+        if self.layout_mode != "wide":
+            shown = set(self.visible_views())
+            for name in VIEWS:
+                label = f" {VIEW_NAMES[name]} "
+                style = "bold reverse" if name == self.view or (name in shown and self.layout_mode == "narrow") \
+                    else ("bold" if name in shown else "dim")
+                bar.append_text(Text.from_markup(f"[@click=app.show_view('{name}')]{label}[/]", style=style))
+                bar.append("│", style="dim")
+            bar.append("  tab next view · z maximise", style="dim")
+        self.query_one("#viewbar", Static).update(bar)
+        self._fit_left()
+
+    def _fit_left(self) -> None:
+        """The modules column as wide as its widest label (within LEFT_MIN and a share of the
+        screen); the whole width when it is a page of its own."""
+        left = self.query_one("#left")
+        if self.layout_mode == "narrow":
+            width = None
+        else:
+            tree = self.query_one(ModuleTree)
+            _ = tree._tree_lines  # lays the lines out now (sets virtual_size), not at the next render
+            want = tree.virtual_size.width + 2 + 2  # the border, the scrollbar
+            width = max(LEFT_MIN, min(want, int(self.size.width * LEFT_MAX_SHARE)))
+        if width != self._left_width:
+            self._left_width = width
+            left.styles.width = width if width is not None else "1fr"
+
+    def action_show_view(self, name: str) -> None:
+        """Bring ``name`` on screen (paged layouts) and focus it."""
+        if name not in VIEWS:
+            return
+        self.screen_stack[0].minimize()
+        self.view = name
+        self._apply_view()
+        self.call_after_refresh(self._focus_view, name)  # once it is displayed: hidden widgets take no focus
+
+    def _focus_view(self, name: str) -> None:
+        if self.view == name:  # not if another view was asked for meanwhile
+            self.query_one(f"#{name}").focus()
+
+    def action_next_view(self, delta: int) -> None:
+        """tab / shift+tab: the next view, shown if it is not (every layout has the same order)."""
+        focused = self.focused
+        current = focused.id if focused is not None and focused.id in VIEWS else self.view
+        self.action_show_view(VIEWS[(VIEWS.index(current) + delta) % len(VIEWS)])
+
+    def action_maximize(self) -> None:
+        """z: the focused view fills the screen; z (or escape) again restores the layout."""
+        screen = self.screen_stack[0]
+        if screen.maximized is not None:
+            screen.minimize()
+            return
+        focused = self.focused
+        if focused is None or not screen.maximize(focused):
+            self.notify("focus a view (tab) to maximise it", timeout=3)
+
+    def action_restore(self) -> None:
+        self.screen_stack[0].minimize()
+
+    def on_descendant_focus(self, event: Any) -> None:
+        widget = event.widget
+        if widget.id in VIEWS and widget.id != self.view:
+            self.view = widget.id
+            if self.layout_mode != "wide":
+                self._apply_view()
 
     # --- refreshing ---------------------------------------------------------------------------
 
@@ -140,6 +275,7 @@ class ModscopeApp(App[int]):
 
     def _refresh_views(self) -> None:
         self._check_size()
+        self._fit_left()
         state = self.state
         if not state.lock.acquire(blocking=False):
             return  # a source is folding right now: never block the UI, try again next tick
@@ -203,6 +339,7 @@ class ModscopeApp(App[int]):
                     self.call_after_refresh(self._select_first_with_params)
         else:
             tree.refresh_labels()
+        self._fit_left()  # in the same update as the labels: the other panes are laid out once
 
     def _select_first_with_params(self) -> None:
         """Select the first module (in ``named_modules`` order) that owns parameters, else one
@@ -336,7 +473,7 @@ class ModscopeApp(App[int]):
         def found(path: str | None) -> None:
             if path is not None:
                 self._select(path)
-                self.query_one(ModuleTree).focus()
+                self.action_show_view("tree")
 
         self.push_screen(FindScreen(modules), found)
 
@@ -447,8 +584,10 @@ class ModscopeApp(App[int]):
         """App keys act on the main screen only (in a dialog, keys type into its fields), but for
         ``ALWAYS``: q quits from a dialog too."""
         if action not in self.ALWAYS and self.screen is not self.screen_stack[0] and \
-                any(b.action.split("(")[0] == action for b in self.BINDINGS):
+                (action in ("next_view", "show_view") or any(b.action.split("(")[0] == action for b in self.BINDINGS)):
             return False
+        if action == "restore":  # escape restores a maximised view, and is free otherwise
+            return self.screen_stack[0].maximized is not None
         return True
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

@@ -38,7 +38,9 @@ KEYS = [
     ("1 2 3 4", "show/hide forward, backward, hooks, errors in the timeline"),
     ("x", "errors and tracebacks"),
     ("l", "the program's output"),
-    ("tab", "next view"),
+    ("tab", "next view (shift+tab back); in a small terminal the views take turns: tab, or click one in "
+            "the bar above them"),
+    ("z", "maximise the focused view / restore it (escape restores too)"),
     ("ctrl+p", "command palette (every action)"),
     ("?", "this help"),
     ("q", "quit (stops the program cleanly; the trace file is complete)"),

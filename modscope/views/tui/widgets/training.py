@@ -25,8 +25,10 @@ class TrainingPanel(Static):
 
     def show(self, snap: dict) -> None:
         table = Table.grid(padding=(0, 1))
-        table.add_column(style="dim", no_wrap=True)
-        table.add_column(no_wrap=True)
+        table.add_column(style="dim", no_wrap=True, min_width=6)  # the names are never cut
+        table.add_column(no_wrap=True, overflow="ellipsis")
+        # the sparklines fit the panel: name (6) + gap + value (~10) + the bars
+        spark = max(6, min(28, self.content_region.width - 18)) if self.content_region.width else 28
         status = Text(snap["status"], style=STATUS_STYLE.get(snap["status"], ""))
         if snap["reason"]:
             status.append(f"  {snap['reason']}", style="yellow")
@@ -38,7 +40,7 @@ class TrainingPanel(Static):
         for name, values in list(snap["metrics"].items())[:4]:
             last = next((v for v in reversed(values) if v is not None), None)
             row = Text(f"{last:.4g}  " if last is not None else "–  ")
-            row.append(sparkline(values, 28), style="magenta")
+            row.append(sparkline(values, spark), style="magenta")
             table.add_row(name, row)
         table.add_row("speed", f"{snap['steps_s']:.1f} steps/s   {snap['events_s']:,.0f} events/s")
         dropped = Text(f"{snap['events']:,} events")
