@@ -1,11 +1,17 @@
 """The module tree: ``named_modules`` with class, parameters, train/eval, timing, a grad-norm
-sparkline and NaN/Inf or dead-output badges. Children are created when a node is first
-expanded, so a 10,000-module model costs only what is on screen."""
+sparkline and NaN/Inf or dead-output badges.
+
+What it costs is what is on screen: children are created when a node is first expanded (with a
+bare name for a label), a module's full label is built only when its line is drawn, and
+``refresh_labels`` looks at the visible lines only. A node expanded with 10,000 children costs
+their nodes and their widths (for the horizontal scroll range), not 10,000 labels."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.cells import cell_len
+from rich.style import Style
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import Tree
@@ -36,25 +42,34 @@ def format_count(n: int) -> str:
     return str(n)
 
 
-def module_label(m: ModuleInfo, root_name: str) -> Text:
-    text = Text()
-    text.append(m.name or root_name, style="bold")
-    text.append(f" {m.cls}", style="cyan")
+def label_parts(m: ModuleInfo, root_name: str) -> list[tuple[str, str]]:
+    """(text, style) pieces of a module's label: name, class, parameters, eval, fwd/bwd time,
+    grad-norm sparkline, NaN/Inf and dead badges (those that apply)."""
+    parts = [(m.name or root_name, "bold"), (f" {m.cls}", "cyan")]
     if m.total_params:
-        text.append(f" {format_count(m.total_params)}p", style="green")
+        parts.append((f" {format_count(m.total_params)}p", "green"))
     if not m.training:
-        text.append(" eval", style="yellow")
+        parts.append((" eval", "yellow"))
     if m.fwd_ns:
-        text.append(f" {m.fwd_ns / 1e6:.2f}ms", style="dim")
+        parts.append((f" {m.fwd_ns / 1e6:.2f}ms", "dim"))
     if m.bwd_ns:
-        text.append(f"/{m.bwd_ns / 1e6:.2f}ms", style="dim")
+        parts.append((f"/{m.bwd_ns / 1e6:.2f}ms", "dim"))
     if m.grad_norms:
-        text.append(f" {sparkline(m.grad_norms)}", style="magenta")
+        parts.append((f" {sparkline(m.grad_norms)}", "magenta"))
     if m.nonfinite:
-        text.append(" NaN/Inf", style="bold white on red")
+        parts.append((" NaN/Inf", "bold white on red"))
     if m.dead:
-        text.append(" dead", style="bold black on yellow")
-    return text
+        parts.append((" dead", "bold black on yellow"))
+    return parts
+
+
+def module_label(m: ModuleInfo, root_name: str) -> Text:
+    return Text.assemble(*label_parts(m, root_name))
+
+
+def label_width(m: ModuleInfo, root_name: str) -> int:
+    """Cells ``module_label`` takes, without building it."""
+    return sum(cell_len(text) for text, _ in label_parts(m, root_name))
 
 
 class ModuleTree(Tree[str]):
@@ -78,6 +93,9 @@ class ModuleTree(Tree[str]):
         self.root_name = ""
         self._node_by_path: dict[str, TreeNode[str]] = {}
         self._populated: set[str] = set()
+        self._labels: dict[str, Text] = {}  # path -> its label as last drawn (visible lines only)
+        self._widths: dict[str, int] = {}  # path -> its label's width (kept for every node created)
+        self.labels_built = 0  # module labels built so far (the tests count them)
         self.show_root = True
 
     def set_model(self, modules: dict[str, ModuleInfo], order: list[str], root_name: str) -> None:
@@ -87,13 +105,15 @@ class ModuleTree(Tree[str]):
         self.clear()
         self._node_by_path = {}
         self._populated = set()
+        self._labels, self._widths = {}, {}
         root_path = "" if "" in modules else (order[0] if order else "")
         root_info = modules.get(root_path)
         if root_info is None:
             return
         self.root.data = root_path
-        self.root.set_label(module_label(root_info, root_name))
+        self.root.set_label(self._name_label(root_info))
         self._node_by_path[root_path] = self.root
+        self._widths[root_path] = label_width(root_info, root_name)
         self._populate(self.root)
         self.root.expand()
         if not expanded and len(modules) <= AUTO_EXPAND_LIMIT:  # a small model opens two levels deep
@@ -103,6 +123,10 @@ class ModuleTree(Tree[str]):
             if node is not None:
                 self._populate(node)
                 node.expand()
+
+    def _name_label(self, info: ModuleInfo) -> Text:
+        """The label a node is created with: its name. The full label is built when it is drawn."""
+        return Text(info.name or self.root_name, style="bold")
 
     def _children(self, path: str) -> list[tuple[str, str]]:
         """(child name, child path) in order; a shared module's second name points at its
@@ -132,8 +156,51 @@ class ModuleTree(Tree[str]):
                 node.add_leaf(Text.assemble((name, "bold"), (f" → {child} (shared)", "magenta")), data=child)
                 continue
             has_children = bool(info.children)
-            new = node.add(module_label(info, self.root_name), data=child, allow_expand=has_children)
+            new = node.add(self._name_label(info), data=child, allow_expand=has_children)
             self._node_by_path[child] = new
+            self._widths[child] = label_width(info, self.root_name)
+
+    def _is_module_node(self, node: TreeNode[str]) -> bool:
+        """A module's own node (not the leaf that names a shared module a second time)."""
+        return node.data is not None and self._node_by_path.get(node.data) is node
+
+    def _label_of(self, path: str) -> Text:
+        """The module's label, built now when it has not been drawn yet."""
+        label = self._labels.get(path)
+        if label is None:
+            label = self._build_label(path)
+        return label
+
+    def _build_label(self, path: str) -> Text:
+        label = module_label(self.modules[path], self.root_name)
+        self.labels_built += 1
+        self._labels[path] = label
+        self._widths[path] = label.cell_len
+        return label
+
+    def process_label(self, label: str | Text) -> Text:
+        """A one-line ``Text`` is taken as it is (Tree's own splits every label into lines: a
+        cost on each of 10,000 children added at once)."""
+        if isinstance(label, Text) and "\n" not in label.plain:
+            return label
+        return super().process_label(label)
+
+    def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
+        """Tree draws a line's label through this (only lines on screen, and only when the line
+        changed): a module's node gets its full label here, built from the module's facts."""
+        if self._is_module_node(node) and node.data in self.modules:
+            # Tree's render_label reads the node's label attribute; ``set_label`` would also
+            # schedule a repaint of the line being drawn right now.
+            node._label = self._label_of(node.data)
+        return super().render_label(node, base_style, style)
+
+    def get_label_width(self, node: TreeNode[str]) -> int:
+        """Tree asks this of every line when the lines are rebuilt (expand, collapse): the width
+        is kept per module, so no label is built for lines that are not drawn."""
+        width = self._widths.get(node.data) if self._is_module_node(node) else None
+        if width is None:
+            return super().get_label_width(node)
+        return width + (cell_len(self.ICON_NODE) if node.allow_expand else 0)
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[str]) -> None:
         self._populate(event.node)
@@ -143,11 +210,29 @@ class ModuleTree(Tree[str]):
             self.post_message(self.Selected(event.node.data))
 
     def refresh_labels(self) -> None:
-        """Update the labels of the nodes that exist (the expanded part of the tree)."""
-        for path, node in self._node_by_path.items():
-            info = self.modules.get(path)
-            if info is not None:
-                node.set_label(module_label(info, self.root_name))
+        """Rebuild the labels of the lines on screen whose module changed (and repaint those
+        lines only). Labels of lines that left the screen are dropped (and their cached lines
+        marked stale): they are built anew when they are scrolled back to."""
+        if self._tree_lines_cached is None:
+            return  # the lines are rebuilt on the next paint, every visible label drawn anew
+        top = self.scroll_offset.y
+        visible = set()
+        for line in self._tree_lines_cached[top:top + self.size.height]:
+            node = line.node
+            path = node.data
+            if not self._is_module_node(node) or path not in self.modules:
+                continue
+            visible.add(path)
+            old = self._labels.get(path)
+            if old is None:
+                continue  # not drawn yet: it will be built when it is
+            if self._build_label(path) != old:
+                node.refresh()  # a new cache key for its line, and a repaint of it
+        for path in [p for p in self._labels if p not in visible]:
+            del self._labels[path]
+            node = self._node_by_path.get(path)
+            if node is not None:
+                node.refresh()
 
     def select_path(self, path: str) -> None:
         """Expand down to ``path`` and put the cursor on it."""
