@@ -177,3 +177,54 @@ def test_instance_norm_feature_mismatch_warns(torch):
     with pytest.warns(UserWarning) as t_rec:
         torch.nn.InstanceNorm1d(4)(torch.randn(2, 3, 5))
     assert str(e_rec[0].message) == str(t_rec[0].message)
+
+
+def _small_net(nn, F):
+    """A model in the style of real vision code, touching many of the new layers and ops."""
+
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.conv = nn.Conv2d(c, c, 3, padding=1, groups=c)
+            self.gn = nn.GroupNorm(2, c)
+            self.act = nn.SiLU()
+            self.pad = nn.ReflectionPad2d(1)
+            self.conv2 = nn.Conv2d(c, c, 3)
+
+        def forward(self, x):
+            return x + self.conv2(self.pad(self.act(self.gn(self.conv(x)))))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.InstanceNorm2d(8, affine=True), nn.ReLU6())
+            self.block = Block(8)
+            self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+            self.shuffle = nn.PixelShuffle(2)
+            self.head = nn.Sequential(nn.AdaptiveMaxPool2d(2), nn.Flatten(), nn.Linear(32, 4), nn.Hardswish(),
+                                      nn.Linear(4, 3))
+
+        def forward(self, x):
+            h = self.shuffle(F.interpolate(self.up(self.block(self.stem(x))), size=(6, 6), mode="bicubic"))
+            h = F.fold(F.normalize(F.unfold(h, 2, stride=2), dim=1), (12, 12), 2, stride=2)
+            return self.head(F.pad(h, (1, 1, 1, 1), mode="replicate")[:, :, ::7, ::7].repeat(1, 4, 1, 1))
+
+    return Net()
+
+
+def test_small_net_end_to_end(torch):
+    """torch's weights loaded into the same model written against the engine: logits, loss and
+    every parameter gradient agree."""
+    torch.manual_seed(0)
+    t_net = _small_net(torch.nn, torch.nn.functional)
+    e_net = _small_net(enn, engine.nn.functional)
+    e_net.load_state_dict({k: engine.tensor(v.detach().numpy().copy()) for k, v in t_net.state_dict().items()})
+    x, labels = rnd(2, 3, 6, 6), np.array([0, 2])
+    e_loss = engine.nn.functional.cross_entropy(e_net(engine.tensor(x)), engine.tensor(labels))
+    t_loss = torch.nn.functional.cross_entropy(t_net(torch.tensor(x)), torch.tensor(labels))
+    close(e_loss, t_loss)
+    e_loss.backward()
+    t_loss.backward()
+    for (en, ep), (tn, tp) in zip(e_net.named_parameters(), t_net.named_parameters(), strict=True):
+        assert en == tn
+        close(ep.grad, tp.grad, atol=1e-5)
