@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .. import __version__
+from ..events.files import save_lines
 from ..events.log import EventLog
-from ..events.records import STATS_KEYS, dtype_name
+from ..events.records import STATS_KEYS, dtype_name, event_line, record_line
 from ..events.schema import SCHEMA_VERSION, finite_or_none
 from ..events.sinks import JsonlSink, Sink, TeeSink
 from ..views.trace import EventTrace
@@ -242,6 +243,21 @@ class Trace(Delivery, ParamEvents, EventTrace):
     def dropped_steps(self) -> int:
         """Training steps the in-memory trace evicted entirely (see ``keep_steps``)."""
         return self._memory.dropped_steps
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the events kept in memory to a JSON Lines file (gzip when ``path`` ends in
+        ``.gz``), streamed: the records are encoded as they are (``records.record_line``), a
+        batch at a time, never the whole file nor every event dict at once. When the trace
+        evicted older steps, the file's ``end`` event says what it lacks (``_end_for_file``).
+        Saved before ``stop``, the file has no ``end`` event: it loads as ``truncated``."""
+        if threading.get_ident() == self._thread:
+            self._deliver_pending()
+        save_lines(map(self._line_for_file, self._memory.iter_items()), path)
+
+    def _line_for_file(self, item: tuple | dict[str, Any]) -> bytes:
+        if type(item) is tuple:
+            return record_line(item)
+        return event_line(self._end_for_file(item) if item["kind"] == "end" else item)
 
     def _end_for_file(self, end: dict[str, Any]) -> dict[str, Any]:
         """The ``end`` event ``save`` writes: its ``dropped`` counts the events the file lacks

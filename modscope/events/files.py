@@ -18,6 +18,7 @@ time it is iterated, so neither holds a whole trace in memory.
 
 from __future__ import annotations
 
+import array
 import bisect
 import gzip
 import itertools
@@ -28,8 +29,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import orjson
-
+from .records import event_line
 from .schema import (
     _ITEM_FIELDS,
     _NULLABLE_ITEMS,
@@ -37,7 +37,6 @@ from .schema import (
     MODULE_EVENTS,
     SCHEMA_VERSION,
     EventError,
-    dumps_bytes,
     loads,
     validate,
 )
@@ -146,23 +145,20 @@ def save_events(events: Iterable[dict[str, Any]], path: str | os.PathLike) -> No
     time: memory holds one batch of lines, never the file, and ``events`` may be a generator
     (each event is read once, in order). The bytes are those of ``dumps_bytes`` and a newline per
     event. A value JSON cannot carry raises ``TypeError`` (what came before it is written)."""
+    save_lines(map(event_line, events), path)
+
+
+def save_lines(lines: Iterable[bytes], path: str | os.PathLike) -> None:
+    """Write JSON lines (each ending in its newline) to ``path`` as ``save_events`` does."""
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "wb") as f:
-            iterator = iter(events)
-            while batch := list(itertools.islice(iterator, SAVE_BATCH)):
-                f.write(b"".join(map(_line, batch)))
+            iterator = iter(lines)
+            while batch := b"".join(itertools.islice(iterator, SAVE_BATCH)):
+                f.write(batch)
     except OSError as e:
         raise OSError(f"cannot write trace file {path}: {e.strerror or e}") from e
-
-
-def _line(event: dict[str, Any]) -> bytes:
-    """``dumps_bytes(event) + b"\n"``: orjson adds the newline itself (no second bytes object)."""
-    try:
-        return orjson.dumps(event, option=orjson.OPT_APPEND_NEWLINE)
-    except (orjson.JSONEncodeError, TypeError):
-        return dumps_bytes(event) + b"\n"  # what orjson refuses: the standard library or the error
 
 
 def _open(path: Path) -> Any:
@@ -395,7 +391,8 @@ class TraceFile:
     """A trace file read lazily (``load_trace``). Opening it validates every line in one pass
     that keeps no event, raising ``TraceFileError`` naming the file and line as ``read_events``
     does, and notes how many events it holds (``count``), whether the recording was cut off
-    (``truncated``), its last ``end`` event (``end_event``) and where its good text ends. Each
+    (``truncated``), its last ``end`` event (``end_event``), each event's kind and module path
+    (4 bytes an event: ``firing_order`` needs no second read) and where its good text ends. Each
     iteration reads the file again and yields those events, in order, one at a time (memory: one
     read chunk and one event). The file must stay as it was: an iteration that finds it changed
     (size, modification time, inode) raises ``TraceFileError`` before yielding anything."""
@@ -406,15 +403,31 @@ class TraceFile:
         self._stamp = _stamp(self.path)  # before the pass: a change during it is seen later too
         scan = TraceScan(self.path, self.stream)
         self.end_event: dict[str, Any] | None = None
+        pairs: dict[tuple[str, Any], int] = {}  # (kind, path or None) -> its number
+        self._index = index = array.array("I")  # each event's pair number, in order
         for _, _, event in scan:
-            if event["kind"] == "end":
+            kind = event["kind"]
+            pair = (kind, event.get("path"))
+            number = pairs.get(pair)
+            if number is None:
+                number = pairs[pair] = len(pairs)
+            index.append(number)
+            if kind == "end":
                 self.end_event = event
+        self._pairs = list(pairs)
         self.count = scan.count
         self.truncated = bool(scan.truncated)
         self._end = scan.end
 
     def __len__(self) -> int:
         return self.count
+
+    def firing_order(self, kinds: Iterable[str]) -> list[tuple[str, Any]]:
+        """``(kind, path)`` of every event of ``kinds``, in order, from what the validating pass
+        noted (equal pairs are one tuple); ``path`` is None for an event without one."""
+        wanted = set(kinds)
+        table = [pair if pair[0] in wanted else None for pair in self._pairs]
+        return [pair for pair in map(table.__getitem__, self._index) if pair is not None]
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         if _stamp(self.path) != self._stamp:

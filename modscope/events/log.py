@@ -30,8 +30,8 @@ def _step_of(item: tuple | dict[str, Any]) -> int:
     return item[3] if type(item) is tuple else item.get("step", 0)
 
 
-def _seq_of(event: dict[str, Any]) -> int:
-    return event["seq"]
+def _seq_of_item(item: tuple | dict[str, Any]) -> int:
+    return item[1] if type(item) is tuple else item["seq"]
 
 
 class EventLog(MemorySink):
@@ -151,5 +151,10 @@ class EventLog(MemorySink):
         only when the iteration reaches it, and nothing keeps it after (unlike ``events`` and
         ``materialize``, which hold every dict at once). Iterates a copy of the references taken
         now (8 bytes an event), so writing meanwhile, from any thread, is safe."""
-        body = list(self.body)
-        return heapq.merge(list(self.headers), map(as_event, body), key=_seq_of)
+        return map(as_event, self.iter_items())
+
+    def iter_items(self) -> Iterator[tuple | dict[str, Any]]:
+        """Everything kept, in sequence order, as kept: records (tuples) and event dicts (what
+        ``save`` encodes without building dicts; see ``records.record_line``). A copy of the
+        references, as ``iter_events``."""
+        return heapq.merge(list(self.headers), list(self.body), key=_seq_of_item)

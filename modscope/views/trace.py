@@ -180,6 +180,13 @@ class RecordedTrace(EventTrace):
     def iter_events(self) -> Iterator[dict[str, Any]]:
         return iter(self._events if self._events is not None else self._file)
 
+    def firing_order(self, kinds: Iterable[str] = MODULE_EVENTS) -> list[tuple[str, str]]:
+        """As ``EventTrace.firing_order``; over a file, from the kinds and paths ``load_trace``
+        noted (the file is not read again)."""
+        if self._file is None:
+            return super().firing_order(kinds)
+        return self._file.firing_order(kinds)
+
     def __len__(self) -> int:
         return len(self._events) if self._events is not None else self._file.count
 
