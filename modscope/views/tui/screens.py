@@ -35,6 +35,7 @@ KEYS = [
     ("f", "follow the latest step / stay"),
     ("m", "filter the timeline to the selected module"),
     ("i", "show / hide the BackwardHook identity nodes in the autograd graph"),
+    ("u", "unfold / fold a big autograd graph (repeated blocks drawn once with a count)"),
     ("1 2 3 4", "show/hide forward, backward, hooks, errors in the timeline"),
     ("x", "errors and tracebacks"),
     ("l", "the program's output"),
