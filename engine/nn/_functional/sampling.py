@@ -2,12 +2,13 @@
 (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area), unfold/fold (im2col and
 col2im), pixel_shuffle/pixel_unshuffle, channel_shuffle, affine_grid and grid_sample (2-D).
 
-Padding and interpolation are separable: along each resized dim, output position ``j`` is a
-fixed combination of input positions, i.e. a small ``(n_out, n_in)`` matrix ``M``. The forward
-applies ``M`` along each dim in turn (a gather where ``M`` is one-hot), the backward applies
-``Mᵀ``, which sums the gradients of every output that read an input position without a
-scatter-add. The matrices are built from torch's index and weight formulas (in float32 where
-torch computes them in float32, so nearest picks the same pixels).
+Padding and interpolation are separable: along each resized dim, output position ``j`` reads
+input positions ``idx_k[j]`` with weights ``w_k[j]`` (one tap for padding and nearest, two for
+linear, four for cubic), from torch's index and weight formulas (in float32 where torch computes
+them in float32, so nearest picks the same pixels). The forward is a weighted sum of ``np.take``
+per tap; the backward sums each tap's weighted gradient back into the input with
+``np.add.reduceat`` over runs of equal indices (the indices sorted once when not already), which
+costs O(size) per dim, never a scatter-add or a dense (out, in) matrix.
 """
 
 from __future__ import annotations
@@ -26,41 +27,90 @@ from ._utils import shape_str
 # --- shared: apply per-dim matrices --------------------------------------------------------------
 
 
-def _apply(x: np.ndarray, mats: Sequence[np.ndarray | None], first_axis: int) -> np.ndarray:
-    """``x`` with ``mats[i]`` (n_out, n_in) applied along axis ``first_axis + i`` (None: kept)."""
-    for i, m in enumerate(mats):
-        if m is not None:
-            x = np.moveaxis(np.moveaxis(x, first_axis + i, -1) @ m.T.astype(x.dtype, copy=False), -1,
-                            first_axis + i)
+Taps = list  # [(indices (n_out,), weights (n_out,) or None), ...] along one dim
+
+
+def _along(w: np.ndarray, ndim: int, axis: int, dtype) -> np.ndarray:
+    """Weights shaped to broadcast along ``axis`` of an ``ndim`` array."""
+    return w.astype(dtype, copy=False).reshape((-1,) + (1,) * (ndim - axis - 1))
+
+
+def _resample(x: np.ndarray, taps: Sequence[Taps | None], first_axis: int) -> np.ndarray:
+    """``x`` with ``taps[i]`` applied along axis ``first_axis + i`` (None: kept)."""
+    for i, dim_taps in enumerate(taps):
+        if dim_taps is None:
+            continue
+        axis = first_axis + i
+        out = None
+        for idx, w in dim_taps:
+            part = np.take(x, idx, axis=axis)
+            if w is not None:
+                part *= _along(w, x.ndim, axis, x.dtype)
+            out = part if out is None else np.add(out, part, out=out)
+        x = out
     return np.ascontiguousarray(x)
 
 
-def _gather(x: np.ndarray, idx: Sequence[np.ndarray | None], first_axis: int) -> np.ndarray:
-    """``x`` with positions ``idx[i]`` taken along axis ``first_axis + i``: the forward of a
-    one-hot matrix, exact for every dtype and for inf/NaN."""
-    for i, ix in enumerate(idx):
-        if ix is not None:
-            x = np.take(x, ix, axis=first_axis + i)
-    return x
+def _scatter_sum(g: np.ndarray, idx: np.ndarray, n: int, axis: int) -> np.ndarray:
+    """The adjoint of ``np.take(x, idx, axis)`` for an ``x`` of size ``n`` along ``axis``: every
+    slice of ``g`` added into position ``idx[j]``.
+
+    Indices read at most a few times (padding, upsampling by small factors, every downsampling)
+    are summed in rounds: round ``r`` takes the ``r``-th reader of each position, whose targets
+    are distinct, so one ``take`` and one assignment per round. Many readers per position fall
+    back to ``np.add.reduceat`` over the runs of equal (sorted) indices."""
+    order = np.argsort(idx, kind="stable")
+    sidx = idx[order]
+    starts = np.flatnonzero(np.concatenate(([True], sidx[1:] != sidx[:-1])))
+    runs = np.diff(np.append(starts, sidx.size))
+    shape = list(g.shape)
+    shape[axis] = n
+    lead = (slice(None),) * axis
+    if runs.max() > 4:
+        seg = np.add.reduceat(np.take(g, order, axis=axis), starts, axis=axis)
+        if starts.size == n:
+            return seg
+        out = np.zeros(shape, g.dtype)
+        out[lead + (sidx[starts],)] = seg
+        return out
+    rank = np.arange(sidx.size) - np.repeat(starts, runs)
+    out = None
+    for r in range(int(runs.max())):
+        pick = rank == r
+        src, tgt = order[pick], sidx[pick]
+        part = np.take(g, src, axis=axis)
+        if tgt.size == n:  # every position once, in order (tgt is sorted and distinct)
+            out = part if out is None else np.add(out, part, out=out)
+            continue
+        if out is None:
+            out = np.zeros(shape, g.dtype)
+        if tgt[-1] - tgt[0] + 1 == tgt.size:  # a contiguous range: a slice, not a fancy index
+            out[lead + (slice(int(tgt[0]), int(tgt[-1]) + 1),)] += part
+        else:
+            out[lead + (tgt,)] += part
+    return out
 
 
-def _one_hot(idx: np.ndarray, n_in: int) -> np.ndarray:
-    m = np.zeros((idx.size, n_in))
-    m[np.arange(idx.size), idx] = 1.0
-    return m
+def _resample_adjoint(g: np.ndarray, taps: Sequence[Taps | None], sizes: Sequence[int], first_axis: int):
+    for i in reversed(range(len(taps))):
+        if taps[i] is None:
+            continue
+        axis = first_axis + i
+        total = None
+        for idx, w in taps[i]:
+            gw = g * _along(w, g.ndim, axis, g.dtype) if w is not None else g
+            part = _scatter_sum(gw, idx, sizes[i], axis)
+            total = part if total is None else np.add(total, part, out=total)
+        g = total
+    return np.ascontiguousarray(g)
 
 
-def _gather_op(input, idx: Sequence[np.ndarray | None], first_axis: int, name: str):  # noqa: A002
-    """One node ``name``: forward gathers, backward applies the transposed one-hot matrices."""
+def _resample_op(input, taps: Sequence[Taps | None], first_axis: int, name: str):  # noqa: A002
+    """One node ``name`` resampling ``input`` along consecutive dims from ``first_axis``."""
     x = input._data
-    out = np.ascontiguousarray(_gather(x, idx, first_axis))
-    sizes = [x.shape[first_axis + i] for i in range(len(idx))]
-    mats = [None if ix is None else _one_hot(ix, n) for ix, n in zip(idx, sizes)]
-
-    def backward(g):
-        return (_apply(g, [None if m is None else m.T for m in mats], first_axis),)
-
-    return result(out, name, (input,), backward)
+    out = _resample(x, taps, first_axis)
+    sizes = [x.shape[first_axis + i] for i in range(len(taps))]
+    return result(out, name, (input,), lambda g: (_resample_adjoint(g, taps, sizes, first_axis),))
 
 
 # --- pad -----------------------------------------------------------------------------------------
@@ -105,7 +155,7 @@ def pad(input, pad: Sequence[int], mode: str = "constant", value: float | None =
     idx = [_pad_index(x.shape[first + i], lo, hi, mode) for i, (lo, hi) in enumerate(amounts)]
     name = {"reflect": f"ReflectionPad{k}DBackward0", "replicate": f"ReplicationPad{k}DBackward0",
             "circular": "CopySlices"}[mode]
-    return _gather_op(input, idx, first, name)
+    return _resample_op(input, [[(ix, None)] for ix in idx], first, name)
 
 
 def _check_pad(x: np.ndarray, mode: str, amounts, first: int, k: int) -> None:
@@ -186,17 +236,12 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",  # n
     name = f"Upsample{_NODE_KIND[mode]}{dim}DBackward0"
     if mode in ("nearest", "nearest-exact"):
         idx = [_nearest_index(n, o, s, mode == "nearest-exact") for n, o, s in zip(x.shape[2:], out_size, scales)]
-        return _gather_op(input, idx, 2, name)
+        return _resample_op(input, [[(ix, None)] for ix in idx], 2, name)
     if x.dtype.kind != "f":
         raise NotImplementedError(f"interpolate: mode='{mode}' needs a floating point input in engine")
     cubic = mode == "bicubic"
-    mats = [_linear_matrix(n, o, s, align_corners, cubic) for n, o, s in zip(x.shape[2:], out_size, scales)]
-    out = _apply(x, mats, 2)
-
-    def backward(g):
-        return (_apply(g, [m.T for m in mats], 2),)
-
-    return result(out, name, (input,), backward)
+    taps = [_linear_taps(n, o, s, align_corners, cubic) for n, o, s in zip(x.shape[2:], out_size, scales)]
+    return _resample_op(input, taps, 2, name)
 
 
 def _output_size(x: np.ndarray, dim: int, size, scale_factor, recompute) -> tuple[list[int], list]:
@@ -254,31 +299,25 @@ def _nearest_index(n: int, out: int, scale, exact: bool) -> np.ndarray:
     return np.minimum(src.astype(np.int64), n - 1)
 
 
-def _linear_matrix(n: int, out: int, scale, align_corners: bool, cubic: bool) -> np.ndarray:
-    """(out, n) weights of linear (or cubic) interpolation at torch's source positions."""
+def _linear_taps(n: int, out: int, scale, align_corners: bool, cubic: bool) -> Taps:
+    """(indices, weights) of linear (2 taps) or cubic (4 taps, a = -0.75, edge indices clamped)
+    interpolation at torch's source positions."""
     if align_corners:
         step = np.float32((n - 1) / (out - 1)) if out > 1 else np.float32(0)
     else:
         step = np.float32(1.0 / scale if scale is not None and scale > 0 else n / out)
     j = np.arange(out, dtype=np.float32)
     src = j * step if align_corners else (j + np.float32(0.5)) * step - np.float32(0.5)
-    m = np.zeros((out, n))
-    rows = np.arange(out)
     if cubic:
         i0 = np.floor(src).astype(np.int64)
-        t = (src - i0).astype(np.float64)
-        for k, w in zip((-1, 0, 1, 2), _cubic_weights(t)):
-            np.add.at(m, (rows, np.clip(i0 + k, 0, n - 1)), w)  # (out, 4) weights: tiny
-        return m
-    if out == n and not align_corners:  # torch copies when the size does not change
-        return np.eye(n)
+        t = src - i0.astype(np.float32)
+        return [(np.clip(i0 + k, 0, n - 1), w) for k, w in zip((-1, 0, 1, 2), _cubic_weights(t))]
+    if out == n:  # torch copies when the size does not change
+        return [(np.arange(n), None)]
     src = np.maximum(src, 0)
     i0 = np.minimum(src.astype(np.int64), n - 1)
-    lam = np.clip(src - i0, 0, 1).astype(np.float64)
-    i1 = i0 + (i0 < n - 1)
-    m[rows, i0] += 1 - lam
-    m[rows, i1] += lam
-    return m
+    lam = np.clip(src - i0, 0, 1)
+    return [(i0, 1 - lam), (i0 + (i0 < n - 1), lam)]
 
 
 def _cubic_weights(t: np.ndarray) -> tuple[np.ndarray, ...]:
