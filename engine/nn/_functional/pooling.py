@@ -5,7 +5,8 @@ A k×k pool is ``k·k`` strided slices of the (padded) input, each of the output
 takes their running maximum; its backward gives each slice ``grad * mask``, where the mask marks
 the first slice (in row-major window order, as torch picks) that holds the maximum. Average pool
 sums the slices and divides by torch's per-window divisor. Adaptive average pooling is two small
-matrix products with row-normalised window-membership matrices.
+matrix products with row-normalised window-membership matrices; adaptive max pooling gathers
+each (padded-to-equal-length) window and takes its first maximum.
 """
 
 from __future__ import annotations

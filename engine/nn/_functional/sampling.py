@@ -6,9 +6,9 @@ Padding and interpolation are separable: along each resized dim, output position
 input positions ``idx_k[j]`` with weights ``w_k[j]`` (one tap for padding and nearest, two for
 linear, four for cubic), from torch's index and weight formulas (in float32 where torch computes
 them in float32, so nearest picks the same pixels). The forward is a weighted sum of ``np.take``
-per tap; the backward sums each tap's weighted gradient back into the input with
-``np.add.reduceat`` over runs of equal indices (the indices sorted once when not already), which
-costs O(size) per dim, never a scatter-add or a dense (out, in) matrix.
+per tap; the backward sums each tap's weighted gradient back into the input position it read
+(``_scatter_sum``: a few ``take``s of distinct targets, or ``np.add.reduceat`` over runs of
+equal indices), O(size) per dim: no ``np.add.at``, no dense (out, in) matrix.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ..._ops._core import result
 from . import pooling
 from ._utils import shape_str
 
-# --- shared: apply per-dim matrices --------------------------------------------------------------
+# --- shared: per-dim taps --------------------------------------------------------------------------
 
 
 Taps = list  # [(indices (n_out,), weights (n_out,) or None), ...] along one dim
