@@ -18,6 +18,7 @@ from ._core import (
     float_like,
     result,
     scalar_or_array,
+    sum_to,
     unbroadcast,
 )
 
@@ -124,7 +125,10 @@ def add(a, b, alpha: float = 1):
         return (unbroadcast(g, sa) if ra else None,
                 (unbroadcast(g * alpha if alpha != 1 else g, sb)) if rb else None)
 
-    return result(out, "AddBackward0", (a, tb), backward)
+    def tensor_backward(g):
+        return (sum_to(g, sa) if ra else None, sum_to(mul(g, alpha) if alpha != 1 else g, sb) if rb else None)
+
+    return result(out, "AddBackward0", (a, tb), backward, tensor_backward=tensor_backward)
 
 
 def sub(a, b, alpha: float = 1):
@@ -139,7 +143,10 @@ def sub(a, b, alpha: float = 1):
     def backward(g):
         return (unbroadcast(g, sa) if ra else None, unbroadcast(-alpha * g, sb) if rb else None)
 
-    return result(out, "SubBackward0", (a, tb), backward)
+    def tensor_backward(g):
+        return (sum_to(g, sa) if ra else None, sum_to(mul(g, -alpha), sb) if rb else None)
+
+    return result(out, "SubBackward0", (a, tb), backward, tensor_backward=tensor_backward)
 
 
 def rsub(a, b, alpha: float = 1):
@@ -150,7 +157,7 @@ def rsub(a, b, alpha: float = 1):
     if alpha != 1 or alpha is True:
         x = x * _check_alpha(alpha, dt)
     out = _compute(np.subtract, y, x, dt)
-    return result(out, "RsubBackward1", (a,), lambda g: (-alpha * g,))
+    return result(out, "RsubBackward1", (a,), lambda g: (-alpha * g,), tensor_backward=lambda g: (mul(g, -alpha),))
 
 
 def mul(a, b):
@@ -162,8 +169,12 @@ def mul(a, b):
         return (unbroadcast(g * y, x.shape) if ra else None,
                 unbroadcast(g * x, np.shape(y)) if rb else None)
 
+    def tensor_backward(g):
+        return (sum_to(mul(g, tb if tb is not None else y), x.shape) if ra else None,
+                sum_to(mul(g, a), np.shape(y)) if rb else None)
+
     saved = [t for t, needed in ((tb, ra), (a, rb)) if needed and t is not None]
-    return result(out, "MulBackward0", (a, tb), backward, saved=saved)
+    return result(out, "MulBackward0", (a, tb), backward, saved=saved, tensor_backward=tensor_backward)
 
 
 def div(a, b, rounding_mode: str | None = None):
@@ -179,8 +190,12 @@ def div(a, b, rounding_mode: str | None = None):
         return (unbroadcast(g / y, x.shape) if ra else None,
                 unbroadcast(-g * x / (y * y), np.shape(y)) if rb else None)
 
+    def tensor_backward(g):
+        return (sum_to(div(g, tb if tb is not None else y), x.shape) if ra else None,
+                sum_to(div(mul(neg(g), a), mul(tb, tb)), np.shape(y)) if rb else None)
+
     saved = [t for t, needed in ((tb, True), (a, rb)) if needed and t is not None]
-    return result(out, "DivBackward0", (a, tb), backward, saved=saved)
+    return result(out, "DivBackward0", (a, tb), backward, saved=saved, tensor_backward=tensor_backward)
 
 
 def _float_operands(a, b):
@@ -308,7 +323,10 @@ def pow(a, b):  # noqa: A001 - torch's name
                 return (np.zeros_like(g),)
             return (g * e * np.power(x, e - 1),)
 
-        return result(out, "PowBackward0", (a,), backward, saved=(a,))
+        def tensor_backward(g):
+            return (mul(g, 0) if e == 0 else mul(mul(g, e), pow(a, e - 1)),)
+
+        return result(out, "PowBackward0", (a,), backward, saved=(a,), tensor_backward=tensor_backward)
     x, y, _, dt = _binary_operands(a, b)
     if dt.kind == "b":
         raise _not_implemented("pow", dt)
@@ -330,7 +348,16 @@ def pow(a, b):  # noqa: A001 - torch's name
             gb = unbroadcast(gb.astype(y.dtype, copy=False), y.shape)
         return ga, gb
 
-    return result(out, "PowBackward1", (a, b), backward_t, saved=(a, b), save_output=rb)
+    def tensor_backward(g):
+        ga = sum_to(mul(mul(g, b), pow(a, sub(b, 1))), x.shape) if ra else None
+        gb = None
+        if rb:
+            zero = _core._Tensor._wrap(x == 0)
+            gb = sum_to(mul(mul(g, pow(a, b)), where(zero, 0, log(where(zero, 1, a)))), y.shape)
+        return ga, gb
+
+    return result(out, "PowBackward1", (a, b), backward_t, saved=(a, b), save_output=rb,
+                  tensor_backward=tensor_backward)
 
 
 def rpow(a, b):
@@ -349,14 +376,15 @@ def rpow(a, b):
     def backward(g):
         return (g * out * np.asarray(logb, out.dtype),)
 
-    return result(out, "PowBackward2", (a,), backward, save_output=True)
+    return result(out, "PowBackward2", (a,), backward, save_output=True,
+                  tensor_backward=lambda g: (mul(mul(g, rpow(a, b)), float(logb)),))
 
 
 def neg(a):
     x = a._data
     if x.dtype.kind == "b":
         raise RuntimeError(_NEG_BOOL)
-    return result(np.negative(x), "NegBackward0", (a,), lambda g: (-g,))
+    return result(np.negative(x), "NegBackward0", (a,), lambda g: (-g,), tensor_backward=lambda g: (neg(g),))
 
 
 def atan2(a, b):
@@ -378,9 +406,10 @@ def atan2(a, b):
 
 # --- unary maths ------------------------------------------------------------------------------
 
-def _unary(name: str, fn, grad_of, save: str):
+def _unary(name: str, fn, grad_of, save: str, tgrad_of=None):
     """Build a unary op. ``grad_of(x, out)`` is d out / d x; ``save`` says which value the
-    backward reads ('input' or 'output'), as torch saves it."""
+    backward reads ('input' or 'output'), as torch saves it. ``tgrad_of(a)`` is the same
+    derivative from engine ops on the input Tensor (double backward)."""
 
     def op(a):
         x = float_like(a._data)
@@ -389,9 +418,20 @@ def _unary(name: str, fn, grad_of, save: str):
         def backward(g):
             return (g * grad_of(x, out),)
 
+        tbw = None
+        if tgrad_of is not None:
+            # Saving the output Tensor would be a reference cycle: the derivative is recomputed
+            # from the input, whose value must then still be the one seen here.
+            version = a._version[0]
+
+            def tbw(g):
+                if save == "output":
+                    _core.check_unchanged(a, version, name)
+                return (mul(g, tgrad_of(a)),)
+
         if save == "output":
-            return result(out, name, (a,), backward, save_output=True)
-        return result(out, name, (a,), backward, saved=(a,))
+            return result(out, name, (a,), backward, save_output=True, tensor_backward=tbw)
+        return result(out, name, (a,), backward, saved=(a,), tensor_backward=tbw)
 
     op.__name__ = name.removesuffix("Backward0").lower()
     return op
@@ -403,19 +443,23 @@ def _sigmoid(x):
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
-exp = _unary("ExpBackward0", np.exp, lambda x, y: y, "output")
-log = _unary("LogBackward0", np.log, lambda x, y: 1 / x, "input")
-log2 = _unary("Log2Backward0", np.log2, lambda x, y: 1 / (x * np.log(2).astype(x.dtype)), "input")
-log1p = _unary("Log1PBackward0", np.log1p, lambda x, y: 1 / (1 + x), "input")
-expm1 = _unary("Expm1Backward0", np.expm1, lambda x, y: y + 1, "output")
-sqrt = _unary("SqrtBackward0", np.sqrt, lambda x, y: 0.5 / y, "output")
-rsqrt = _unary("RsqrtBackward0", lambda x: 1 / np.sqrt(x), lambda x, y: -0.5 * y * y * y, "output")
-sin = _unary("SinBackward0", np.sin, lambda x, y: np.cos(x), "input")
-cos = _unary("CosBackward0", np.cos, lambda x, y: -np.sin(x), "input")
-tan = _unary("TanBackward0", np.tan, lambda x, y: 1 + y * y, "output")
-tanh = _unary("TanhBackward0", np.tanh, lambda x, y: 1 - y * y, "output")
-sigmoid = _unary("SigmoidBackward0", _sigmoid, lambda x, y: y * (1 - y), "output")
-reciprocal = _unary("ReciprocalBackward0", lambda x: 1 / x, lambda x, y: -y * y, "output")
+exp = _unary("ExpBackward0", np.exp, lambda x, y: y, "output", lambda a: exp(a))
+log = _unary("LogBackward0", np.log, lambda x, y: 1 / x, "input", lambda a: reciprocal(a))
+log2 = _unary("Log2Backward0", np.log2, lambda x, y: 1 / (x * np.log(2).astype(x.dtype)), "input",
+              lambda a: reciprocal(mul(a, float(np.log(2)))))
+log1p = _unary("Log1PBackward0", np.log1p, lambda x, y: 1 / (1 + x), "input", lambda a: reciprocal(add(a, 1)))
+expm1 = _unary("Expm1Backward0", np.expm1, lambda x, y: y + 1, "output", lambda a: exp(a))
+sqrt = _unary("SqrtBackward0", np.sqrt, lambda x, y: 0.5 / y, "output", lambda a: mul(rsqrt(a), 0.5))
+rsqrt = _unary("RsqrtBackward0", lambda x: 1 / np.sqrt(x), lambda x, y: -0.5 * y * y * y, "output",
+               lambda a: mul(pow(rsqrt(a), 3), -0.5))
+sin = _unary("SinBackward0", np.sin, lambda x, y: np.cos(x), "input", lambda a: cos(a))
+cos = _unary("CosBackward0", np.cos, lambda x, y: -np.sin(x), "input", lambda a: neg(sin(a)))
+tan = _unary("TanBackward0", np.tan, lambda x, y: 1 + y * y, "output", lambda a: add(pow(tan(a), 2), 1))
+tanh = _unary("TanhBackward0", np.tanh, lambda x, y: 1 - y * y, "output", lambda a: rsub(pow(tanh(a), 2), 1))
+sigmoid = _unary("SigmoidBackward0", _sigmoid, lambda x, y: y * (1 - y), "output",
+                 lambda a: mul(sigmoid(a), rsub(sigmoid(a), 1)))
+reciprocal = _unary("ReciprocalBackward0", lambda x: 1 / x, lambda x, y: -y * y, "output",
+                    lambda a: neg(pow(reciprocal(a), 2)))
 
 
 def relu(a):
@@ -423,14 +467,16 @@ def relu(a):
     out = np.maximum(x, 0)
     if out.dtype != x.dtype:  # only bool changes dtype here
         raise RuntimeError("Boolean inputs not supported for relu")
-    return result(out, "ReluBackward0", (a,), lambda g: (g * (out > 0),), save_output=True)
+    return result(out, "ReluBackward0", (a,), lambda g: (g * (out > 0),), save_output=True,
+                  tensor_backward=lambda g: (mul(g, _core._Tensor._wrap(out > 0)),))
 
 
 def abs(a):  # noqa: A001
     x = a._data
     if x.dtype.kind == "b":
         raise _not_implemented("abs_cpu", x.dtype)
-    return result(np.abs(x), "AbsBackward0", (a,), lambda g: (g * np.sign(x),), saved=(a,))
+    return result(np.abs(x), "AbsBackward0", (a,), lambda g: (g * np.sign(x),), saved=(a,),
+                  tensor_backward=lambda g: (mul(g, _core._Tensor._wrap(np.sign(x))),))
 
 
 def square(a):
@@ -520,10 +566,15 @@ def clamp(a, min=None, max=None):  # noqa: A002 - torch's names
             keep &= x <= hi
         if not tensor_bounds:
             return (g * keep,)
-        # A tensor bound receives the gradient where it was the value taken.
-        g_lo = unbroadcast(g * (x < lo), np.shape(lo)) if tmin is not None else None
-        g_hi = unbroadcast(g * (x > hi) * (~(x < lo) if lo is not None else 1), np.shape(hi)) \
-            if tmax is not None else None
+        # A tensor bound receives the gradient where it was the value taken. Where min > max the
+        # result is max whatever x is (max applied last), so max gets it there and min never does.
+        took_lo = x < lo if lo is not None else None
+        took_hi = x > hi if hi is not None else None
+        if lo is not None and hi is not None:
+            took_lo = took_lo & (lo < hi)
+            took_hi = took_hi | (hi < lo)
+        g_lo = unbroadcast(g * took_lo, np.shape(lo)) if tmin is not None else None
+        g_hi = unbroadcast(g * took_hi, np.shape(hi)) if tmax is not None else None
         return (g * keep, g_lo, g_hi)
 
     if tensor_bounds:
