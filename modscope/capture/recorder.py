@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .. import __version__
+from .._gc import gc_paused
 from ..events.files import save_lines
 from ..events.log import EventLog
 from ..events.records import STATS_KEYS, dtype_name, event_line, record_line
@@ -166,9 +167,10 @@ class Trace(Delivery, ParamEvents, EventTrace):
             self._emit("session", schema=SCHEMA_VERSION, engine_version=self._backend.version,
                        framework=self._backend.name, modscope_version=__version__, pid=os.getpid(),
                        started=datetime.now(UTC).isoformat(), argv=list(sys.argv))
-        if self.model is not None:
-            self._add_root(self.model, prefix="")
-        self._attach()
+        with gc_paused():  # 10,001 modules: 40,000 hook handles; the collector's rescans were 3/4 of it
+            if self.model is not None:
+                self._add_root(self.model, prefix="")
+            self._attach()
         return self
 
     def stop(self) -> Trace:
@@ -343,10 +345,17 @@ class Trace(Delivery, ParamEvents, EventTrace):
     def _add_root(self, root: Any, prefix: str) -> None:
         """Map every module of ``root`` to its path and emit the ``model`` event."""
         self._roots.append(root)
-        modules, aliases = [], {}
+        modules, aliases, first = [], {}, []
+        # One walk: a module's first path is the one named_modules() gives it (a shared module's
+        # whole subtree comes first under its first name), the later ones are its aliases.
         for path, mod in root.named_modules(remove_duplicate=False, prefix=prefix):
-            aliases.setdefault(id(mod), []).append(path)
-        for path, mod in root.named_modules(prefix=prefix):
+            paths = aliases.get(id(mod))
+            if paths is None:
+                aliases[id(mod)] = [path]
+                first.append((path, mod))
+            else:
+                paths.append(path)
+        for path, mod in first:
             self._paths[id(mod)] = path
             self._modules.append((path, mod))
             # Wrap the user's hooks now: a module snapshots its hook dicts before calling them.
@@ -375,7 +384,7 @@ class Trace(Delivery, ParamEvents, EventTrace):
             backend.transparent_hook(_unwrap_bound(self._on_backward))
         full = backend.full_backward_hooks
         if self.model is not None:
-            for path, mod in self.model.named_modules():
+            for path, mod in self._modules:  # the model's named_modules(), found by _add_root
                 if not self._traced(path):
                     continue
                 add(mod.register_forward_pre_hook(self._on_forward_pre, prepend=True))

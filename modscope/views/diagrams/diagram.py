@@ -8,12 +8,11 @@ three forms of a diagram always show the same graph.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
+
+from ..._gc import gc_paused  # noqa: F401  (re-exported: the diagram builders import it from here)
 
 
 @dataclass(slots=True)
@@ -154,20 +153,3 @@ def shorten(text: str, limit: int = 60) -> str:
     """One line of at most ``limit`` characters (long ``extra_repr`` strings are cut with '...')."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a large diagram is built.
-
-    Building allocates tens of thousands of small containers and none of them form cycles,
-    but each allocation burst makes the collector rescan the whole heap (the model, the
-    graph): that was half the time for a 10,000-node graph. The collector's previous state is
-    restored on exit."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
