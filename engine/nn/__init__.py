@@ -44,7 +44,7 @@ from .modules.activation import (
 )
 from .modules.attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .modules.batchnorm import BatchNorm1d, BatchNorm2d
-from .modules.conv import Conv1d, Conv2d
+from .modules.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .modules.distance import CosineSimilarity, PairwiseDistance
 from .modules.dropout import Dropout, Dropout2d
 from .modules.fold import Fold, Unfold

@@ -189,11 +189,6 @@ def test_conv_dtype_mismatch_names_engine_types():
         engine.nn.functional.conv2d(engine.ones(1, 1, 3, 3), engine.ones(1, 1, 2, 2, dtype=engine.float64))
 
 
-def test_padding_modes_other_than_zeros_are_not_implemented():
-    with pytest.raises(NotImplementedError, match="padding_mode='reflect'"):
-        engine.nn.Conv2d(1, 1, 3, padding_mode="reflect")
-
-
 def test_sparse_embedding_gradients_are_not_implemented():
     with pytest.raises(NotImplementedError, match="sparse"):
         engine.nn.functional.embedding(engine.tensor([1]), engine.ones(3, 2), sparse=True)

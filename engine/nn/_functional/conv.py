@@ -47,7 +47,7 @@ from ._utils import legacy_type_name, shape_str
 Pads = tuple[tuple[int, int], ...]  # (low, high) per spatial dim
 _COLS_BUDGET = 1 << 20  # bytes of columns per block of images (forward; weight-only backward)
 _BACKWARD_BUDGET = 2 << 20  # per block of channels in backward (larger: each block costs K adds)
-_DIM_NAMES = {1: ("width",), 2: ("height", "width"), 3: ("depth", "height", "width")}
+_DIM_NAMES = {2: ("height", "width"), 3: ("depth", "height", "width")}
 
 
 def conv1d(input, weight, bias=None, stride: int | Sequence[int] = 1,  # noqa: A002 - torch's names
@@ -308,7 +308,9 @@ def _transposed(input, weight, bias, stride, padding, output_padding, groups: in
     if any(p < 0 for p in output_padding):
         raise RuntimeError("negative output_padding is not supported")
     if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
-        names = _DIM_NAMES[nd]
+        names = _DIM_NAMES[max(nd, 2)]
+        if nd == 1:  # torch runs it as a 2-D transposed conv over a height of 1 and says so
+            output_padding, stride, dilation = (0, *output_padding), (1, *stride), (1, *dilation)
         raise RuntimeError(
             "output padding must be smaller than either stride or dilation, but got "
             + " ".join(f"output_padding_{n}: {v}" for n, v in zip(names, output_padding)) + " "

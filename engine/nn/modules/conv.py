@@ -1,4 +1,5 @@
-"""Conv1d and Conv2d (torch's constructor checks, attributes, default initialisation and repr)."""
+"""Conv1d/2d/3d and ConvTranspose1d/2d/3d (torch's constructor checks, attributes, default
+initialisation, repr and padding modes)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from .._functional._utils import layer_error
+from .._functional.conv import _mode_pad
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_STRINGS = {"same", "valid"}
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
@@ -25,10 +27,11 @@ def _ntuple(value: Any, n: int) -> tuple:
     return tuple(value)
 
 
-def _reversed_padding(padding: Any, kernel_size: tuple, dilation: tuple) -> list[int]:
-    """F.pad's argument for this padding (last dim first, each side), as torch stores it."""
+def _reversed_padding(padding: Any, kernel_size: tuple, dilation: tuple) -> list[int] | tuple[int, ...]:
+    """F.pad's argument for this padding (last dim first, each side), as torch stores it (a
+    tuple for int padding, a list for a padding string)."""
     if not isinstance(padding, str):
-        return [p for p in reversed(padding) for _ in range(2)]
+        return tuple(p for p in reversed(padding) for _ in range(2))
     out = [0, 0] * len(kernel_size)
     if padding == "same":
         for i, (d, k) in enumerate(zip(reversed(dilation), reversed(kernel_size))):
@@ -38,9 +41,10 @@ def _reversed_padding(padding: Any, kernel_size: tuple, dilation: tuple) -> list
 
 
 class _ConvNd(Module):
-    """Shared by Conv1d/Conv2d. ``weight`` is (out_channels, in_channels/groups, *kernel_size),
-    ``bias`` (out_channels); both start as torch's defaults (``kaiming_uniform_(a=√5)`` and
-    ``U(-1/√fan_in, 1/√fan_in)``)."""
+    """Shared by the Conv and ConvTranspose layers. ``weight`` is (out_channels,
+    in_channels/groups, *kernel_size) ((in_channels, out_channels/groups, *kernel_size) when
+    transposed), ``bias`` (out_channels); both start as torch's defaults
+    (``kaiming_uniform_(a=√5)`` and ``U(-1/√fan_in, 1/√fan_in)``)."""
 
     __constants__ = ["stride", "padding", "dilation", "groups", "padding_mode", "output_padding",
                      "in_channels", "out_channels", "kernel_size"]
@@ -50,6 +54,12 @@ class _ConvNd(Module):
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
                  padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        self._init_conv(in_channels, out_channels, kernel_size, stride, padding, dilation, False, 0, groups, bias,
+                        padding_mode, device, dtype)
+
+    def _init_conv(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any, padding: Any,
+                   dilation: Any, transposed: bool, output_padding: Any, groups: int, bias: bool,
+                   padding_mode: str, device: Any, dtype: Any) -> None:
         super().__init__()
         nd = self._nd
         if groups <= 0:
@@ -68,17 +78,13 @@ class _ConvNd(Module):
             padding = _ntuple(padding, nd)
         if padding_mode not in _PADDING_MODES:
             raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, but got padding_mode='{padding_mode}'")
-        if padding_mode != "zeros":
-            raise NotImplementedError(
-                f"padding_mode='{padding_mode}' is not implemented in engine (F.pad supports 'constant' only)"
-            )
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
-        self.transposed, self.output_padding = False, (0,) * nd
+        self.transposed, self.output_padding = transposed, _ntuple(output_padding, nd)
         self.groups, self.padding_mode = groups, padding_mode
         self._reversed_padding_repeated_twice = _reversed_padding(padding, kernel_size, dilation)
-        self.weight = Parameter(empty((out_channels, in_channels // groups, *kernel_size), device=device,
-                                      dtype=dtype))
+        shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
+        self.weight = Parameter(empty((*shape, *kernel_size), device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
         else:
@@ -115,8 +121,11 @@ class _ConvNd(Module):
             self.padding_mode = "zeros"
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:  # noqa: A002
-        conv = F.conv2d if self._nd == 2 else F.conv1d
+        conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[self._nd]
         try:
+            if self.padding_mode != "zeros":  # as torch: pad by the mode, then convolve unpadded
+                padded = _mode_pad(input, self._reversed_padding_repeated_twice, self.padding_mode)
+                return conv(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
             return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
         except RuntimeError as err:
             if self._input_shape_ok(input):
@@ -128,7 +137,7 @@ class _ConvNd(Module):
         return input.ndim in (nd + 1, nd + 2) and input.shape[-nd - 1] == self.in_channels
 
     def _expected_shape(self) -> str:
-        spatial = "H, W" if self._nd == 2 else "L"
+        spatial = {1: "L", 2: "H, W", 3: "D, H, W"}[self._nd]
         return f"(N, {self.in_channels}, {spatial}) or ({self.in_channels}, {spatial})"
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
@@ -161,3 +170,101 @@ class Conv2d(_ConvNd):
     """
 
     _nd = 2
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W) input.
+
+    Example::
+
+        >>> m = engine.nn.Conv3d(16, 33, 3, stride=2)
+        >>> m(engine.randn(20, 16, 10, 50, 100)).shape
+        engine.Size([20, 33, 4, 24, 49])
+    """
+
+    _nd = 3
+
+
+class _ConvTransposeNd(_ConvNd):
+    """Shared by ConvTranspose1d/2d/3d: torch's arguments (``output_padding`` before
+    ``groups``; ``dilation`` last), 'zeros' padding only, and ``forward(input, output_size)``."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        self._init_conv(in_channels, out_channels, kernel_size, stride, padding, dilation, True, output_padding,
+                        groups, bias, padding_mode, device, dtype)
+
+    def _output_padding(self, input: Tensor, output_size: Any) -> tuple:  # noqa: A002
+        """``output_padding``, or the one that makes the output ``output_size`` (torch's checks)."""
+        nd = self._nd
+        if output_size is None:
+            return self.output_padding
+        non_spatial = 2 if input.ndim == nd + 2 else 1
+        output_size = list(output_size)
+        if len(output_size) == non_spatial + nd:
+            output_size = output_size[non_spatial:]
+        if len(output_size) != nd:
+            raise ValueError(
+                f"ConvTranspose{nd}D: for {input.ndim}D input, output_size must have {nd} or {non_spatial + nd} "
+                f"elements (got {len(output_size)})"
+            )
+        min_sizes = [(input.shape[d + non_spatial] - 1) * self.stride[d] - 2 * self.padding[d]
+                     + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(nd)]
+        max_sizes = [lo + s - 1 for lo, s in zip(min_sizes, self.stride)]
+        for size, lo, hi in zip(output_size, min_sizes, max_sizes):
+            if size < lo or size > hi:
+                raise ValueError(
+                    f"requested an output size of {output_size}, but valid sizes range from {min_sizes} to "
+                    f"{max_sizes} (for an input of {input.shape[non_spatial:]!r})"
+                )
+        return tuple(size - lo for size, lo in zip(output_size, min_sizes))
+
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:  # noqa: A002
+        if not isinstance(self.padding, tuple):
+            raise AssertionError("self.padding must be a tuple")
+        output_padding = self._output_padding(input, output_size)
+        fn = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}[self._nd]
+        try:
+            return fn(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
+                      self.dilation)
+        except RuntimeError as err:
+            if self._input_shape_ok(input):
+                raise
+            raise layer_error(err, self, self._expected_shape(), input.shape) from None
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution over (N, C_in, L) or (C_in, L) input: the gradient of Conv1d
+    with respect to its input, with ``output_padding`` / ``output_size`` choosing among the
+    output lengths a stride allows.
+
+    Example::
+
+        >>> m = engine.nn.ConvTranspose1d(16, 33, 3, stride=2)
+        >>> m(engine.randn(20, 16, 50)).shape
+        engine.Size([20, 33, 101])
+    """
+
+    _nd = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution over (N, C_in, H, W) or (C_in, H, W) input.
+
+    Example::
+
+        >>> m = engine.nn.ConvTranspose2d(16, 33, 3, stride=2)
+        >>> m(engine.randn(20, 16, 50, 100)).shape
+        engine.Size([20, 33, 101, 201])
+    """
+
+    _nd = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W) input."""
+
+    _nd = 3
