@@ -64,6 +64,17 @@ from ._dtype import (
     short,
     uint8,
 )
+from ._legacy_types import (
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
 from ._ops import linalg_api as linalg
 from ._ops.comparison import allclose, isclose
 from ._ops.indexing import gather, index_select, masked_select, nonzero, select, take_along_dim, where

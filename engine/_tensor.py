@@ -668,6 +668,8 @@ class Tensor:
             return f"engine.{_legacy_name(self._data.dtype)}"
         if isinstance(dtype, str):
             dtype = _LEGACY_TO_DTYPE[dtype.split(".")[-1]]
+        if isinstance(dtype, type):  # a legacy type: engine.LongTensor
+            dtype = dtype.dtype
         return self.to(dtype)
 
     def type_as(self, other: Tensor) -> Tensor:
