@@ -47,12 +47,14 @@ def result(
     backward: Callable[..., tuple],
     saved: Sequence[Tensor] = (),
     save_output: bool = False,
+    tensor_backward: Callable[..., tuple] | None = None,
 ) -> Tensor:
     """Wrap ``data`` as the output of op ``name`` over ``inputs``.
 
     Records a node only when grad mode is on and some input requires grad. ``saved`` lists the
     input tensors whose values ``backward`` reads (checked for in-place changes before it
-    runs); ``save_output`` says it reads the output itself.
+    runs); ``save_output`` says it reads the output itself. ``tensor_backward`` is ``backward``
+    written with engine ops on Tensors (it records a graph): what ``create_graph=True`` runs.
     """
     out = _Tensor._wrap(data)
     if not needs_graph(*inputs):
@@ -65,6 +67,8 @@ def result(
         saved_entries += ((out._version, 0, None),)
     cls = _node_classes.get(name) or node_class(name)
     node = cls(backward, tuple([edge(t) for t in inputs]), ((data.shape, data.dtype),), saved_entries)
+    if tensor_backward is not None:
+        node._tbw = tensor_backward
     out._requires_grad = True
     out.grad_fn = node
     return out
@@ -77,6 +81,7 @@ def multi_result(
     backward: Callable[..., tuple],
     saved: Sequence[Tensor] = (),
     differentiable: Sequence[bool] | None = None,
+    tensor_backward: Callable[..., tuple] | None = None,
 ) -> list[Tensor]:
     """Like ``result`` for ops with several outputs (split, max with indices, ...); one node,
     output ``i`` has ``_output_nr == i``. Non-differentiable outputs (indices) get no grad_fn."""
@@ -89,12 +94,53 @@ def multi_result(
             raise RuntimeError(INFERENCE_SAVED_ERROR)
     meta = tuple((d.shape, d.dtype) for d in datas)
     node = node_class(name)(backward, tuple(edge(t) for t in inputs), meta, saved_entries)
+    if tensor_backward is not None:
+        node._tbw = tensor_backward
     for i, out in enumerate(outs):
         if differentiable is None or differentiable[i]:
             out._requires_grad = True
             out.grad_fn = node
             out._output_nr = i
     return outs
+
+
+def linear(g: Tensor, name: str, fwd: Callable, adj: Callable, adj_name: str | None = None) -> Tensor:
+    """``fwd(g)`` for a linear map ``fwd`` on arrays whose adjoint (transpose) is ``adj``,
+    differentiable to any order (its backward is ``adj``, whose own backward is ``fwd``, ...).
+    The node is ``name``; the adjoint's, ``adj_name`` (default: ``name`` too).
+
+    The tensor backward of an op whose gradient does not depend on its inputs' values (views,
+    sum, mean, indexing) is ``linear(g, ..., its array backward, its array forward)``.
+    """
+    back = adj_name or name
+    return result(fwd(g._data), name, (g,), lambda gg: (adj(gg),),
+                  tensor_backward=lambda gg: (linear(gg, back, adj, fwd, name),))
+
+
+def sum_to(g: Tensor, shape: tuple) -> Tensor:
+    """``unbroadcast`` on Tensors (torch's ``sum_to_size``): ``g`` itself when already ``shape``."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    big = g.shape
+    return linear(g, "SumBackward1", lambda arr: unbroadcast(arr, shape), lambda arr: np.broadcast_to(arr, big),
+                  "ExpandBackward0")
+
+
+def linear_backward(name: str, bw: Callable, fwd: Callable) -> Callable:
+    """The tensor backward of a one-input op whose array backward ``bw(g) -> (grad,)`` is linear
+    in ``g`` and reads nothing else, and whose forward on arrays is ``fwd``."""
+    bname = name.replace("Backward", "BackwardBackward", 1)
+    return lambda g: (linear(g, bname, lambda arr: bw(arr)[0], fwd),)
+
+
+def check_unchanged(t: Tensor, version: int, name: str) -> None:
+    """A tensor backward that recomputes from input ``t`` needs the value the forward saw."""
+    if t._version[0] != version:
+        raise RuntimeError(
+            f"one of the variables needed for double backward through {name} has been modified by an "
+            f"inplace operation: it is at version {t._version[0]}; expected version {version} instead."
+        )
 
 
 def unbroadcast(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

@@ -143,7 +143,9 @@ def _index(a, advanced: list[tuple[int, np.ndarray]]):
         np.add.at(gx, key, g)
         return (gx,)
 
-    return result(np.ascontiguousarray(out), "IndexBackward0", (a,), backward)
+    return result(np.ascontiguousarray(out), "IndexBackward0", (a,), backward,
+                  tensor_backward=_core.linear_backward("IndexBackward0", backward,
+                                                        lambda arr: np.ascontiguousarray(arr[key])))
 
 
 def _check_mask(mask: np.ndarray, shape: tuple, d: int) -> None:

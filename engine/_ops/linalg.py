@@ -52,8 +52,11 @@ def mm(a, b):
     def backward(g):
         return (g @ y.T if ra else None, x.T @ g if rb else None)
 
+    def tensor_backward(g):
+        return (mm(g, t(b)) if ra else None, mm(t(a), g) if rb else None)
+
     saved = [s for s, needed in ((b, ra), (a, rb)) if needed]
-    return result(x @ y, "MmBackward0", (a, b), backward, saved=saved)
+    return result(x @ y, "MmBackward0", (a, b), backward, saved=saved, tensor_backward=tensor_backward)
 
 
 def addmm(bias, a, b, *, beta: float = 1, alpha: float = 1):
@@ -80,8 +83,14 @@ def addmm(bias, a, b, *, beta: float = 1, alpha: float = 1):
                 ga @ y.T if ra else None,
                 x.T @ ga if rb else None)
 
+    def tensor_backward(g):
+        ga = g * alpha if alpha != 1 else g
+        return (_core.sum_to(g * beta if beta != 1 else g, c_shape) if rc else None,
+                mm(ga, t(b)) if ra else None,
+                mm(t(a), ga) if rb else None)
+
     saved = [s for s, needed in ((b, ra), (a, rb)) if needed]
-    return result(out, "AddmmBackward0", (bias, a, b), backward, saved=saved)
+    return result(out, "AddmmBackward0", (bias, a, b), backward, saved=saved, tensor_backward=tensor_backward)
 
 
 def bmm(a, b):
@@ -98,8 +107,11 @@ def bmm(a, b):
     def backward(g):
         return (g @ y.transpose(0, 2, 1) if ra else None, x.transpose(0, 2, 1) @ g if rb else None)
 
+    def tensor_backward(g):
+        return (bmm(g, mT(b)) if ra else None, bmm(mT(a), g) if rb else None)
+
     saved = [s for s, needed in ((b, ra), (a, rb)) if needed]
-    return result(x @ y, "BmmBackward0", (a, b), backward, saved=saved)
+    return result(x @ y, "BmmBackward0", (a, b), backward, saved=saved, tensor_backward=tensor_backward)
 
 
 def mv(a, v):
@@ -114,8 +126,11 @@ def mv(a, v):
     def backward(g):
         return (np.outer(g, y) if ra else None, x.T @ g if rb else None)
 
+    def tensor_backward(g):
+        return (unsqueeze(g, 1) * unsqueeze(v, 0) if ra else None, mv(t(a), g) if rb else None)
+
     saved = [s for s, needed in ((v, ra), (a, rb)) if needed]
-    return result(x @ y, "MvBackward0", (a, v), backward, saved=saved)
+    return result(x @ y, "MvBackward0", (a, v), backward, saved=saved, tensor_backward=tensor_backward)
 
 
 def dot(a, b):
@@ -131,7 +146,7 @@ def dot(a, b):
         )
     x, y = a._data, b._data
     return result(np.asarray(x @ y), "DotBackward0", (a, b),
-                  lambda g: (g * y, g * x), saved=(a, b))
+                  lambda g: (g * y, g * x), saved=(a, b), tensor_backward=lambda g: (g * b, g * a))
 
 
 def matmul(a, b):

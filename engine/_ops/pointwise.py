@@ -640,7 +640,11 @@ def where(condition, a, b):
         return (unbroadcast(np.where(cond, g, 0), np.shape(x)) if ta is not None else None,
                 unbroadcast(np.where(cond, 0, g), np.shape(y)) if tb is not None else None)
 
-    return result(out, "WhereBackward0", (ta, tb), backward)
+    def tensor_backward(g):
+        return (sum_to(where(cond, g, 0), np.shape(x)) if ta is not None else None,
+                sum_to(where(cond, 0, g), np.shape(y)) if tb is not None else None)
+
+    return result(out, "WhereBackward0", (ta, tb), backward, tensor_backward=tensor_backward)
 
 
 def masked_fill(a, mask, value):
@@ -672,9 +676,13 @@ def masked_fill(a, mask, value):
             return (ga,)
         return (ga, np.asarray(np.where(m, g, 0).sum(), dtype=g.dtype))
 
+    def tensor_backward(g):
+        ga = masked_fill(g, m, 0)
+        return (ga,) if tv is None else (ga, where(m, g, 0).sum())
+
     if tv is not None:
-        return result(out, "MaskedFillBackward1", (a, tv), backward)
-    return result(out, "MaskedFillBackward0", (a,), backward)
+        return result(out, "MaskedFillBackward1", (a, tv), backward, tensor_backward=tensor_backward)
+    return result(out, "MaskedFillBackward0", (a,), backward, tensor_backward=tensor_backward)
 
 
 # --- comparisons (no grad) ---------------------------------------------------------------------

@@ -71,6 +71,12 @@ def _expand_back(g: np.ndarray, shape: tuple, dims: tuple[int, ...], keepdim: bo
     return np.broadcast_to(g, shape)
 
 
+def _kept_shape(shape: tuple, dims: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` reduced over ``dims`` with ``keepdim=True``: a reduced gradient reshaped to it
+    broadcasts back over the input."""
+    return tuple(1 if i in dims else n for i, n in enumerate(shape))
+
+
 def _count(shape: tuple, dims: tuple[int, ...]) -> int:
     n = 1
     for d in dims:
@@ -119,8 +125,12 @@ def sum(a, dim=None, keepdim: bool = False, dtype=None):  # noqa: A001
     out = np.asarray(np.sum(x, axis=dims, keepdims=keepdim, dtype=acc))
     shape, in_dtype = x.shape, a._data.dtype
     name = "SumBackward0" if dim is None else "SumBackward1"
-    return result(out, name, (a,),
-                  lambda g: (_as_input_grad(_expand_back(g, shape, dims, keepdim), in_dtype),))
+
+    def backward(g):
+        return (_as_input_grad(_expand_back(g, shape, dims, keepdim), in_dtype),)
+
+    return result(out, name, (a,), backward, tensor_backward=_core.linear_backward(
+        name, backward, lambda arr: np.asarray(np.sum(arr, axis=dims, keepdims=keepdim))))
 
 
 def nansum(a, dim=None, keepdim: bool = False, dtype=None):
@@ -171,7 +181,10 @@ def mean(a, dim=None, keepdim: bool = False, dtype=None):
     def backward(g):
         return (_as_input_grad(_expand_back(g / np.asarray(n, g.dtype), shape, dims, keepdim), in_dtype),)
 
-    return result(out, name, (a,), backward)
+    def adjoint(arr):
+        return np.asarray(np.sum(arr, axis=dims, keepdims=keepdim) / np.asarray(n, arr.dtype))
+
+    return result(out, name, (a,), backward, tensor_backward=_core.linear_backward(name, backward, adjoint))
 
 
 def _others_product(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
@@ -522,7 +535,15 @@ def softmax(a, dim: int, dtype=None):
     def backward(g):
         return (_as_input_grad(out * (g - (g * out).sum(axis=d, keepdims=True)), in_dtype),)
 
-    return result(out, "SoftmaxBackward0", (a,), backward, save_output=True)
+    version = a._version[0]
+
+    def tensor_backward(g):  # from the input: saving the output Tensor would be a reference cycle
+        _core.check_unchanged(a, version, "SoftmaxBackward0")
+        s = softmax(a, d)
+        return (s * (g - sum(g * s, d, True)),)
+
+    return result(out, "SoftmaxBackward0", (a,), backward, save_output=True,
+                  tensor_backward=tensor_backward if dtype is None else None)
 
 
 def log_softmax(a, dim: int, dtype=None):
@@ -543,7 +564,14 @@ def log_softmax(a, dim: int, dtype=None):
     def backward(g):
         return (_as_input_grad(g - np.exp(out) * g.sum(axis=d, keepdims=True), in_dtype),)
 
-    return result(out, "LogSoftmaxBackward0", (a,), backward, save_output=True)
+    version = a._version[0]
+
+    def tensor_backward(g):
+        _core.check_unchanged(a, version, "LogSoftmaxBackward0")
+        return (g - log_softmax(a, d).exp() * sum(g, d, True),)
+
+    return result(out, "LogSoftmaxBackward0", (a,), backward, save_output=True,
+                  tensor_backward=tensor_backward if dtype is None else None)
 
 
 def logsumexp(a, dim, keepdim: bool = False):
@@ -563,7 +591,13 @@ def logsumexp(a, dim, keepdim: bool = False):
         full = _expand_back(out, x.shape, dims, keepdim)
         return (_expand_back(g, x.shape, dims, keepdim) * np.exp(x - full),)
 
-    return result(out, "LogsumexpBackward0", (a,), backward, saved=(a,), save_output=True)
+    kept = _kept_shape(x.shape, dims)
+
+    def tensor_backward(g):
+        return (g.reshape(kept) * (a - logsumexp(a, dims, True)).exp(),)
+
+    return result(out, "LogsumexpBackward0", (a,), backward, saved=(a,), save_output=True,
+                  tensor_backward=tensor_backward)
 
 
 # --- norm ------------------------------------------------------------------------------------------
@@ -624,7 +658,19 @@ def norm(a, p="fro", dim=None, keepdim: bool = False, dtype=None):
                                 gg * np.sign(x) * ax_ ** (p - 1) / full ** (p - 1))
         return (grad.astype(in_dtype, copy=False),)
 
-    return result(out, "LinalgVectorNormBackward0", (a,), backward, saved=(a,), save_output=True)
+    kept = _kept_shape(x.shape, dims)
+
+    def tensor_backward(g):
+        gg = g.reshape(kept)
+        if p == 1:
+            return (gg * _core._Tensor._wrap(np.sign(x)),)
+        zero = out.reshape(kept) == 0  # no NaN from 0/0, nor in the graph of the result
+        safe = norm(a, 2, dims, True).masked_fill(zero, 1)
+        return ((gg * a / safe).masked_fill(np.broadcast_to(zero, x.shape), 0),)
+
+    tbw = tensor_backward if p in (1, 2) and dtype is None else None
+    return result(out, "LinalgVectorNormBackward0", (a,), backward, saved=(a,), save_output=True,
+                  tensor_backward=tbw)
 
 
 def _no_identity_check(x, p, dim, dims):

@@ -30,7 +30,10 @@ def mark_view(out, base, view_fn: Callable[[np.ndarray], np.ndarray]):
 
 
 def view_op(a, data: np.ndarray, name: str, backward, view_fn):
-    return mark_view(result(data, name, (a,), backward), a, view_fn)
+    """A view op: ``backward`` is linear in the gradient and ``view_fn`` is the op on arrays,
+    which together make its tensor backward (double backward)."""
+    return mark_view(result(data, name, (a,), backward,
+                            tensor_backward=_core.linear_backward(name, backward, view_fn)), a, view_fn)
 
 
 def _sizes(args: Sequence) -> tuple[int, ...]:
@@ -76,8 +79,12 @@ def view(a, *shape):
 
 def _unsafe_view(a, shape: tuple[int, ...]):
     in_shape = a.shape
-    return result(a._data.reshape(shape), "UnsafeViewBackward0", (a,),
-                  lambda g: (g.reshape(in_shape),))
+    def backward(g):
+        return (g.reshape(in_shape),)
+
+    return result(a._data.reshape(shape), "UnsafeViewBackward0", (a,), backward,
+                  tensor_backward=_core.linear_backward("UnsafeViewBackward0", backward,
+                                                        lambda arr: arr.reshape(shape)))
 
 
 def reshape(a, *shape):
@@ -211,14 +218,18 @@ def mT(a):  # noqa: N802
 
 
 def clone(a):
-    return result(a._data.copy(order="K"), "CloneBackward0", (a,), lambda g: (g,))
+    return result(a._data.copy(order="K"), "CloneBackward0", (a,), lambda g: (g,), tensor_backward=_identity)
 
 
 def contiguous(a):
     x = a._data
     if x.flags.c_contiguous:
         return a
-    return result(np.ascontiguousarray(x), "CloneBackward0", (a,), lambda g: (g,))
+    return result(np.ascontiguousarray(x), "CloneBackward0", (a,), lambda g: (g,), tensor_backward=_identity)
+
+
+def _identity(g):
+    return (g,)
 
 
 def _check_cat(tensors, dim: int, fname: str) -> int:
@@ -261,7 +272,13 @@ def cat(tensors: Sequence, dim: int = 0):
     def backward(g):
         return tuple(np.split(g, bounds, axis=d))
 
-    return result(out, "CatBackward0", tensors, backward)
+    sizes = [x.shape[d] for x in datas]
+
+    def tensor_backward(g):
+        starts = np.concatenate([[0], bounds]).astype(int)
+        return tuple(narrow(g, d, int(s), n) for s, n in zip(starts, sizes))
+
+    return result(out, "CatBackward0", tensors, backward, tensor_backward=tensor_backward)
 
 
 def stack(tensors: Sequence, dim: int = 0):
@@ -272,7 +289,11 @@ def stack(tensors: Sequence, dim: int = 0):
     def backward(g):
         return tuple(np.moveaxis(g, d, 0))
 
-    return result(out, "StackBackward0", tensors, backward)
+    def tensor_backward(g):
+        from .indexing import select
+        return tuple(select(g, d, i) for i in range(len(tensors)))
+
+    return result(out, "StackBackward0", tensors, backward, tensor_backward=tensor_backward)
 
 
 def _split_views(a, pieces, name: str, dim: int):

@@ -76,12 +76,14 @@ def _root_grads(outputs: list, grad_outputs: Any) -> list[np.ndarray]:
     return grads
 
 
-def _no_create_graph(create_graph: bool) -> None:
-    if create_graph:
-        raise NotImplementedError(
-            "create_graph=True (higher-order gradients) is not supported by engine: its "
-            "backward formulas run on NumPy arrays"
-        )
+def _tensor_grads(outputs: list, grad_outputs: Any, grads: list[np.ndarray]) -> list:
+    """The root gradients for ``create_graph``: the given Tensors themselves (a graph may flow
+    through them, as in torch), the implicit ones as constant Tensors."""
+    from .._tensor import Tensor
+
+    given = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
+    return [g if isinstance(g, Tensor) and g.shape == out.shape else Tensor._wrap(arr)
+            for g, out, arr in zip(given, outputs, grads)]
 
 
 def backward(
@@ -92,8 +94,8 @@ def backward(
     inputs: Sequence[Any] | None = None,
 ) -> None:
     """Accumulate the gradients of ``tensors`` into the leaves' ``.grad`` (or only into
-    ``inputs``' ``.grad`` when given)."""
-    _no_create_graph(create_graph)
+    ``inputs``' ``.grad`` when given). With ``create_graph=True`` the gradients keep a graph
+    (double backward; ``retain_graph`` then defaults to True)."""
     outputs = _as_list(tensors)
     for i, t in enumerate(outputs):
         if not t._requires_grad:
@@ -101,12 +103,22 @@ def backward(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
     grads = _root_grads(outputs, grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if create_graph:
+        grads = _tensor_grads(outputs, grad_tensors, grads)
     if inputs is None:
-        run_backward(outputs, grads, bool(retain_graph))
+        run_backward(outputs, grads, bool(retain_graph), create_graph=create_graph)
         return
     inputs = _as_list(inputs)
-    captured = run_backward(outputs, grads, bool(retain_graph), inputs=inputs, allow_unused=True)
+    captured = run_backward(outputs, grads, bool(retain_graph), inputs=inputs, allow_unused=True,
+                            create_graph=create_graph)
     from .._tensor import Tensor
+    if create_graph:
+        for t, g in zip(inputs, captured):
+            if g is not None:
+                t._grad = g if t._grad is None else t._grad + g
+        return
     for t, g in zip(inputs, captured):
         if g is not None:
             t._grad = Tensor._wrap(g.astype(t._data.dtype, copy=True)) if t._grad is None \
@@ -132,7 +144,6 @@ def grad(
     """
     from .._tensor import Tensor
 
-    _no_create_graph(create_graph)
     outs = _as_list(outputs)
     ins = _as_list(inputs)
     for i, t in enumerate(outs):
@@ -141,8 +152,16 @@ def grad(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
     grads = _root_grads(outs, grad_outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if create_graph:
+        grads = _tensor_grads(outs, grad_outputs, grads)
     allow = bool(allow_unused) or materialize_grads
-    captured = run_backward(outs, grads, bool(retain_graph), inputs=ins, allow_unused=allow)
+    captured = run_backward(outs, grads, bool(retain_graph), inputs=ins, allow_unused=allow,
+                            create_graph=create_graph)
+    if create_graph:
+        return tuple(Tensor._wrap(np.zeros_like(t._data)) if g is None and materialize_grads else
+                     g if g is None or g.dtype == t.dtype else g.to(t.dtype) for t, g in zip(ins, captured))
     result = []
     for t, g in zip(ins, captured):
         if g is None:

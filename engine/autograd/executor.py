@@ -41,19 +41,28 @@ def run_backward(
     retain_graph: bool,
     inputs: Sequence[Any] | None = None,
     allow_unused: bool = False,
+    create_graph: bool = False,
 ) -> list[np.ndarray | None] | None:
     """Backpropagate ``grads`` from ``roots`` (tensors). With ``inputs`` (``autograd.grad``),
     returns their gradients and leaves every ``.grad`` untouched; otherwise accumulates into the
-    leaves' ``.grad``."""
+    leaves' ``.grad``.
+
+    With ``create_graph`` the gradients are Tensors (``grads`` too) computed by each node's
+    tensor backward under grad mode, so they have a graph of their own (double backward); the
+    returned gradients are then Tensors."""
     root = _GraphRoot(tuple(_edge_of(t, i) for i, t in enumerate(roots)), list(grads))
     captures = _capture_map(inputs) if inputs is not None else None
     deps, needed = _dependencies(root, captures)
     captured: list[np.ndarray | None] = [None] * (len(inputs) if inputs is not None else 0)
 
     prev_mode = grad_mode._state.enabled
-    grad_mode._state.enabled = False  # hooks and custom backwards must not record a graph
+    # hooks and custom backwards must not record a graph, unless a graph is what is asked for
+    grad_mode._state.enabled = create_graph
     try:
-        _execute(root, deps, needed, captures, captured, retain_graph)
+        if create_graph:
+            _execute_graph(root, deps, needed, captures, captured, retain_graph)
+        else:
+            _execute(root, deps, needed, captures, captured, retain_graph)
     finally:
         grad_mode._state.enabled = prev_mode
 
@@ -199,6 +208,135 @@ def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
             if remaining == 0:
                 heapq.heappush(ready, (-nxt._seq, next(tick), nxt))
         outs = g = None  # the buffers own the gradients now (AccumulateGrad counts references)
+
+
+def _execute_graph(root, deps, needed, captures, captured, retain_graph) -> None:
+    """``_execute`` for ``create_graph=True``: the same order, Tensors in the buffers, and each
+    node's ``_tbw`` (tensor backward) in place of its array backward."""
+    from .._tensor import Tensor
+
+    tick = count()
+    ready = [(-root._seq, next(tick), root)]
+    buffers: dict[Node, list] = {root: []}
+    while ready:
+        node = heapq.heappop(ready)[2]
+        grads = buffers.pop(node)
+        try:
+            if isinstance(node, AccumulateGrad):
+                _accumulate_tensor(node, grads[0], captures, captured)
+                continue
+            if node is root:
+                outs = node._fn()
+            else:
+                if node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks:
+                    grads = _call_tensor_pre_hooks(node, grads)
+                if captures is not None and node in captures:
+                    for nr, i in captures[node]:
+                        captured[i] = grads[nr]
+                    if not any(n in needed for n, _ in node.next_functions):
+                        continue
+                if node._released:
+                    raise RuntimeError(FREED_GRAPH_ERROR)
+                if node._saved:
+                    check_saved_versions(node)
+                if node._passes_through or type(node)._materialize_in_engine:
+                    grads = [_zero_tensor(meta, Tensor) if g is None else g
+                             for g, meta in zip(grads, node._out_meta)]
+                outs = grads if node._passes_through else _tensor_backward(node)(*grads)
+                if node._array_hooks:  # observers on arrays: what they return replaces the graph's value
+                    arrays = [None if g is None else g._data for g in outs]
+                    for hook in node._array_hooks:
+                        res = hook(arrays, [None if g is None else g._data for g in grads])
+                        if res is not None:
+                            outs = [o if o is None or (a is not None and a is o._data) else Tensor._wrap(a)
+                                    for o, a in zip(outs, res)] if len(res) == len(outs) else res
+                if node._post_hooks:
+                    outs = _call_tensor_post_hooks(node, outs, grads)
+            if not retain_graph:
+                node._release()
+        except Exception:
+            if _anomaly.enabled and node is not root:
+                warn_failed_node(node)
+            raise
+        for (nxt, nr), g in zip(node.next_functions, outs):
+            if nxt is None or (needed is not None and nxt not in needed):
+                continue
+            buf = buffers.get(nxt)
+            if buf is None:
+                buf = buffers[nxt] = [None] * len(nxt._out_meta)
+            if g is not None:
+                buf[nr] = g if buf[nr] is None else buf[nr] + g
+            remaining = deps[nxt] - 1
+            deps[nxt] = remaining
+            if remaining == 0:
+                heapq.heappush(ready, (-nxt._seq, next(tick), nxt))
+
+
+def _tensor_backward(node: Node):
+    """The node's backward on Tensors: its ``_tbw``, or a registered rule for ops whose code
+    cannot carry one (``engine._ops.double_backward.RULES``)."""
+    tbw = getattr(node, "_tbw", None)
+    if tbw is not None:
+        return tbw
+    from .._ops.double_backward import tensor_backward_of
+
+    return tensor_backward_of(node)
+
+
+def _zero_tensor(meta: tuple, Tensor):
+    shape, dtype = meta
+    return Tensor._wrap(np.zeros(shape, dtype))
+
+
+def _accumulate_tensor(node: AccumulateGrad, g, captures, captured) -> None:
+    """AccumulateGrad under ``create_graph``: the gradient keeps its graph; ``.grad`` is
+    replaced by ``grad + g`` (out of place, as torch does when a graph is being built)."""
+    if g is None:
+        return
+    var = node.variable
+    if var._backward_hooks:
+        for hook in tuple(var._backward_hooks.values()):
+            out = hook(g)
+            if out is not None:
+                g = out
+    if captures is not None:
+        for _, i in captures.get(node, ()):
+            captured[i] = g
+        return
+    if g.dtype != var.dtype:
+        g = g.to(var.dtype)
+    var._grad = g if var._grad is None else var._grad + g
+    if var._post_accumulate_grad_hooks:
+        for hook in tuple(var._post_accumulate_grad_hooks.values()):
+            hook(var)
+
+
+def _call_tensor_pre_hooks(node: Node, grads: list) -> list:
+    if node._tensor_pre_hooks:
+        for nr, hooks in node._tensor_pre_hooks.items():
+            for hook in tuple(hooks.values()):
+                if grads[nr] is not None:
+                    out = hook(grads[nr])
+                    if out is not None:
+                        grads[nr] = out
+    if node._retains_grad_hooks:  # retain_grad keeps the value (torch's retained grad has no graph either)
+        for nr, hook in node._retains_grad_hooks.items():
+            if grads[nr] is not None:
+                hook(grads[nr]._data)
+    if node._pre_hooks:
+        for hook in tuple(node._pre_hooks.values()):
+            out = hook(tuple(grads))
+            if out is not None:
+                grads = list(out)
+    return grads
+
+
+def _call_tensor_post_hooks(node: Node, outs, grads: list):
+    for hook in tuple(node._post_hooks.values()):
+        res = hook(tuple(outs), tuple(grads))
+        if res is not None:
+            outs = res
+    return outs
 
 
 Node._materialize_in_engine = True  # custom Functions opt out and honour ctx.set_materialize_grads

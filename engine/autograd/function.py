@@ -174,7 +174,9 @@ def _is_instance_method(cls: type, name: str) -> bool:
 
 
 def once_differentiable(fn: Callable) -> Callable:
-    """Accepted for compatibility: the engine's backward never builds a graph anyway."""
+    """Mark a Function's ``backward`` as not differentiable itself: under ``create_graph=True``
+    it runs without recording a graph, so its gradients are constants."""
+    fn._once_differentiable = True
     return fn
 
 
@@ -220,6 +222,7 @@ def _run(name: str, node: BackwardCFunction, state: Any, forward: Callable,
     positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
     Node.__init__(node, _backward_fn(name, node, state, backward, args, positions, in_meta),
                   tuple(edge(t) for t in tensor_args), tuple(meta), saved)
+    node._tbw = _backward_fn(name, node, state, backward, args, positions, in_meta, tensors=True)
 
     nr = 0
     for o in results:
@@ -253,17 +256,29 @@ def _check_dirty(state: Any, outs: tuple, recording: bool) -> None:
         t._version[0] += 1
 
 
-def _backward_fn(name, node, state, backward, args, positions, in_meta):
+def _backward_fn(name, node, state, backward, args, positions, in_meta, tensors: bool = False):
+    """The node's backward on arrays, or with ``tensors`` on Tensors (``create_graph=True``:
+    the user's backward then records a graph unless it is ``once_differentiable``)."""
     from .._tensor import Tensor
 
+    validated = _validated_tensor if tensors else _validated
+
     def run(*grads):
-        if state._materialize:
-            grads = [np.zeros(*m) if g is None else g for g, m in zip(grads, node._out_meta)]
-        wrapped = [None if g is None else Tensor._wrap(g if g.flags.writeable else g.copy())
-                   for g in grads]
+        if tensors:
+            wrapped = [Tensor._wrap(np.zeros(*m)) if g is None and state._materialize else g
+                       for g, m in zip(grads, node._out_meta)]
+        else:
+            if state._materialize:
+                grads = [np.zeros(*m) if g is None else g for g, m in zip(grads, node._out_meta)]
+            wrapped = [None if g is None else Tensor._wrap(g if g.flags.writeable else g.copy())
+                       for g in grads]
         if node._saved:
             check_saved_versions(node)
-        res = backward(*wrapped)
+        if tensors and getattr(backward, "_once_differentiable", False):
+            with grad_mode.no_grad():
+                res = backward(*wrapped)
+        else:
+            res = backward(*wrapped)
         res = res if isinstance(res, tuple) else (res,)
         if len(res) < len(args) or any(r is not None for r in res[len(args):]):
             if len(res) != len(args):
@@ -280,10 +295,22 @@ def _backward_fn(name, node, state, backward, args, positions, in_meta):
                         f"position {i + 1}, but the corresponding forward input was not a Variable"
                     )
                 continue
-            out.append(None if r is None else _validated(name, i, r, in_meta[positions.index(i)]))
+            out.append(None if r is None else validated(name, i, r, in_meta[positions.index(i)]))
         return tuple(out)
 
     return run
+
+
+def _validated_tensor(name: str, index: int, grad: Any, meta: tuple) -> Any:
+    """``_validated`` for a Tensor gradient that keeps its graph (summed to the input's shape
+    with engine ops)."""
+    from .._ops._core import sum_to, to_tensor
+
+    g = to_tensor(grad)
+    _validated(name, index, g, meta)  # the same checks and errors
+    shape, dtype = meta
+    g = sum_to(g, shape)
+    return g if g._data.dtype == dtype else g.to(dtype)
 
 
 def _validated(name: str, index: int, grad: Any, meta: tuple) -> np.ndarray:

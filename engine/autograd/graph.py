@@ -58,12 +58,16 @@ class Node:
     output. Saving decides two torch behaviours: a second backward without ``retain_graph``
     fails only for nodes that saved something, and an in-place change of a saved tensor is
     caught before the node runs.
+
+    ``_tbw`` (set only by ops that support double backward) is the same map on Tensors, built
+    from engine ops so that it records a graph: ``create_graph=True`` runs it instead of
+    ``_fn`` (see ``engine._ops.double_backward``). Left unset, the slot costs nothing.
     """
 
     __slots__ = (
         "_fn", "next_functions", "_seq", "_saved", "_out_meta", "_released",
         "_pre_hooks", "_post_hooks", "_tensor_pre_hooks", "_retains_grad_hooks", "_metadata",
-        "__weakref__",
+        "_tbw", "__weakref__",
     )
 
     def __init__(
@@ -137,6 +141,7 @@ class Node:
         """Free what the node saved; a node that saved nothing stays runnable, as in torch."""
         if self._saved:
             self._fn = None
+            self._tbw = None
             self._released = True
 
     def __repr__(self) -> str:

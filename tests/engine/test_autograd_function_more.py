@@ -299,10 +299,13 @@ def test_grad_allow_unused_retain_graph_and_materialize(name):
     assert gx2.tolist() == [2.0, 4.0] and gy2.tolist() == [0.0, 0.0]
 
 
-def test_create_graph_is_refused_with_a_clear_error():
+def test_create_graph_gives_a_gradient_with_a_graph():
+    # (more in test_double_backward.py)
     x = engine.ones(2, requires_grad=True)
-    with pytest.raises(NotImplementedError, match=r"^create_graph=True \(higher-order gradients\) is not supported"):
-        engine.autograd.grad((x * x).sum(), x, create_graph=True)
+    (g,) = engine.autograd.grad((x * x).sum(), x, create_graph=True)
+    assert g.requires_grad and g.tolist() == [2.0, 2.0]
+    (h,) = engine.autograd.grad(g.sum(), x)
+    assert h.tolist() == [2.0, 2.0]
 
 
 # --- gradcheck ------------------------------------------------------------------------------
@@ -493,7 +496,5 @@ def test_jacobian_errors_match_torch(torch, case):
 
 
 def test_jacobian_refuses_what_the_engine_lacks():
-    with pytest.raises(NotImplementedError, match="create_graph=True"):
-        engine.autograd.functional.jacobian(lambda a: a * a, engine.ones(2), create_graph=True)
     with pytest.raises(NotImplementedError, match="forward-mode AD"):
         engine.autograd.functional.jacobian(lambda a: a * a, engine.ones(2), strategy="forward-mode")

@@ -1,0 +1,199 @@
+"""Double backward for ops whose code cannot carry a tensor backward itself.
+
+Most ops hand ``result(...)`` a ``tensor_backward``: their backward written with engine ops on
+Tensors, so that the gradients ``create_graph=True`` computes have a graph of their own. The
+element-wise activations of ``engine.nn.functional`` (silu, softplus, gelu, elu/selu,
+leaky_relu) are built by generic helpers there; their tensor backward is a rule here, keyed by
+node name, that reads the saved input and the activation's parameters from the node's array
+backward (the closure ``_elementwise`` builds: ``grad`` and ``x``). A node with neither raises
+torch-style ``NotImplementedError`` naming it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from ._core import result
+
+RULES: dict[str, Callable[[Any], Callable[..., tuple] | None]] = {}
+
+
+def tensor_backward_of(node: Any) -> Callable[..., tuple]:
+    """The tensor backward of ``node`` (its ``_tbw`` or a rule), or torch-style
+    NotImplementedError naming the op."""
+    tbw = getattr(node, "_tbw", None)
+    if tbw is not None:
+        return tbw
+    rule = RULES.get(node.name())
+    tbw = rule(node) if rule is not None and node._fn is not None else None
+    if tbw is None:
+        raise NotImplementedError(
+            f"double backward through {node.name()} is not supported by engine (create_graph=True)"
+        )
+    return tbw
+
+
+def _cells(fn: Callable) -> dict[str, Any]:
+    """The variables a closure captured, by name."""
+    return dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__ or ())))
+
+
+def derivative(a: Any, x: np.ndarray, deriv: Callable[[int, np.ndarray], np.ndarray | None], k: int,
+               name: str) -> Any:
+    """``deriv(k, x)`` (the k-th derivative of an element-wise function at ``x = a``'s value) as a
+    Tensor whose gradient flows to ``a`` through the (k+1)-th, and so on while ``deriv`` has
+    one (``None`` past the highest order it knows)."""
+    value = deriv(k, x).astype(x.dtype, copy=False)
+    nxt = deriv(k + 1, x)
+
+    def backward(g):
+        return ((g * nxt).astype(g.dtype, copy=False),)
+
+    def tensor_backward(g):
+        return (g * derivative(a, x, deriv, k + 1, name),)
+
+    has_next = deriv(k + 2, x) is not None if nxt is not None else False
+    return result(value, name, (a,), backward if nxt is not None else None, saved=(a,),
+                  tensor_backward=tensor_backward if has_next else None)
+
+
+def _elementwise_rule(derivs: Callable[[dict], Callable[[int, np.ndarray], np.ndarray | None]]):
+    """A rule for an ``_elementwise`` node: ``g * f'(a)`` with ``f'`` differentiable further."""
+
+    def rule(node: Any) -> Callable[..., tuple] | None:
+        if not node._saved or node._saved[0][2] is None:
+            return None
+        a = node._saved[0][2]
+        cells = _cells(node._fn)
+        deriv = derivs(cells)
+        if deriv is None:
+            return None
+        x = cells["x"] if "x" in cells else a._data
+        name = node.name().replace("Backward", "BackwardBackward", 1)
+        return lambda g: (g * derivative(a, x, deriv, 1, name),)
+
+    return rule
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _silu(cells: dict):
+    def deriv(k, x):
+        s = _sigmoid(x)
+        return {1: lambda: s * (1 + x * (1 - s)),
+                2: lambda: s * (1 - s) * (2 + x * (1 - 2 * s))}.get(k, lambda: None)()
+    return deriv
+
+
+def _softplus(cells: dict):
+    inner = _cells(cells["grad"])
+    beta, threshold = inner["beta"], inner["threshold"]
+
+    def deriv(k, x):
+        bx = x * beta
+        lin = bx > threshold  # torch's linear region: slope 1, no curvature
+        s = _sigmoid(bx)
+        vals = {1: lambda: np.where(lin, 1.0, s),
+                2: lambda: np.where(lin, 0.0, beta * s * (1 - s)),
+                3: lambda: np.where(lin, 0.0, beta * beta * s * (1 - s) * (1 - 2 * s))}
+        return vals.get(k, lambda: None)()
+    return deriv
+
+
+def _gelu(cells: dict):
+    if "cdf" not in cells:  # approximate='tanh': not covered
+        return None
+
+    def deriv(k, x):
+        xd = x.astype(np.float64)
+        pdf = np.exp(-0.5 * xd * xd) / math.sqrt(2 * math.pi)
+        vals = {1: lambda: 0.5 * (1 + _erf(xd / math.sqrt(2))) + xd * pdf,
+                2: lambda: pdf * (2 - xd * xd),
+                3: lambda: pdf * (xd ** 3 - 4 * xd)}
+        return vals.get(k, lambda: None)()
+    return deriv
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    from ..nn._functional._erf import erf
+    return erf(x)
+
+
+def _elu(cells: dict):
+    inner = _cells(cells["grad"])
+    alpha, scale, input_scale = inner["alpha"], inner["scale"], inner["input_scale"]
+
+    def deriv(k, x):
+        neg = np.minimum(x, 0)
+        return np.where(x > 0, scale if k == 1 else 0.0,
+                        scale * alpha * input_scale ** k * np.exp(neg * input_scale))
+    return deriv
+
+
+def _leaky_relu(node: Any) -> Callable[..., tuple]:
+    cells = _cells(node._fn)
+    slope = np.where(cells["ref"] > 0, 1.0, cells["slope"]).astype(cells["ref"].dtype)
+    return lambda g: (g * _core._Tensor._wrap(slope),)
+
+
+RULES.update({
+    "SiluBackward0": _elementwise_rule(_silu),
+    "SoftplusBackward0": _elementwise_rule(_softplus),
+    "GeluBackward0": _elementwise_rule(_gelu),
+    "EluBackward0": _elementwise_rule(_elu),
+    "EluBackward1": _elementwise_rule(_elu),
+    "LeakyReluBackward0": _leaky_relu,
+    "LeakyReluBackward1": _leaky_relu,
+})
+
+
+def _mse_loss(node: Any) -> Callable[..., tuple] | None:
+    """``2 (input - target) g`` (spread over the elements for 'mean'/'sum') on Tensors."""
+    cells = _cells(node._fn)
+    (_, _, inp), (_, _, target) = node._saved
+    how, n = cells["how"], cells["n"]
+    ra, rb = cells["ra"], cells["rb"]
+
+    def tensor_backward(g):
+        scale = g / n if how == "mean" else g
+        gd = (inp - target) * scale * 2
+        return (gd if ra else None, -gd if rb else None)
+
+    return tensor_backward
+
+
+def _nll_loss(node: Any) -> Callable[..., tuple]:
+    """NLL's gradient does not depend on the input's values: a linear map of ``g`` whose adjoint
+    picks ``-w * input[row, target]`` and reduces it as the forward does."""
+    cells = _cells(node._fn)
+    w, rows, safe, how = cells["w"], cells["rows"], cells["safe"], cells["how"]
+    total_weight, x_shape, c = cells["total_weight"], cells["x_shape"], cells["c"]
+    out_shape = node._out_meta[0][0]
+
+    def adjoint(gg: np.ndarray) -> np.ndarray:
+        ggc = gg.reshape(1, c) if len(x_shape) == 1 else np.moveaxis(gg, 1, -1).reshape(-1, c)
+        per = -w * ggc[rows, safe]
+        if how == "none":
+            return per.reshape(out_shape)
+        total = per.sum()
+        if how == "mean":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                total = total / total_weight if total_weight != 0 else total * 0
+        return np.asarray(total, gg.dtype)
+
+    return _core.linear_backward(node.name(), node._fn, adjoint)
+
+
+RULES.update({
+    "MseLossBackward0": _mse_loss,
+    "NllLossBackward0": _nll_loss,
+    "NllLoss2DBackward0": _nll_loss,
+})
