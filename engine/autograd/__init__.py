@@ -2,8 +2,9 @@
 
 - ``backward``/``grad``: run the graph (``executor.py``);
 - ``Function``: custom ops (``function.py``);
-- ``gradcheck``: finite differences against backward (``gradcheck.py``);
-- ``functional.jacobian``: Jacobians by reverse mode (``functional.py``);
+- ``gradcheck``/``gradgradcheck``: finite differences against backward (``gradcheck.py``);
+- ``functional``: jacobian, hessian, vjp, jvp, hvp, vhp by reverse mode (``functional.py``);
+- ``create_graph=True``: double backward through each node's tensor backward (``executor.py``);
 - ``no_grad``/``enable_grad``/``set_grad_enabled``: grad mode (``grad_mode.py``);
 - ``detect_anomaly``/``set_detect_anomaly``: anomaly detection (``anomaly_mode.py``);
 - ``graph.Node``: what ``tensor.grad_fn`` is (``graph.py``).
@@ -28,12 +29,12 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from .gradcheck import GradcheckError, gradcheck
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = [
     "Function", "FunctionCtx", "GradcheckError", "anomaly_mode", "backward", "detect_anomaly", "enable_grad",
-    "functional", "grad", "gradcheck", "graph", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
-    "no_grad", "once_differentiable", "set_detect_anomaly", "set_grad_enabled",
+    "functional", "grad", "gradcheck", "gradgradcheck", "graph", "inference_mode", "is_grad_enabled",
+    "is_inference_mode_enabled", "no_grad", "once_differentiable", "set_detect_anomaly", "set_grad_enabled",
 ]
 
 

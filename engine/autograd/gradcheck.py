@@ -9,6 +9,10 @@ Both Jacobians are laid out ``(x.numel(), o.numel())``, as torch prints them.
 
 ``fast_mode=True`` is accepted and runs the same full check (torch's fast mode is a random
 projection of it: it fails less specifically, never on a case the full check passes).
+
+``gradgradcheck`` runs ``gradcheck`` on the function ``(inputs, grad_outputs) -> gradients``
+computed with ``create_graph=True``: second derivatives against finite differences of the
+first.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["GradcheckError", "gradcheck"]
+__all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
 
 class GradcheckError(RuntimeError):
@@ -198,3 +202,60 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol:
         except GradcheckError:
             return False
     return _gradcheck(func, inputs, eps, atol, rtol)
+
+
+def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = None, *, eps: float = 1e-6,
+                  atol: float = 1e-5, rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False,
+                  raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
+                  check_grad_dtypes: bool = False, check_batched_grad: bool = False,
+                  check_fwd_over_rev: bool = False, check_rev_over_rev: bool = True, fast_mode: bool = False,
+                  masked: bool = False) -> bool:
+    """Check the second derivatives of ``func`` at ``inputs`` against finite differences of its
+    first derivatives (torch.autograd.gradgradcheck).
+
+    ``grad_outputs`` (one per differentiable output; random normal, float64, when omitted) are
+    inputs of the checked function too, so the check covers the gradient's dependence on them.
+    Returns True; on a mismatch raises ``GradcheckError`` (or returns False with
+    ``raise_exception=False``).
+
+    Raises:
+        NotImplementedError: ``check_fwd_over_rev`` or ``check_batched_grad`` (forward-mode AD
+            and vmap, which the engine lacks), or an op of ``func`` without double backward.
+
+    Example::
+
+        >>> x = engine.randn(3, dtype=engine.float64, requires_grad=True)
+        >>> engine.autograd.gradgradcheck(lambda t: (t * t).sin(), (x,))
+        True
+    """
+    from .._random import normal_array
+    from .._tensor import Tensor
+    from . import grad, grad_mode
+
+    if check_fwd_over_rev or check_batched_grad:
+        raise NotImplementedError(
+            "gradgradcheck: check_fwd_over_rev and check_batched_grad need forward-mode AD or vmap, which engine "
+            "does not have"
+        )
+    tupled = _as_tuple(inputs)
+    if grad_outputs is None:
+        with grad_mode.enable_grad():
+            outs = [o for o in _as_tuple(func(*tupled)) if isinstance(o, Tensor) and o.requires_grad]
+        grad_outputs = tuple(
+            Tensor._wrap(normal_array(o.shape, 0.0, 1.0, np.dtype(np.float64), None).astype(o._data.dtype))
+            .requires_grad_() for o in outs)
+    tupled_grads = _as_tuple(grad_outputs)
+    n_in = len(tupled)
+
+    def new_func(*args):
+        ins, gouts = args[:n_in], args[n_in:]
+        with grad_mode.enable_grad():
+            outputs = [o for o in _as_tuple(func(*ins)) if isinstance(o, Tensor) and o.requires_grad]
+            used = [i for i in ins if isinstance(i, Tensor) and i.requires_grad]
+            grads = grad(outputs, used, list(gouts), create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(new_func, tupled + tupled_grads, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
+                     fast_mode=fast_mode)
