@@ -84,21 +84,21 @@ class _TwinnedTorch(types.ModuleType):
     def __getattr__(self, name: str):
         return getattr(self._lib, name)
 
-    def _make(self, values: np.ndarray, dtype=None, like=None):
+    def _make(self, values: np.ndarray, dtype=None, like=None, requires_grad=False):
         dtype = dtype if dtype is not None else like.dtype if like is not None else self._lib.float32
-        return self._lib.tensor(values, dtype=dtype)
+        return self._lib.tensor(values, dtype=dtype, requires_grad=requires_grad)
 
-    def randn(self, *size, dtype=None, **_):
-        return self._make(self._rng.standard_normal(_size(size)), dtype)
+    def randn(self, *size, dtype=None, requires_grad=False, **_):
+        return self._make(self._rng.standard_normal(_size(size)), dtype, None, requires_grad)
 
-    def rand(self, *size, dtype=None, **_):
-        return self._make(self._rng.random(_size(size)), dtype)
+    def rand(self, *size, dtype=None, requires_grad=False, **_):
+        return self._make(self._rng.random(_size(size)), dtype, None, requires_grad)
 
-    def randn_like(self, t, dtype=None, **_):
-        return self._make(self._rng.standard_normal(tuple(t.shape)), dtype, t)
+    def randn_like(self, t, dtype=None, requires_grad=False, **_):
+        return self._make(self._rng.standard_normal(tuple(t.shape)), dtype, t, requires_grad)
 
-    def rand_like(self, t, dtype=None, **_):
-        return self._make(self._rng.random(tuple(t.shape)), dtype, t)
+    def rand_like(self, t, dtype=None, requires_grad=False, **_):
+        return self._make(self._rng.random(tuple(t.shape)), dtype, t, requires_grad)
 
     def randperm(self, n, **_):
         return self._lib.tensor(self._rng.permutation(n), dtype=self._lib.int64)

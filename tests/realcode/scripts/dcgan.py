@@ -1,3 +1,4 @@
+# ruff: noqa: UP008, B007 - written the way torch code is written (super(Net, self), unused batch_idx)
 """pytorch/examples' dcgan/main.py, at 16x16: a Generator of ConvTranspose2d + BatchNorm2d + ReLU
 ending in Tanh, a Discriminator of strided Conv2d + LeakyReLU(0.2) (+ BatchNorm2d), weights_init
 applied by class name, two Adam optimizers with betas=(0.5, 0.999), BCEWithLogitsLoss with

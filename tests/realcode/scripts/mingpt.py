@@ -1,3 +1,4 @@
+# ruff: noqa: UP008, B007 - written the way torch code is written (super(Net, self), unused batch_idx)
 """A minGPT/nanoGPT-style character model: causal self-attention with a registered tril mask and
 masked_fill(-inf), GELU MLP, pre-LayerNorm blocks, tied token embedding / lm_head, nanoGPT's
 _init_weights (normal std 0.02, scaled c_proj), weight-decay parameter groups, AdamW(betas=(0.9,

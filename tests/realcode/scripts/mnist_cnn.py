@@ -1,3 +1,4 @@
+# ruff: noqa: UP008, B007 - written the way torch code is written (super(Net, self), unused batch_idx)
 """The Net of pytorch/examples' mnist/main.py: two convs, max pool, Dropout, log_softmax + nll_loss,
 Adadelta with StepLR, a train loop over a DataLoader and a no_grad test pass with argmax accuracy."""
 

@@ -1,3 +1,4 @@
+# ruff: noqa: UP008, B007 - written the way torch code is written (super(Net, self), unused batch_idx)
 """torchvision's ResNet, shrunk: conv3x3/conv1x1 helpers, BasicBlock with a downsample Sequential,
 BatchNorm2d, kaiming_normal_(mode='fan_out') and zero-initialised last BN of each block,
 AdaptiveAvgPool2d + flatten, SGD(momentum, nesterov, weight_decay) with MultiStepLR, and a

@@ -1,3 +1,4 @@
+# ruff: noqa: UP008, B007 - written the way torch code is written (super(Net, self), unused batch_idx)
 """pytorch/examples' vae/main.py: a fully connected VAE with the reparameterisation trick
 (randn_like), sigmoid decoder, BCE(reduction='sum') + KL divergence, Adam, and sampling afterwards."""
 

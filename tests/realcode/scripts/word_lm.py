@@ -1,3 +1,4 @@
+# ruff: noqa: UP008, B007 - written the way torch code is written (super(Net, self), unused batch_idx)
 """pytorch/examples' word_language_model: RNNModel (Embedding, LSTM, Dropout, decoder with tied
 weights), batchify/get_batch, hidden states repackaged (detached) between batches, log_softmax +
 NLLLoss over flattened logits, clip_grad_norm_ and the hand-written SGD update on p.data."""
