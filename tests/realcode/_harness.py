@@ -38,9 +38,9 @@ SCRIPTS = Path(__file__).resolve().parent / "scripts"
 NAMES = sorted(p.stem for p in SCRIPTS.glob("*.py") if not p.stem.startswith("_"))
 
 # `import torch` alone needs an alias; `import torch.nn as nn` and `from torch... import` only the name.
-_IMPORT_BARE = re.compile(r"^(\s*)import torch\s*$", re.MULTILINE)
+_IMPORT_BARE = re.compile(r"^([ \t]*)import torch[ \t]*$", re.MULTILINE)
 _IMPORT_DOTTED = re.compile(r"^(\s*)import torch\.", re.MULTILINE)
-_IMPORT_SUBMODULE = re.compile(r"^(\s*)import torch\.([\w.]+)\s*$", re.MULTILINE)
+_IMPORT_SUBMODULE = re.compile(r"^([ \t]*)import torch\.([\w.]+)[ \t]*$", re.MULTILINE)
 _FROM = re.compile(r"^(\s*)from torch(?=[\s.])", re.MULTILINE)
 
 
