@@ -435,7 +435,10 @@ class ModscopeApp(App[int]):
         self.query_one(AutogradGraphView).highlight_module(path)
 
     def _force(self, part: str) -> None:
+        """Redraw ``part`` now (a key asked for it), not at the next tick up to
+        ``refresh_interval`` later."""
         self._seen[part] = -1
+        self.call_later(self.refresh_views)
 
     # --- actions ------------------------------------------------------------------------------
 

@@ -96,6 +96,7 @@ class SessionState:
         self.modules: dict[str, ModuleInfo] = {}
         self.order: list[str] = []  # module paths in named_modules order
         self.params: dict[str, ParamInfo] = {}
+        self._params_by_owner: dict[str, list[ParamInfo]] = {}  # module path -> its params, in ``params`` order
         self.steps: deque[StepRecord] = deque(maxlen=STEPS_KEPT)
         self.step = 0
         self.metrics: dict[str, deque] = {}
@@ -170,6 +171,7 @@ class SessionState:
             self.params[b["path"]] = ParamInfo(b["path"], b["shape"], b["dtype"], b["numel"], False,
                                                is_buffer=True, persistent=b["persistent"])
         self._recount_params()
+        self._index_params()
         self.rev.tree += 1
         self.rev.params += 1
 
@@ -187,6 +189,14 @@ class SessionState:
                 ancestor = self.modules.get(".".join(parts[:depth]))
                 if ancestor is not None:
                     ancestor.total_params += info.numel
+
+    def _index_params(self) -> None:
+        """Group parameters and buffers by owner once per model event: a selection looks its
+        module up here instead of scanning every parameter of the model."""
+        by_owner: dict[str, list[ParamInfo]] = {}
+        for info in self.params.values():
+            by_owner.setdefault(info.owner, []).append(info)
+        self._params_by_owner = by_owner
 
     def _on_forward(self, e: dict[str, Any]) -> None:
         m = self.modules.get(e["path"])
@@ -315,7 +325,9 @@ class SessionState:
         return record.step, list(record.events), record.overflow
 
     def params_of(self, module_path: str) -> list[ParamInfo]:
-        return [p for p in self.params.values() if p.owner == module_path]
+        """The parameters and buffers ``module_path`` owns (in the model event's order): a
+        lookup in an index by owner, not a scan."""
+        return list(self._params_by_owner.get(module_path, ()))
 
 
 _HANDLERS = {

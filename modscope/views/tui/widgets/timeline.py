@@ -2,9 +2,10 @@
 backward_pre → backward, with the user's own hooks and errors in place. Filters by module
 (subtree) and by kind; follows the latest step or stays on a chosen one.
 
-Built on Textual's line API: each event becomes one pre-rendered ``Strip`` when a step is shown,
-and ``render_line`` only crops and highlights, so a step of thousands of events scrolls and
-redraws in well under a frame.
+Built on Textual's line API (virtual scrolling): showing a step keeps, per event that passes the
+filters, the event and its depth, and measures its width (the horizontal scroll range) without
+rendering it; ``render_line`` renders a line the first time it comes on screen, so a step of
+thousands of events costs the lines in view, not all of them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -30,27 +32,40 @@ FOLLOW_REDRAW_S = 0.25  # while following a fast run, redraw at most this often
 CURSOR = Style(reverse=True, bold=True)  # readable over every event colour
 
 
-def event_line(e: dict[str, Any], depth: int) -> Text:
+def event_parts(e: dict[str, Any], depth: int) -> tuple[str, str, list[tuple[str, str]]]:
+    """An event's line as (head, head style, [(text, style)]): the head's style covers the line."""
     kind = e["kind"]
     pad = "  " * depth
     if kind in ARROWS:
-        text = Text(f"{pad}{ARROWS[kind]} {kind:<12} ", style=STYLES[kind])
-        text.append(e["path"] or "(root)", style="bold")
+        parts = [(e["path"] or "(root)", "bold")]
         if e["call"]:
-            text.append(f" #{e['call']}", style="dim")
+            parts.append((f" #{e['call']}", "dim"))
         if kind in ("forward", "backward"):
-            text.append(f"  {e['dur_ns'] / 1e3:.0f}µs", style="dim")
+            parts.append((f"  {e['dur_ns'] / 1e3:.0f}µs", "dim"))
             shapes = [s["shape"] for s in e.get("outputs", e.get("grad_inputs", [])) if s is not None]
             if shapes:
-                text.append(f"  {'×'.join(map(str, shapes[0]))}", style="dim cyan")
-        return text
+                parts.append((f"  {'×'.join(map(str, shapes[0]))}", "dim cyan"))
+        return f"{pad}{ARROWS[kind]} {kind:<12} ", STYLES[kind], parts
     if kind == "hook":
-        text = Text(f"{pad}  • {e['qualname']}", style="magenta")
-        text.append(f"  {e['hook_kind']} hook on {e['target'] or '(root)'}", style="dim")
+        parts = [(f"  {e['hook_kind']} hook on {e['target'] or '(root)'}", "dim")]
         if e["replaced"]:
-            text.append("  replaced value", style="bold magenta")
-        return text
-    return Text(f"{pad}  ✖ {e['etype']}: {e['message'][:160]}", style="bold red")
+            parts.append(("  replaced value", "bold magenta"))
+        return f"{pad}  • {e['qualname']}", "magenta", parts
+    return f"{pad}  ✖ {e['etype']}: {e['message'][:160]}", "bold red", []
+
+
+def event_line(e: dict[str, Any], depth: int) -> Text:
+    head, style, parts = event_parts(e, depth)
+    text = Text(head, style=style)
+    for part, part_style in parts:
+        text.append(part, style=part_style)
+    return text
+
+
+def event_width(e: dict[str, Any], depth: int) -> int:
+    """Cells ``event_line`` takes, without building it."""
+    head, _, parts = event_parts(e, depth)
+    return cell_len(head) + sum(cell_len(part) for part, _ in parts)
 
 
 def within(path: str | None, prefix: str) -> bool:
@@ -83,8 +98,10 @@ class HookTimeline(ScrollView, can_focus=True):
         self.module_filter = ""
         self.kinds: set[str] = {k for group in KIND_GROUPS.values() for k in group}
         self.cursor = 0
-        self._lines: list[Strip] = []
+        self._rows: list[tuple[dict[str, Any], int]] = []  # (event, depth) per line shown
+        self._strips: dict[int, Strip] = {}  # lines rendered so far (those that came on screen)
         self._paths: list[str | None] = []
+        self.lines_rendered = 0  # lines rendered so far (the tests count them)
         self._shown: tuple | None = None
         self._drawn_at = 0.0
         self._deferred: tuple | None = None  # the newest content a throttled redraw left out
@@ -92,7 +109,7 @@ class HookTimeline(ScrollView, can_focus=True):
 
     @property
     def line_count(self) -> int:
-        return len(self._lines)
+        return len(self._rows)
 
     # --- content ------------------------------------------------------------------------------
 
@@ -112,27 +129,25 @@ class HookTimeline(ScrollView, can_focus=True):
             return
         self._deferred = None
         self._shown, self._drawn_at = key, now
-        console = self.app.console
-        lines, paths, depth = [], [], 0
+        rows, paths, depth, width = [], [], 0, 0
         for e in events:
             kind = e["kind"]
             if kind in ("forward", "backward"):
                 depth = max(depth - 1, 0)
             target = e.get("path", e.get("target", e.get("module")))
             if kind in self.kinds and within(target, self.module_filter):
-                text = event_line(e, depth)
-                lines.append(Strip(list(text.render(console)), text.cell_len))
+                rows.append((e, depth))
                 paths.append(target if target != "*" else None)
+                width = max(width, event_width(e, depth))
             if kind in ("forward_pre", "backward_pre"):
                 depth += 1
-        self._lines, self._paths = lines, paths
-        width = max((s.cell_length for s in lines), default=0)
-        self.virtual_size = Size(width, len(lines))
-        self.cursor = len(lines) - 1 if self.follow else min(self.cursor, max(len(lines) - 1, 0))
+        self._rows, self._paths, self._strips = rows, paths, {}
+        self.virtual_size = Size(width, len(rows))
+        self.cursor = len(rows) - 1 if self.follow else min(self.cursor, max(len(rows) - 1, 0))
         self._scroll_to_cursor()
         self.refresh()
         mode = "following" if self.follow else "paused"
-        shown = f"{len(lines)}/{len(events)} events" + (f", {overflow} not kept" if overflow else "")
+        shown = f"{len(rows)}/{len(events)} events" + (f", {overflow} not kept" if overflow else "")
         span = f"steps {steps[0]}–{steps[-1]} kept" if steps else ""
         self.border_title = f"Hook firing order · step {step} · {mode}"
         self.border_subtitle = " · ".join(x for x in (shown, self._filter_text(), span) if x)
@@ -163,19 +178,28 @@ class HookTimeline(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
         width = self.scrollable_content_region.width
-        if index >= len(self._lines):
+        if index >= len(self._rows):
             return Strip.blank(width, self.rich_style)
-        strip = self._lines[index].crop(scroll_x, scroll_x + width).extend_cell_length(width)
+        strip = self._strip(index).crop(scroll_x, scroll_x + width).extend_cell_length(width)
         if index == self.cursor:
             strip = Strip(Segment.apply_style(strip, CURSOR), strip.cell_length)
+        return strip
+
+    def _strip(self, index: int) -> Strip:
+        """Line ``index`` rendered, the first time it is drawn."""
+        strip = self._strips.get(index)
+        if strip is None:
+            text = event_line(*self._rows[index])
+            strip = self._strips[index] = Strip(list(text.render(self.app.console)), text.cell_len)
+            self.lines_rendered += 1
         return strip
 
     # --- cursor -------------------------------------------------------------------------------
 
     def _move(self, index: int) -> None:
-        if not self._lines:
+        if not self._rows:
             return
-        old, self.cursor = self.cursor, max(0, min(index, len(self._lines) - 1))
+        old, self.cursor = self.cursor, max(0, min(index, len(self._rows) - 1))
         self._scroll_to_cursor()
         self.refresh_line(old - self.scroll_offset.y)
         self.refresh_line(self.cursor - self.scroll_offset.y)
@@ -192,7 +216,7 @@ class HookTimeline(ScrollView, can_focus=True):
         self._move(self.cursor + direction * max(self.scrollable_content_region.height - 1, 1))
 
     def action_jump(self, where: int) -> None:
-        self._move(0 if where == 0 else len(self._lines) - 1)
+        self._move(0 if where == 0 else len(self._rows) - 1)
 
     def on_click(self, event: Click) -> None:
         self.focus()
