@@ -191,6 +191,7 @@ from ._ops.shape import (
     unsqueeze,
 )
 from ._ops.sorting import argsort, bincount, bucketize, searchsorted, sort, topk, unique
+from ._ops.special import addcdiv, addcmul, erf, erfc, erfinv, lerp, logit, nan_to_num
 from ._random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ._tensor import Size, Tensor, device
 from .autograd import (

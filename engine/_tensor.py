@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype
-from ._ops import _core, comparison, indexing, linalg, pointwise, reduction, sampling, scatter, sorting
+from ._ops import _core, comparison, indexing, linalg, pointwise, reduction, sampling, scatter, sorting, special
 from ._ops import shape as shape_ops
 from ._tensor_str import tensor_repr
 from .autograd import grad_mode
@@ -598,6 +598,16 @@ class Tensor:
     def floor_divide_(self, other): return self._inplace_unary(pointwise.floor_divide, other)  # noqa: E704
     def frac_(self): return self._inplace_unary(pointwise.frac)  # noqa: E704
     def sign_(self): return self._inplace_unary(pointwise.sign)  # noqa: E704
+    def erf_(self): return self._inplace_unary(special.erf)  # noqa: E704
+    def erfinv_(self): return self._inplace_unary(special.erfinv)  # noqa: E704
+    def logit_(self, eps=None): return self._inplace_unary(special.logit, eps)  # noqa: E704
+    def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):  # noqa: E704
+        return self._inplace_unary(special.nan_to_num, nan, posinf, neginf)
+    def lerp_(self, end, weight): return self._inplace_unary(special.lerp, end, weight)  # noqa: E704
+    def addcmul_(self, tensor1, tensor2, *, value=1):  # noqa: E704
+        return self._inplace_unary(special.addcmul, tensor1, tensor2, value=value)
+    def addcdiv_(self, tensor1, tensor2, *, value=1):  # noqa: E704
+        return self._inplace_unary(special.addcdiv, tensor1, tensor2, value=value)
     def floor_(self): return self._inplace_unary(pointwise.floor)  # noqa: E704
     def ceil_(self): return self._inplace_unary(pointwise.ceil)  # noqa: E704
     def round_(self): return self._inplace_unary(pointwise.round)  # noqa: E704
@@ -829,6 +839,9 @@ class Tensor:
     clamp, clip, clamp_min, clamp_max = (pointwise.clamp, pointwise.clamp, pointwise.clamp_min,
                                          pointwise.clamp_max)
     maximum, minimum, masked_fill = pointwise.maximum, pointwise.minimum, pointwise.masked_fill
+    erf, erfc, erfinv, logit, nan_to_num = (special.erf, special.erfc, special.erfinv, special.logit,
+                                            special.nan_to_num)
+    lerp, addcmul, addcdiv = special.lerp, special.addcmul, special.addcdiv
     eq, ne, lt, le, gt, ge = (pointwise.eq, pointwise.ne, pointwise.lt, pointwise.le,
                               pointwise.gt, pointwise.ge)
     logical_and, logical_or, logical_xor = (pointwise.logical_and, pointwise.logical_or,

@@ -1,0 +1,189 @@
+"""Element-wise ops that training code reaches for beyond the basic maths: erf/erfc/erfinv (BERT's
+GELU, truncated-normal init), lerp (EMA of weights), addcmul/addcdiv (hand-written optimizers),
+nan_to_num and logit. Same pattern as ``pointwise.py``: arrays in, a backward closure to ``result``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from . import _core
+from ._core import broadcast_error, float_like, result, unbroadcast
+
+_TWO_OVER_SQRT_PI = 1.1283791670955125738961589031
+_SQRT_PI_OVER_TWO = 0.8862269254527580136490837417
+
+
+def _erf_array(x: np.ndarray) -> np.ndarray:
+    from ..nn._functional._erf import erf  # lazily: engine.nn imports the ops
+    return erf(x)
+
+
+def _erfc_array(x: np.ndarray) -> np.ndarray:
+    """erfc without the cancellation of 1 - erf(x) for large x (erfc(5) is 1.5e-12, not 0)."""
+    from ..nn._functional import _erf as e
+    xd = x.astype(np.float64).reshape(-1)
+    y = np.abs(xd)
+    out = 1.0 - e.erf(xd)
+    mid = (y > e._THRESH) & (y <= 4.0)
+    out[mid & (xd > 0)] = (np.exp(-(y * y)) * e._mid(np.clip(y, e._THRESH, 4.0)))[mid & (xd > 0)]
+    big = (y > 4.0) & (xd > 0)
+    if big.any():
+        yb = np.minimum(y[big], 26.6)
+        out[big] = np.exp(-(yb * yb)) * e._large(yb)
+    return out.reshape(x.shape).astype(x.dtype, copy=False)
+
+
+def _erfinv_array(x: np.ndarray) -> np.ndarray:
+    """Giles' single-precision approximation ("Approximating the erfinv function", 2010) refined
+    by two Newton steps on erf in float64: double precision in (-1, 1); +-inf at +-1, NaN beyond."""
+    xd = x.astype(np.float64)
+    w = -np.log(np.maximum((1.0 - xd) * (1.0 + xd), 1e-300))
+    small = w < 5.0
+    ws, wl = w - 2.5, np.sqrt(np.maximum(w, 5.0)) - 3.0
+    ps = np.full_like(xd, 2.81022636e-08)
+    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+              -0.00417768164, 0.246640727, 1.50140941):
+        ps = c + ps * ws
+    pl = np.full_like(xd, -0.000200214257)
+    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+              0.00943887047, 1.00167406, 2.83297682):
+        pl = c + pl * wl
+    y = np.where(small, ps, pl) * xd
+    inside = np.abs(xd) < 1.0
+    y = np.where(inside, y, 0.0)
+    for _ in range(2):
+        y = y - (_erf_array(y) - np.where(inside, xd, 0.0)) / (_TWO_OVER_SQRT_PI * np.exp(-(y * y)))
+    y = np.where(np.abs(xd) == 1.0, np.copysign(np.inf, xd), np.where(inside, y, np.nan))
+    return y.astype(x.dtype, copy=False)
+
+
+def erf(a):
+    """The error function; integer inputs give the default float dtype, as torch's do."""
+    x = float_like(a._data)
+    return result(_erf_array(x), "ErfBackward0", (a,),
+                  lambda g: (g * (_TWO_OVER_SQRT_PI * np.exp(-(x * x))).astype(x.dtype, copy=False),),
+                  saved=(a,))
+
+
+def erfc(a):
+    x = float_like(a._data)
+    return result(_erfc_array(x), "ErfcBackward0", (a,),
+                  lambda g: (g * (-_TWO_OVER_SQRT_PI * np.exp(-(x * x))).astype(x.dtype, copy=False),),
+                  saved=(a,))
+
+
+def erfinv(a):
+    """Inverse of erf on (-1, 1): +-inf at +-1 and NaN outside, as torch gives."""
+    x = float_like(a._data)
+    out = _erfinv_array(x)
+    return result(out, "ErfinvBackward0", (a,),
+                  lambda g: (g * (_SQRT_PI_OVER_TWO * np.exp(out * out)).astype(x.dtype, copy=False),),
+                  save_output=True)
+
+
+def _float_operands(op: str, kernel: str, *tensors) -> np.dtype:
+    """The common floating dtype of ``tensors`` (torch does not promote these ops' operands)."""
+    dt = tensors[0]._data.dtype
+    for name, t in zip(("end", "weight") if op == "lerp" else ("tensor1", "tensor2"), tensors[1:]):
+        if t is not None and t._data.dtype != dt:
+            raise RuntimeError(f"expected dtype {_dtype.scalar_type_name(dt).lower()} for `{name}` but "
+                               f"got dtype {_dtype.scalar_type_name(t._data.dtype).lower()}")
+    if dt.kind != "f":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(dt)}\'')
+    return dt
+
+
+def lerp(input, end, weight):  # noqa: A002 - torch's names
+    """``input + weight * (end - input)``; a number weight gives ``LerpBackward0``, a tensor one
+    ``LerpBackward1`` (which also sends ``end - input`` to the weight)."""
+    tw = weight if isinstance(weight, _core._Tensor) else None
+    _float_operands("lerp", "lerp_kernel_tensor" if tw is not None else "lerp_kernel_scalar",
+                    input, end, *([tw] if tw is not None else []))
+    x, y = input._data, end._data
+    w = tw._data if tw is not None else weight
+    try:
+        out = (x + w * (y - x)).astype(x.dtype, copy=False)
+    except ValueError:
+        raise broadcast_error(x.shape, np.broadcast_shapes(np.shape(y), np.shape(w))
+                              if np.shape(w) else np.shape(y)) from None
+
+    def backward(g):
+        grads = (unbroadcast(g * (1 - w), x.shape), unbroadcast(g * w, y.shape))
+        return grads + ((unbroadcast(g * (y - x), w.shape),) if tw is not None else ())
+
+    if tw is not None:
+        return result(out, "LerpBackward1", (input, end, tw), backward, saved=(input, end, tw))
+    return result(out, "LerpBackward0", (input, end), backward)
+
+
+def _addc(name: str, input, tensor1, tensor2, value):  # noqa: A002
+    if name == "AddcdivBackward0" and all(t._data.dtype.kind in "iub" for t in (tensor1, tensor2)):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
+            "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+            "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
+            "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior "
+            "is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+    x, t1, t2 = input._data, tensor1._data, tensor2._data
+    shape = x.shape
+    for other in (t1.shape, t2.shape):
+        try:
+            shape = np.broadcast_shapes(shape, other)
+        except ValueError:
+            raise broadcast_error(shape, other) from None
+    dt = _dtype.result_type_many(x, t1, t2)
+    if name == "AddcmulBackward0":
+        out = x + value * (t1 * t2)
+    else:
+        out = x + value * (t1 / t2)
+    out = np.broadcast_to(out, shape).astype(dt, copy=False)
+
+    def backward(g):
+        if name == "AddcmulBackward0":
+            g1, g2 = g * value * t2, g * value * t1
+        else:
+            g1, g2 = g * value / t2, -g * value * t1 / (t2 * t2)
+        return unbroadcast(g, x.shape), unbroadcast(g1, t1.shape), unbroadcast(g2, t2.shape)
+
+    return result(out, name, (input, tensor1, tensor2), backward, saved=(tensor1, tensor2))
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
+    """``input + value * tensor1 * tensor2`` with broadcasting."""
+    return _addc("AddcmulBackward0", input, tensor1, tensor2, value)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
+    """``input + value * tensor1 / tensor2``; integer division is refused with torch's message."""
+    return _addc("AddcdivBackward0", input, tensor1, tensor2, value)
+
+
+def nan_to_num(a, nan=0.0, posinf=None, neginf=None):
+    """NaN, +inf and -inf replaced (by 0 and the dtype's largest/smallest finite values by
+    default); integer tensors come back unchanged in value. The gradient is 0 where replaced."""
+    x = a._data
+    if x.dtype.kind != "f":
+        return result(x.copy(), "NanToNumBackward0", (a,), lambda g: (g,))
+    out = np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+    keep = np.isfinite(x)
+    return result(out, "NanToNumBackward0", (a,), lambda g: (g * keep,), saved=(a,))
+
+
+def logit(a, eps=None):
+    """``log(p / (1 - p))``, ``p`` clamped into ``[eps, 1 - eps]`` when ``eps`` is given. The
+    gradient is 0 outside that range with ``eps``, NaN outside ``[0, 1]`` without, as torch's."""
+    x = float_like(a._data)
+    p = x if eps is None else np.clip(x, eps, 1 - eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log(p / (1 - p)).astype(x.dtype, copy=False)
+
+    def backward(g):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = g / (x * (1 - x))
+        if eps is None:
+            return (np.where((x < 0) | (x > 1), np.nan, d).astype(d.dtype, copy=False),)
+        return (np.where((x < eps) | (x > 1 - eps), 0, d).astype(d.dtype, copy=False),)
+
+    return result(out, "LogitBackward0", (a,), backward, saved=(a,))
