@@ -14,7 +14,9 @@ from __future__ import annotations
 import builtins
 
 from . import (
+    accelerator,
     autograd,
+    backends,
     nn,  # noqa: E402 - after Tensor: nn builds on it
     optim,
 )
@@ -258,3 +260,35 @@ class cuda:  # noqa: N801 - mirrors torch.cuda's most used query
     @staticmethod
     def device_count() -> int:
         return 0
+
+
+_MATMUL_PRECISION = ["highest"]
+_DETERMINISTIC = [False, False]  # mode, warn_only
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Kept as set. The engine always multiplies float32 in full float32 ("highest"), which
+    every setting permits (lower settings allow faster, less precise kernels; none requires one)."""
+    import warnings
+    if precision not in ("highest", "high", "medium"):
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+                      "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        return
+    _MATMUL_PRECISION[0] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _MATMUL_PRECISION[0]
+
+
+def use_deterministic_algorithms(mode: builtins.bool, *, warn_only: builtins.bool = False) -> None:
+    """Kept as set; the engine's ops are deterministic anyway (NumPy on one CPU)."""
+    _DETERMINISTIC[:] = [builtins.bool(mode), builtins.bool(warn_only)]
+
+
+def are_deterministic_algorithms_enabled() -> builtins.bool:
+    return _DETERMINISTIC[0]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> builtins.bool:
+    return _DETERMINISTIC[1]
