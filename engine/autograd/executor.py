@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import sys
+import warnings
 from collections.abc import Sequence
 from itertools import count
 from typing import Any
@@ -305,10 +306,20 @@ def _accumulate_tensor(node: AccumulateGrad, g, captures, captured) -> None:
         return
     if g.dtype != var.dtype:
         g = g.to(var.dtype)
+    if g.requires_grad:
+        warnings.warn(_CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=5)
     var._grad = g if var._grad is None else var._grad + g
     if var._post_accumulate_grad_hooks:
         for hook in tuple(var._post_accumulate_grad_hooks.values()):
             hook(var)
+
+
+_CREATE_GRAPH_CYCLE_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+    "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid "
+    "this. If you have to use this function, make sure to reset the .grad fields of your parameters to None "
+    "after use to break the cycle and avoid the leak."
+)
 
 
 def _call_tensor_pre_hooks(node: Node, grads: list) -> list:

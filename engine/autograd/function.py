@@ -274,7 +274,8 @@ def _backward_fn(name, node, state, backward, args, positions, in_meta, tensors:
                        for g in grads]
         if node._saved:
             check_saved_versions(node)
-        if tensors and getattr(backward, "_once_differentiable", False):
+        user_backward = getattr(getattr(type(node), "_function", None), "backward", None)
+        if tensors and getattr(user_backward, "_once_differentiable", False):
             with grad_mode.no_grad():
                 res = backward(*wrapped)
         else:
