@@ -77,6 +77,7 @@ from ._legacy_types import (
     LongTensor,
     ShortTensor,
 )
+from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ._ops import linalg_api as linalg
 from ._ops.comparison import allclose, isclose
 from ._ops.indexing import gather, index_select, masked_select, nonzero, select, take_along_dim, where

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtype, _random
+from . import _dtype, _memory_format, _random
 from ._ops.shape import _sizes
 from ._tensor import Tensor, _plain
 
@@ -102,25 +102,29 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
     return _filled(lambda s, d: np.full(s, fill_value, d), (size,), dtype, requires_grad, fallback)
 
 
-def _like(fill, t: Tensor, dtype: Any, requires_grad: bool) -> Tensor:
-    return _finish(fill(t.shape, _np_dtype(dtype, t._data.dtype)), requires_grad)
+def _like(fill, t: Tensor, dtype: Any, requires_grad: bool, memory_format: Any = None) -> Tensor:
+    data = _memory_format.filled_like(fill, t.shape, _np_dtype(dtype, t._data.dtype), t._data, memory_format)
+    return _finish(data, requires_grad)
 
 
-def zeros_like(input: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002, E501
-    return _like(np.zeros, input, dtype, requires_grad)
+def zeros_like(input: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
+               memory_format: Any = None) -> Tensor:
+    return _like(np.zeros, input, dtype, requires_grad, memory_format)
 
 
-def ones_like(input: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002, E501
-    return _like(np.ones, input, dtype, requires_grad)
+def ones_like(input: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
+              memory_format: Any = None) -> Tensor:
+    return _like(np.ones, input, dtype, requires_grad, memory_format)
 
 
-def empty_like(input: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002, E501
-    return _like(np.empty, input, dtype, requires_grad)
+def empty_like(input: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
+               memory_format: Any = None) -> Tensor:
+    return _like(np.empty, input, dtype, requires_grad, memory_format)
 
 
 def full_like(input: Tensor, fill_value: Any, dtype: Any = None, device: Any = None,  # noqa: A002
-              requires_grad: bool = False) -> Tensor:
-    return _like(lambda s, d: np.full(s, fill_value, d), input, dtype, requires_grad)
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    return _like(lambda s, d: np.full(s, fill_value, d), input, dtype, requires_grad, memory_format)
 
 
 def rand(*size: Any, dtype: Any = None, generator: Any = None, device: Any = None,
