@@ -134,13 +134,15 @@ def linear_backward(name: str, bw: Callable, fwd: Callable) -> Callable:
     return lambda g: (linear(g, bname, lambda arr: bw(arr)[0], fwd),)
 
 
-def check_unchanged(t: Tensor, version: int, name: str) -> None:
-    """A tensor backward that recomputes from input ``t`` needs the value the forward saw."""
-    if t._version[0] != version:
-        raise RuntimeError(
-            f"one of the variables needed for double backward through {name} has been modified by an "
-            f"inplace operation: it is at version {t._version[0]}; expected version {version} instead."
-        )
+def saved_output(data: np.ndarray) -> Tensor:
+    """Inside a tensor backward (``save_output`` ops): the op's output ``data`` as a Tensor
+    whose ``grad_fn`` is the running node itself, as torch's saved output is. Its derivative
+    then flows back through the op, and the op need not keep its input alive for it."""
+    from ..autograd.graph import running_node
+
+    t = _Tensor._wrap(data)
+    t._requires_grad, t.grad_fn, t._output_nr = True, running_node[0], 0
+    return t
 
 
 def unbroadcast(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

@@ -377,7 +377,7 @@ def rpow(a, b):
         return (g * out * np.asarray(logb, out.dtype),)
 
     return result(out, "PowBackward2", (a,), backward, save_output=True,
-                  tensor_backward=lambda g: (mul(mul(g, rpow(a, b)), float(logb)),))
+                  tensor_backward=lambda g: (mul(mul(g, _core.saved_output(out)), float(logb)),))
 
 
 def neg(a):
@@ -408,8 +408,9 @@ def atan2(a, b):
 
 def _unary(name: str, fn, grad_of, save: str, tgrad_of=None):
     """Build a unary op. ``grad_of(x, out)`` is d out / d x; ``save`` says which value the
-    backward reads ('input' or 'output'), as torch saves it. ``tgrad_of(a)`` is the same
-    derivative from engine ops on the input Tensor (double backward)."""
+    backward reads ('input' or 'output'), as torch saves it. ``tgrad_of(t)`` is the same
+    derivative from engine ops on that value as a Tensor: the input, or the output with the
+    op's own node as ``grad_fn`` (double backward)."""
 
     def op(a):
         x = float_like(a._data)
@@ -420,14 +421,8 @@ def _unary(name: str, fn, grad_of, save: str, tgrad_of=None):
 
         tbw = None
         if tgrad_of is not None:
-            # Saving the output Tensor would be a reference cycle: the derivative is recomputed
-            # from the input, whose value must then still be the one seen here.
-            version = a._version[0]
-
             def tbw(g):
-                if save == "output":
-                    _core.check_unchanged(a, version, name)
-                return (mul(g, tgrad_of(a)),)
+                return (mul(g, tgrad_of(_core.saved_output(out) if save == "output" else a)),)
 
         if save == "output":
             return result(out, name, (a,), backward, save_output=True, tensor_backward=tbw)
@@ -443,23 +438,22 @@ def _sigmoid(x):
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
-exp = _unary("ExpBackward0", np.exp, lambda x, y: y, "output", lambda a: exp(a))
+exp = _unary("ExpBackward0", np.exp, lambda x, y: y, "output", lambda y: y)
 log = _unary("LogBackward0", np.log, lambda x, y: 1 / x, "input", lambda a: reciprocal(a))
 log2 = _unary("Log2Backward0", np.log2, lambda x, y: 1 / (x * np.log(2).astype(x.dtype)), "input",
               lambda a: reciprocal(mul(a, float(np.log(2)))))
 log1p = _unary("Log1PBackward0", np.log1p, lambda x, y: 1 / (1 + x), "input", lambda a: reciprocal(add(a, 1)))
-expm1 = _unary("Expm1Backward0", np.expm1, lambda x, y: y + 1, "output", lambda a: exp(a))
-sqrt = _unary("SqrtBackward0", np.sqrt, lambda x, y: 0.5 / y, "output", lambda a: mul(rsqrt(a), 0.5))
+expm1 = _unary("Expm1Backward0", np.expm1, lambda x, y: y + 1, "output", lambda y: add(y, 1))
+sqrt = _unary("SqrtBackward0", np.sqrt, lambda x, y: 0.5 / y, "output", lambda y: mul(reciprocal(y), 0.5))
 rsqrt = _unary("RsqrtBackward0", lambda x: 1 / np.sqrt(x), lambda x, y: -0.5 * y * y * y, "output",
-               lambda a: mul(pow(rsqrt(a), 3), -0.5))
+               lambda y: mul(pow(y, 3), -0.5))
 sin = _unary("SinBackward0", np.sin, lambda x, y: np.cos(x), "input", lambda a: cos(a))
 cos = _unary("CosBackward0", np.cos, lambda x, y: -np.sin(x), "input", lambda a: neg(sin(a)))
-tan = _unary("TanBackward0", np.tan, lambda x, y: 1 + y * y, "output", lambda a: add(pow(tan(a), 2), 1))
-tanh = _unary("TanhBackward0", np.tanh, lambda x, y: 1 - y * y, "output", lambda a: rsub(pow(tanh(a), 2), 1))
-sigmoid = _unary("SigmoidBackward0", _sigmoid, lambda x, y: y * (1 - y), "output",
-                 lambda a: mul(sigmoid(a), rsub(sigmoid(a), 1)))
+tan = _unary("TanBackward0", np.tan, lambda x, y: 1 + y * y, "output", lambda y: add(pow(y, 2), 1))
+tanh = _unary("TanhBackward0", np.tanh, lambda x, y: 1 - y * y, "output", lambda y: rsub(pow(y, 2), 1))
+sigmoid = _unary("SigmoidBackward0", _sigmoid, lambda x, y: y * (1 - y), "output", lambda y: mul(y, rsub(y, 1)))
 reciprocal = _unary("ReciprocalBackward0", lambda x: 1 / x, lambda x, y: -y * y, "output",
-                    lambda a: neg(pow(reciprocal(a), 2)))
+                    lambda y: neg(pow(y, 2)))
 
 
 def relu(a):

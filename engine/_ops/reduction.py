@@ -535,11 +535,8 @@ def softmax(a, dim: int, dtype=None):
     def backward(g):
         return (_as_input_grad(out * (g - (g * out).sum(axis=d, keepdims=True)), in_dtype),)
 
-    version = a._version[0]
-
-    def tensor_backward(g):  # from the input: saving the output Tensor would be a reference cycle
-        _core.check_unchanged(a, version, "SoftmaxBackward0")
-        s = softmax(a, d)
+    def tensor_backward(g):
+        s = _core.saved_output(out)
         return (s * (g - sum(g * s, d, True)),)
 
     return result(out, "SoftmaxBackward0", (a,), backward, save_output=True,
@@ -564,11 +561,8 @@ def log_softmax(a, dim: int, dtype=None):
     def backward(g):
         return (_as_input_grad(g - np.exp(out) * g.sum(axis=d, keepdims=True), in_dtype),)
 
-    version = a._version[0]
-
     def tensor_backward(g):
-        _core.check_unchanged(a, version, "LogSoftmaxBackward0")
-        return (g - log_softmax(a, d).exp() * sum(g, d, True),)
+        return (g - _core.saved_output(out).exp() * sum(g, d, True),)
 
     return result(out, "LogSoftmaxBackward0", (a,), backward, save_output=True,
                   tensor_backward=tensor_backward if dtype is None else None)

@@ -22,7 +22,14 @@ from ..utils.hooks import _unwrap_all, _wrap_all
 from . import grad_mode
 from .anomaly_mode import _state as _anomaly
 from .anomaly_mode import check_nan, warn_failed_node
-from .graph import ACCUMULATE_PRIORITY, FREED_GRAPH_ERROR, AccumulateGrad, Node, check_saved_versions
+from .graph import (
+    ACCUMULATE_PRIORITY,
+    FREED_GRAPH_ERROR,
+    AccumulateGrad,
+    Node,
+    check_saved_versions,
+    running_node,
+)
 
 
 class _GraphRoot(Node):
@@ -243,7 +250,15 @@ def _execute_graph(root, deps, needed, captures, captured, retain_graph) -> None
                 if node._passes_through or type(node)._materialize_in_engine:
                     grads = [_zero_tensor(meta, Tensor) if g is None else g
                              for g, meta in zip(grads, node._out_meta)]
-                outs = grads if node._passes_through else _tensor_backward(node)(*grads)
+                if node._passes_through:
+                    outs = grads
+                else:
+                    tbw = _tensor_backward(node)
+                    running_node[0] = node
+                    try:
+                        outs = tbw(*grads)
+                    finally:
+                        running_node[0] = None
                 if node._array_hooks:  # observers on arrays: what they return replaces the graph's value
                     arrays = [None if g is None else g._data for g in outs]
                     for hook in node._array_hooks:

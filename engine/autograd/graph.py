@@ -28,6 +28,12 @@ _sequence = itertools.count()
 _last_sequence_nr = [-1]  # mirrors the counter so it can be read without consuming a number
 
 
+# The node whose tensor backward is running (set by the executor under create_graph): an op
+# that saved its output differentiates through it as torch does, via the node itself, without
+# keeping its input alive (see ``engine._ops._core.saved_output``).
+running_node: list = [None]
+
+
 def current_sequence_nr() -> int:
     """The sequence number the next node will get. Nodes created after a call have a number
     ``>=`` what it returned: tools use this to find the nodes a piece of code created."""

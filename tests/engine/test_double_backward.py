@@ -378,17 +378,30 @@ def test_op_without_double_backward_is_named_in_the_error():
     assert g.tolist() == [[3.0, 2.0, 1.0]] * 2
 
 
-def test_inplace_change_of_a_recomputed_input_is_caught():
-    """Output-saving ops (exp, tanh, ...) recompute from their input under create_graph; an
-    input changed in place since then is refused rather than giving a wrong second derivative
-    (torch, which keeps the output, would succeed here)."""
-    x = engine.tensor([0.5, 1.0], requires_grad=True)
-    y = x * 1
-    z = y.exp()
-    y.add_(1)
-    with pytest.raises(RuntimeError, match=r"^one of the variables needed for double backward through "
-                                           r"ExpBackward0 has been modified by an inplace operation"):
-        engine.autograd.grad(z.sum(), x, create_graph=True)
+def test_output_saving_ops_differentiate_through_their_output():
+    """exp, tanh, softmax... keep their output, not their input: changing the input in place
+    afterwards does not matter (as in torch), and a changed output is refused."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (engine, torch):
+        x = lib.tensor(np.array([0.5, 1.0]), requires_grad=True)
+        y = x * 1
+        z = y.exp() * y.tanh().sum() + lib.softmax(y, 0)
+        y.add_(1)
+        (g,) = lib.autograd.grad(z.sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad(g.sum(), x)
+        results.append((g.detach().numpy(), h.numpy()))
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-10)
+    errors = []
+    for lib in (engine, torch):
+        x = lib.tensor(np.array([0.5, 1.0]), requires_grad=True)
+        z = (x * 1).exp()
+        z.mul_(2)
+        with pytest.raises(RuntimeError) as e:
+            lib.autograd.grad(z.sum(), x, create_graph=True)
+        errors.append(str(e.value).replace("torch.", "engine."))
+    assert errors[0] == errors[1]
 
 
 def test_double_backward_through_an_inplace_op_uses_the_old_value():
