@@ -66,6 +66,7 @@ from ._dtype import (
     short,
     uint8,
 )
+from ._finfo import finfo, iinfo
 from ._legacy_types import (
     BoolTensor,
     ByteTensor,
