@@ -17,6 +17,7 @@ from . import (
     accelerator,
     autograd,
     backends,
+    distributions,
     nn,  # noqa: E402 - after Tensor: nn builds on it
     optim,
 )
