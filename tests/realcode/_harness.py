@@ -17,8 +17,9 @@ Same numbers under both libraries: ``compare(name, steps)`` builds the model und
 ``state_dict()`` into the engine's model through NumPy, and trains both. Randomness inside training
 is made the same for both ("twinned"): the script's ``DROPOUT`` is set to 0 (the only randomness the
 harness cannot share), and ``torch.randn``/``randn_like``/``rand``/``rand_like``/``randperm``, the
-shuffling of a ``DataLoader(shuffle=True)`` and ``random_split`` draw from one NumPy stream with the
-same seed in both runs, so the scripts keep calling them exactly as written.
+shuffling of a ``DataLoader(shuffle=True)``, ``random_split`` and the draws of
+``distributions.Categorical``/``Normal`` come from one NumPy stream with the same seed in both runs,
+so the scripts keep calling them exactly as written.
 """
 
 from __future__ import annotations
@@ -103,6 +104,34 @@ class _TwinnedTorch(types.ModuleType):
     def randperm(self, n, **_):
         return self._lib.tensor(self._rng.permutation(n), dtype=self._lib.int64)
 
+    @property
+    def distributions(self):
+        return types.SimpleNamespace(**{**vars(self._lib.distributions),
+                                        **_twinned_distributions(self._lib, self._rng)})
+
+
+def _twinned_distributions(lib: types.ModuleType, rng: np.random.Generator) -> dict:
+    """Categorical and Normal whose draws come from the shared stream: Categorical by inverse
+    CDF of a shared uniform, Normal as loc + shared standard normal * scale."""
+    dist = importlib.import_module(f"{lib.__name__}.distributions")
+
+    class Categorical(dist.Categorical):
+        def sample(self, sample_shape=()):
+            cdf = np.cumsum(self.probs.detach().numpy().astype(np.float64), -1)
+            u = rng.random(tuple(sample_shape) + tuple(self.batch_shape) + (1,)) * cdf[..., -1:]
+            return lib.tensor(np.minimum((cdf < u).sum(-1), cdf.shape[-1] - 1), dtype=lib.int64)
+
+    class Normal(dist.Normal):
+        def rsample(self, sample_shape=()):
+            shape = tuple(sample_shape) + tuple(self.batch_shape)
+            return self.loc + lib.tensor(rng.standard_normal(shape), dtype=self.loc.dtype) * self.scale
+
+        def sample(self, sample_shape=()):
+            with lib.no_grad():
+                return self.rsample(sample_shape)
+
+    return {"Categorical": Categorical, "Normal": Normal}
+
 
 def _size(size: tuple) -> tuple:
     return tuple(size[0]) if len(size) == 1 and isinstance(size[0], tuple | list) else tuple(size)
@@ -124,6 +153,10 @@ class _TwinSampler:
 def _twin(module: types.ModuleType, lib: types.ModuleType, rng: np.random.Generator) -> None:
     if hasattr(module, "DROPOUT"):
         module.DROPOUT = 0.0
+    dist = importlib.import_module(f"{lib.__name__}.distributions")
+    for key, cls in _twinned_distributions(lib, rng).items():
+        if vars(module).get(key) is getattr(dist, key):
+            setattr(module, key, cls)
     for key, value in list(vars(module).items()):
         if value is lib:
             setattr(module, key, _TwinnedTorch(lib, rng))

@@ -106,3 +106,13 @@ def test_twinned_randomness_is_the_same_under_both_libraries():
     np.testing.assert_array_equal(e_draw.numpy(), t_draw.numpy())
     assert t_draw.dtype == torch.float32 and e_draw.dtype == engine.float32
     assert h.load("mnist_cnn", "engine", twin_seed=0).DROPOUT == 0.0
+    # distributions imported by name are twinned too: the same actions under both libraries
+    draws = []
+    for lib in (engine, torch):
+        module = h.load("reinforce", lib.__name__, twin_seed=5)
+        assert module.Categorical is not lib.distributions.Categorical
+        probs = lib.tensor([[0.2, 0.5, 0.3]] * 64)
+        draws.append(module.Categorical(probs).sample().numpy())
+        assert (h.load("reinforce", lib.__name__).Categorical is lib.distributions.Categorical)
+    np.testing.assert_array_equal(draws[0], draws[1])
+    assert len(set(draws[0].tolist())) == 3

@@ -1,4 +1,4 @@
-# ruff: noqa: UP008, B007 - written the way torch code is written (super(Net, self), unused batch_idx)
+# ruff: noqa: UP008, B007, B023 - written the way torch code is written (closures over the loop batch)
 """A BERT-style encoder trained with a hand-written optimizer and an EMA of the weights:
 the erf GELU of the original BERT code, a custom torch.optim.Optimizer subclass (Adam with
 decoupled weight decay written with mul_/add_/addcmul_/addcdiv_ under @torch.no_grad(), state
