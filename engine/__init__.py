@@ -12,6 +12,7 @@ Code written for torch runs after ``import engine as torch``. Map of the package
 from __future__ import annotations
 
 import builtins
+from typing import Any
 
 from . import (
     accelerator,
@@ -257,8 +258,19 @@ def cuda_is_available() -> bool:
     return False
 
 
-class cuda:  # noqa: N801 - mirrors torch.cuda's most used query
+def _no_cuda(*args: Any, **kwargs: Any) -> None:
+    raise AssertionError("Torch not compiled with CUDA enabled")
+
+
+class cuda:  # noqa: N801 - torch.cuda as a CPU-only build of torch answers it
     is_available = staticmethod(cuda_is_available)
+    # seeding and cache calls are accepted and do nothing there (seed-setting boilerplate calls them)
+    manual_seed = manual_seed_all = staticmethod(lambda _seed: None)
+    seed = seed_all = empty_cache = staticmethod(lambda: None)
+    is_initialized = is_bf16_supported = staticmethod(lambda *args, **kwargs: False)
+    memory_allocated = max_memory_allocated = staticmethod(lambda *args, **kwargs: 0)
+    # questions about a device raise, as there
+    synchronize = current_device = get_device_name = staticmethod(_no_cuda)
 
     @staticmethod
     def device_count() -> int:

@@ -735,6 +735,19 @@ class Tensor:
     def __repr__(self) -> str:
         return tensor_repr(self)
 
+    def __format__(self, spec: str) -> str:
+        # f"{loss:.4f}" on a 0-d tensor formats its number, as torch's does
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __contains__(self, element: Any) -> bool:
+        if not isinstance(element, Tensor | int | float | bool):
+            raise RuntimeError("Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                               f"{type(element)}.")
+        other = element._data if isinstance(element, Tensor) else element
+        return bool((self._data == other).any())
+
     def __len__(self) -> int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
