@@ -197,7 +197,33 @@ from ._ops.shape import (
     unsqueeze,
 )
 from ._ops.sorting import argsort, bincount, bucketize, searchsorted, sort, topk, unique
-from ._ops.special import addcdiv, addcmul, erf, erfc, erfinv, lerp, logit, nan_to_num
+from ._ops.special import (
+    acos,
+    acosh,
+    addcdiv,
+    addcmul,
+    asin,
+    asinh,
+    atan,
+    atanh,
+    cosh,
+    deg2rad,
+    erf,
+    erfc,
+    erfinv,
+    exp2,
+    hypot,
+    lerp,
+    log10,
+    logaddexp,
+    logit,
+    nan_to_num,
+    rad2deg,
+    signbit,
+    sinc,
+    sinh,
+    xlogy,
+)
 from ._random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ._tensor import Size, Tensor, device
 from .autograd import (
@@ -215,6 +241,7 @@ from .utils import data as _utils_data  # noqa: F401 - makes engine.utils.data i
 __version__ = "0.1.0"
 
 clip = clamp
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
 concat = concatenate = cat
 multiply, subtract, divide, true_divide, negative = mul, sub, div, div, neg
 ger = outer

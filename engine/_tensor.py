@@ -599,6 +599,10 @@ class Tensor:
     def frac_(self): return self._inplace_unary(pointwise.frac)  # noqa: E704
     def sign_(self): return self._inplace_unary(pointwise.sign)  # noqa: E704
     def erf_(self): return self._inplace_unary(special.erf)  # noqa: E704
+    def log_(self): return self._inplace_unary(pointwise.log)  # noqa: E704
+    def square_(self): return self._inplace_unary(pointwise.square)  # noqa: E704
+    def clamp_min_(self, min): return self._inplace_unary(pointwise.clamp, min, None)  # noqa: A002, E704
+    def clamp_max_(self, max): return self._inplace_unary(pointwise.clamp, None, max)  # noqa: A002, E704
     def erfinv_(self): return self._inplace_unary(special.erfinv)  # noqa: E704
     def logit_(self, eps=None): return self._inplace_unary(special.logit, eps)  # noqa: E704
     def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):  # noqa: E704
@@ -855,6 +859,12 @@ class Tensor:
     erf, erfc, erfinv, logit, nan_to_num = (special.erf, special.erfc, special.erfinv, special.logit,
                                             special.nan_to_num)
     lerp, addcmul, addcdiv = special.lerp, special.addcmul, special.addcdiv
+    exp2, log10, sinh, cosh, sinc = special.exp2, special.log10, special.sinh, special.cosh, special.sinc
+    asin, acos, atan, asinh, acosh, atanh = (special.asin, special.acos, special.atan, special.asinh,
+                                             special.acosh, special.atanh)
+    arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+    deg2rad, rad2deg, hypot, logaddexp, xlogy, signbit = (special.deg2rad, special.rad2deg, special.hypot,
+                                                          special.logaddexp, special.xlogy, special.signbit)
     eq, ne, lt, le, gt, ge = (pointwise.eq, pointwise.ne, pointwise.lt, pointwise.le,
                               pointwise.gt, pointwise.ge)
     logical_and, logical_or, logical_xor = (pointwise.logical_and, pointwise.logical_or,

@@ -187,3 +187,111 @@ def logit(a, eps=None):
         return (np.where((x < eps) | (x > 1 - eps), 0, d).astype(d.dtype, copy=False),)
 
     return result(out, "LogitBackward0", (a,), backward, saved=(a,))
+
+
+# --- more unary maths (metrics, geometry, log-space code) ---------------------------------------
+
+def _sinc(x: np.ndarray) -> np.ndarray:
+    return np.sinc(x).astype(x.dtype, copy=False)  # NumPy's sinc is the normalised sin(pi x) / (pi x)
+
+
+def _sinc_grad(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    px = np.pi * x
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = (np.cos(px) * px - np.sin(px)) / (px * x)
+    return np.where(x == 0, 0, d).astype(x.dtype, copy=False)
+
+
+def _build_unary():
+    from .pointwise import _unary
+    ln2, ln10 = float(np.log(2.0)), float(np.log(10.0))
+    return {
+        "exp2": _unary("Exp2Backward0", np.exp2, lambda x, y: y * ln2, "output"),
+        "log10": _unary("Log10Backward0", np.log10, lambda x, y: 1 / (x * ln10), "input"),
+        "sinh": _unary("SinhBackward0", np.sinh, lambda x, y: np.cosh(x), "input"),
+        "cosh": _unary("CoshBackward0", np.cosh, lambda x, y: np.sinh(x), "input"),
+        "asin": _unary("AsinBackward0", np.arcsin, lambda x, y: 1 / np.sqrt(1 - x * x), "input"),
+        "acos": _unary("AcosBackward0", np.arccos, lambda x, y: -1 / np.sqrt(1 - x * x), "input"),
+        "atan": _unary("AtanBackward0", np.arctan, lambda x, y: 1 / (1 + x * x), "input"),
+        "asinh": _unary("AsinhBackward0", np.arcsinh, lambda x, y: 1 / np.sqrt(x * x + 1), "input"),
+        "acosh": _unary("AcoshBackward0", np.arccosh, lambda x, y: 1 / np.sqrt(x * x - 1), "input"),
+        "atanh": _unary("AtanhBackward0", np.arctanh, lambda x, y: 1 / (1 - x * x), "input"),
+        "deg2rad": _unary("Deg2RadBackward0", lambda x: x * (np.pi / 180), lambda x, y: np.pi / 180, "input"),
+        "rad2deg": _unary("Rad2DegBackward0", lambda x: x * (180 / np.pi), lambda x, y: 180 / np.pi, "input"),
+        "sinc": _unary("SincBackward0", _sinc, _sinc_grad, "input"),
+    }
+
+
+_UNARY = _build_unary()
+exp2, log10, sinh, cosh = _UNARY["exp2"], _UNARY["log10"], _UNARY["sinh"], _UNARY["cosh"]
+asin, acos, atan = _UNARY["asin"], _UNARY["acos"], _UNARY["atan"]
+asinh, acosh, atanh = _UNARY["asinh"], _UNARY["acosh"], _UNARY["atanh"]
+deg2rad, rad2deg, sinc = _UNARY["deg2rad"], _UNARY["rad2deg"], _UNARY["sinc"]
+
+
+def _float_pair(kernel: str, a, b) -> tuple[np.ndarray, np.ndarray, np.dtype]:
+    x, y = a._data, b._data
+    dt = _dtype.result_type_many(x, y)
+    if dt.kind != "f":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(dt)}\'')
+    try:
+        np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        raise broadcast_error(x.shape, y.shape) from None
+    return x.astype(dt, copy=False), y.astype(dt, copy=False), dt
+
+
+def hypot(a, b):
+    """``sqrt(a**2 + b**2)`` without overflow in the squares (NumPy's hypot)."""
+    x, y, _ = _float_pair("hypot_cpu", a, b)
+    out = np.hypot(x, y)
+
+    def backward(g):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return unbroadcast(g * x / out, x.shape), unbroadcast(g * y / out, y.shape)
+
+    return result(out, "HypotBackward0", (a, b), backward, saved=(a, b), save_output=True)
+
+
+def logaddexp(a, b):
+    """``log(exp(a) + exp(b))`` computed without overflow."""
+    x, y, _ = _float_pair("logaddexp_cpu", a, b)
+    out = np.logaddexp(x, y)
+    return result(out, "LogaddexpBackward0", (a, b),
+                  lambda g: (unbroadcast(g * np.exp(x - out), x.shape), unbroadcast(g * np.exp(y - out), y.shape)),
+                  saved=(a, b), save_output=True)
+
+
+def xlogy(a, b):
+    """``a * log(b)``, 0 where ``a == 0`` (unless ``b`` is NaN); either may be a number
+    (``XlogyBackward2`` for a number ``b``, ``XlogyBackward1`` for a number ``a``)."""
+    ta = a if isinstance(a, _core._Tensor) else None
+    tb = b if isinstance(b, _core._Tensor) else None
+    like = ta if ta is not None else tb
+    x = ta._data if ta is not None else np.asarray(a, dtype=float_like(like._data).dtype)
+    y = tb._data if tb is not None else np.asarray(b, dtype=float_like(like._data).dtype)
+    dt = _dtype.result_type_many(*(v._data for v in (ta, tb) if v is not None))
+    dt = dt if dt.kind == "f" else float_like(np.zeros(0, dt)).dtype
+    x, y = x.astype(dt, copy=False), y.astype(dt, copy=False)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where((x == 0) & ~np.isnan(y), 0, x * np.log(y)).astype(dt, copy=False)
+
+    def backward(g):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gx = np.where((x == 0) & ~np.isnan(y), 0, g * np.log(y)) if ta is not None else None
+            gy = g * x / y if tb is not None else None
+        return (unbroadcast(gx, x.shape) if gx is not None else None,
+                unbroadcast(gy, y.shape) if gy is not None else None)
+
+    name = "XlogyBackward0" if ta is not None and tb is not None else \
+        "XlogyBackward2" if ta is not None else "XlogyBackward1"
+    if ta is not None and tb is not None:
+        return result(out, name, (ta, tb), backward, saved=(ta, tb))
+    if ta is not None:
+        return result(out, name, (ta,), lambda g: backward(g)[:1], saved=(ta,))
+    return result(out, name, (tb,), lambda g: backward(g)[1:], saved=(tb,))
+
+
+def signbit(a):
+    """Whether the sign bit is set (so ``-0.0`` is True), as a bool tensor without a gradient."""
+    return _core._Tensor._wrap(np.signbit(a._data))

@@ -146,3 +146,106 @@ def test_errors_without_torch():
         engine.lerp(engine.zeros(2, dtype=engine.long), engine.zeros(2, dtype=engine.long), 0.5)
     with pytest.raises(RuntimeError, match="Integer division with addcdiv is no longer supported"):
         engine.addcdiv(engine.zeros(2), engine.ones(2, dtype=engine.long), engine.ones(2, dtype=engine.long))
+
+
+# --- exp2, log10, hyperbolic/inverse trig, deg2rad/rad2deg, sinc, hypot, logaddexp, xlogy -------
+
+POS = RNG.uniform(0.2, 3.0, (3, 4))
+GT1 = RNG.uniform(1.2, 3.0, (3, 4))
+UNARY = {  # name -> input array (inside the domain, away from kinks)
+    "exp2": X, "log10": POS, "sinh": X, "cosh": X, "asin": U, "acos": U, "atan": X * 2, "asinh": X * 2,
+    "acosh": GT1, "atanh": U, "deg2rad": X * 50, "rad2deg": X, "sinc": X,
+}
+BINARY = {
+    "hypot": (lambda lib, a, b: lib.hypot(a, b), [X, B]),
+    "logaddexp": (lambda lib, a, b: lib.logaddexp(a, b * 30), [X * 30, B]),
+    "xlogy": (lambda lib, a, b: lib.xlogy(a, b), [X, P]),
+    "xlogy_number_y": (lambda lib, a: lib.xlogy(a, 2.5), [X]),
+    "xlogy_number_x": (lambda lib, b: lib.xlogy(1.5, b), [P]),
+    "xlogy_method": (lambda lib, a, b: a.xlogy(b), [P, B]),
+}
+
+
+def _run_case(lib, call, arrays, dtype):
+    ts = [lib.tensor(a, dtype=dtype, requires_grad=True) for a in arrays]
+    out = call(lib, *ts)
+    out.backward(lib.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)), dtype=dtype))
+    return out, [t.grad for t in ts]
+
+
+def _function(name):
+    return lambda lib, a: getattr(lib, name)(a)
+
+
+def _method(name):
+    return lambda lib, a: getattr(a, name)()
+
+
+def _all_cases():
+    cases = {f"unary_{n}": (_function(n), [arr]) for n, arr in UNARY.items()}
+    cases.update({f"method_{n}": (_method(n), [arr]) for n, arr in UNARY.items()})
+    cases.update(BINARY)
+    return cases
+
+
+MORE = _all_cases()
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_parity(name):
+    torch = pytest.importorskip("torch")
+    call, arrays = MORE[name]
+    e_out, e_grads = _run_case(engine, call, arrays, engine.float32)
+    t_out, t_grads = _run_case(torch, call, arrays, torch.float32)
+    np.testing.assert_allclose(e_out.detach().numpy(), t_out.detach().numpy(), rtol=2e-6, atol=1e-6)
+    for e, t in zip(e_grads, t_grads):
+        np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=2e-5, atol=1e-5)
+    assert e_out.grad_fn.name() == t_out.grad_fn.name()
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_gradcheck(name):
+    call, arrays = MORE[name]
+    gradcheck(lambda *ts: call(engine, *ts), *[engine.tensor(a, dtype=engine.float64, requires_grad=True)
+                                                for a in arrays])
+
+
+def test_more_edges_as_torch():
+    torch = pytest.importorskip("torch")
+    calls = [lambda lib: lib.sinc(lib.tensor([0.0, 1.0, -2.5])),
+             lambda lib: lib.xlogy(lib.tensor([0.0, 0.0, 2.0]), lib.tensor([0.0, float("nan"), 0.0])),
+             lambda lib: lib.exp2(lib.tensor([1, 2])),
+             lambda lib: lib.deg2rad(lib.tensor([90, 180])),
+             lambda lib: lib.signbit(lib.tensor([-0.0, 0.0, -1.0, 2.0])),
+             lambda lib: lib.arctan(lib.tensor([1.0])),
+             lambda lib: lib.logaddexp(lib.tensor([1000.0, -1000.0]), lib.tensor([1000.0, -1000.0]))]
+    for call in calls:
+        e, t = call(engine), call(torch)
+        assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+        np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-6)
+    grads = []
+    for lib in (engine, torch):  # the gradient of sinc at 0 is 0, not NaN
+        z = lib.tensor([0.0, 0.5], requires_grad=True)
+        lib.sinc(z).sum().backward()
+        grads.append(z.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("op", ["hypot", "logaddexp"])
+def test_integer_inputs_refused_as_torch(op):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(NotImplementedError) as t_err:
+        getattr(torch, op)(torch.tensor([1, 2]), torch.tensor([1, 2]))
+    with pytest.raises(NotImplementedError) as e_err:
+        getattr(engine, op)(engine.tensor([1, 2]), engine.tensor([1, 2]))
+    assert str(e_err.value) == str(t_err.value)
+
+
+def test_in_place_log_square_clamp_min_max():
+    torch = pytest.importorskip("torch")
+    out = []
+    for lib in (engine, torch):
+        t = lib.tensor(POS, dtype=lib.float32)
+        t.log_().square_().clamp_min_(0.1).clamp_max_(2.0)
+        out.append(t.numpy())
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-6)
