@@ -134,6 +134,22 @@ def linear_backward(name: str, bw: Callable, fwd: Callable) -> Callable:
     return lambda g: (linear(g, bname, lambda arr: bw(arr)[0], fwd),)
 
 
+def masked(g: Tensor, factor: np.ndarray, through: Tensor, name: str) -> Tensor:
+    """``g * factor`` for a piecewise-constant derivative ``factor`` (relu's mask, abs's sign,
+    leaky_relu's slopes) of the op's value ``through``: linear in ``g``, and a zero gradient
+    for ``through``, which is an edge all the same (torch's ``self: zeros_like(grad)``), so
+    what lies behind it gets zeros rather than no gradient."""
+    shape, dtype = through._data.shape, through._data.dtype
+
+    def backward(gg):
+        return (gg * factor, np.zeros(shape, dtype))
+
+    def tensor_backward(gg):
+        return (masked(gg, factor, through, name), _Tensor._wrap(np.zeros(shape, dtype)))
+
+    return result(g._data * factor, name, (g, through), backward, tensor_backward=tensor_backward)
+
+
 def saved_output(data: np.ndarray) -> Tensor:
     """Inside a tensor backward (``save_output`` ops): the op's output ``data`` as a Tensor
     whose ``grad_fn`` is the running node itself, as torch's saved output is. Its derivative

@@ -138,10 +138,19 @@ def _elu(cells: dict):
     return deriv
 
 
-def _leaky_relu(node: Any) -> Callable[..., tuple]:
+def _leaky_relu(node: Any) -> Callable[..., tuple] | None:
+    """``g`` times 1 or the slope; a zero edge to the value the node saved (its input, or its
+    output for the in-place ``LeakyReluBackward1``, whose array ``ref`` then is that output)."""
     cells = _cells(node._fn)
-    slope = np.where(cells["ref"] > 0, 1.0, cells["slope"]).astype(cells["ref"].dtype)
-    return lambda g: (g * _core._Tensor._wrap(slope),)
+    ref = cells["ref"]
+    slope = np.where(ref > 0, 1.0, cells["slope"]).astype(ref.dtype)
+    saved = node._saved[0][2]
+
+    def tensor_backward(g):
+        through = saved if saved is not None else _core.saved_output(ref)
+        return (_core.masked(g, slope, through, "LeakyReluBackwardBackward0"),)
+
+    return tensor_backward
 
 
 RULES.update({
@@ -197,3 +206,86 @@ RULES.update({
     "NllLossBackward0": _nll_loss,
     "NllLoss2DBackward0": _nll_loss,
 })
+
+
+# --- convolution ---------------------------------------------------------------------------------
+# A convolution is bilinear in (input, weight): its input gradient is linear in (g, weight), its
+# weight gradient linear in (g, input), and the derivatives of those are the convolution and its
+# two gradients again, which the node's geometry object (``engine.nn._functional.conv``) computes
+# on arrays for any operands of the saved shapes.
+
+
+class _ConvArrays:
+    """The three products of one convolution's geometry, on arrays of the node's shapes (a
+    1-D convolution runs as 2-D over a height of 1, as its forward did)."""
+
+    def __init__(self, geo: Any, nd: int, x_shape: tuple, w_shape: tuple, out_shape: tuple) -> None:
+        self.geo, self.row = geo, type(geo).__name__ == "_RowGeometry"
+        self.nd, self.x_shape, self.w_shape, self.out_shape = nd, x_shape, w_shape, out_shape
+
+    def _2d(self, a: np.ndarray) -> np.ndarray:
+        return a[:, :, None, :] if self.nd == 1 else a
+
+    def conv(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        x, w = self._2d(x), self._2d(w)
+        y = self.geo.forward(x, w, None, False)[0] if self.row else self.geo.forward(x, w, None)
+        return y.reshape(self.out_shape)
+
+    def input_grad(self, g: np.ndarray, w: np.ndarray) -> np.ndarray:
+        g, w = self._2d(g), self._2d(w)
+        gx = (self.geo.backward(None, g, w, True, False, False) if self.row
+              else self.geo.backward(None, g, w, None, True, False))[0]
+        return gx.reshape(self.x_shape)
+
+    def weight_grad(self, x: np.ndarray, g: np.ndarray) -> np.ndarray:
+        x, g = self._2d(x), self._2d(g)
+        gw = (self.geo.backward(self.geo.unfold(x), g, None, False, True, False) if self.row
+              else self.geo.backward(x, g, None, None, False, True))[1]
+        return gw.reshape(self.w_shape)
+
+
+_CONV_BB = "ConvolutionBackwardBackward0"
+
+
+def _conv_input_grad(g: Any, w: Any, ops: _ConvArrays) -> Any:
+    """dX = B(g, w) as a Tensor: d/dg of <gg, dX> is conv(gg, w), d/dw is conv's weight
+    gradient for input gg and output gradient g."""
+    gd, wd = g._data, w._data
+    rg, rw = g._requires_grad, w._requires_grad
+
+    def backward(gg):
+        return (ops.conv(gg, wd) if rg else None, ops.weight_grad(gg, gd) if rw else None)
+
+    return result(ops.input_grad(gd, wd), _CONV_BB, (g, w), backward, saved=(w,))
+
+
+def _conv_weight_grad(g: Any, x: Any, ops: _ConvArrays) -> Any:
+    """dW = B(g, x) as a Tensor: d/dg of <gg, dW> is conv(x, gg), d/dx is conv's input
+    gradient for output gradient g and weight gg."""
+    gd, xd = g._data, x._data
+    rg, rx = g._requires_grad, x._requires_grad
+
+    def backward(gg):
+        return (ops.conv(xd, gg) if rg else None, ops.input_grad(gd, gg) if rx else None)
+
+    return result(ops.weight_grad(xd, gd), _CONV_BB, (g, x), backward, saved=(x,))
+
+
+def _convolution(node: Any) -> Callable[..., tuple] | None:
+    cells = _cells(node._fn)
+    geo = cells.get("geo")
+    if geo is None or len(node._saved) != 2:  # conv_transpose: not covered
+        return None
+    (_, _, inp), (_, _, weight) = node._saved
+    need_x, need_w, need_b = cells["need_x"], cells["need_w"], cells["need_b"]
+    ops = _ConvArrays(geo, cells.get("nd", 2), inp.shape, weight.shape, node._out_meta[0][0])
+
+    def tensor_backward(g):
+        return (_conv_input_grad(g, weight, ops) if need_x else None,
+                _conv_weight_grad(g, inp, ops) if need_w else None,
+                g.sum((0, *range(2, g.ndim))) if need_b else None)
+
+    return tensor_backward
+
+
+RULES["ConvolutionBackward0"] = _convolution

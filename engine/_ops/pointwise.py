@@ -462,7 +462,8 @@ def relu(a):
     if out.dtype != x.dtype:  # only bool changes dtype here
         raise RuntimeError("Boolean inputs not supported for relu")
     return result(out, "ReluBackward0", (a,), lambda g: (g * (out > 0),), save_output=True,
-                  tensor_backward=lambda g: (mul(g, _core._Tensor._wrap(out > 0)),))
+                  tensor_backward=lambda g: (_core.masked(g, out > 0, _core.saved_output(out),
+                                                          "ThresholdBackwardBackward0"),))
 
 
 def abs(a):  # noqa: A001
@@ -470,7 +471,7 @@ def abs(a):  # noqa: A001
     if x.dtype.kind == "b":
         raise _not_implemented("abs_cpu", x.dtype)
     return result(np.abs(x), "AbsBackward0", (a,), lambda g: (g * np.sign(x),), saved=(a,),
-                  tensor_backward=lambda g: (mul(g, _core._Tensor._wrap(np.sign(x))),))
+                  tensor_backward=lambda g: (_core.masked(g, np.sign(x), a, "MulBackward0"),))
 
 
 def square(a):

@@ -657,7 +657,7 @@ def norm(a, p="fro", dim=None, keepdim: bool = False, dtype=None):
     def tensor_backward(g):
         gg = g.reshape(kept)
         if p == 1:
-            return (gg * _core._Tensor._wrap(np.sign(x)),)
+            return (_core.masked(gg.expand(x.shape), np.sign(x), a, "MulBackward0"),)
         zero = out.reshape(kept) == 0  # no NaN from 0/0, nor in the graph of the result
         safe = norm(a, 2, dims, True).masked_fill(zero, 1)
         return ((gg * a / safe).masked_fill(np.broadcast_to(zero, x.shape), 0),)

@@ -434,7 +434,15 @@ def pad(a, pad: Sequence[int], mode: str = "constant", value: float | None = Non
         gx[src] = g[inner]
         return (gx,)
 
-    return result(out, "ConstantPadNdBackward0", (a,), backward)
+    out_shape = out.shape
+
+    def padded(arr):  # the op on a gradient: zeros around (the pad value is a constant)
+        y = np.zeros(out_shape, arr.dtype)
+        y[inner] = arr[src]
+        return y
+
+    return result(out, "ConstantPadNdBackward0", (a,), backward,
+                  tensor_backward=_core.linear_backward("ConstantPadNdBackward0", backward, padded))
 
 
 # --- triangles, roll, diagonals ------------------------------------------------------------------
