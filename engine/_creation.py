@@ -11,12 +11,19 @@ import numpy as np
 from . import _dtype, _memory_format, _random
 from ._ops.shape import _sizes
 from ._tensor import Tensor, _plain
+from ._tensor import device as _device
 
 
 def _np_dtype(dtype: Any, fallback: np.dtype | None = None) -> np.dtype:
     if dtype is None:
         return fallback if fallback is not None else _dtype._default_float.np
     return _dtype.to_numpy_dtype(dtype)
+
+
+def _check_device(device: Any) -> None:
+    """A factory's ``device=``: the CPU (or None); any other device raises as ``.to()`` does."""
+    if device is not None and not isinstance(device, _device):
+        _device(device)
 
 
 def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
@@ -46,6 +53,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         >>> engine.tensor([[1, 2], [3, 4]]).dtype
         engine.int64
     """
+    _check_device(device)
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.clone()."
@@ -61,6 +69,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """Like ``tensor`` but shares memory with a NumPy array (or tensor) when no cast is needed."""
+    _check_device(device)
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype.np == _np_dtype(dtype) else data.to(dtype)
     if isinstance(data, np.ndarray | np.generic):
@@ -85,19 +94,23 @@ def _filled(fill, size, dtype, requires_grad, fallback=None) -> Tensor:
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    _check_device(device)
     return _filled(np.zeros, size, dtype, requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    _check_device(device)
     return _filled(np.ones, size, dtype, requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    _check_device(device)
     return _filled(np.empty, size, dtype, requires_grad)
 
 
 def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
+    _check_device(device)
     fallback = _infer(fill_value).dtype if dtype is None else None
     return _filled(lambda s, d: np.full(s, fill_value, d), (size,), dtype, requires_grad, fallback)
 
@@ -109,33 +122,39 @@ def _like(fill, t: Tensor, dtype: Any, requires_grad: bool, memory_format: Any =
 
 def zeros_like(input: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
                memory_format: Any = None) -> Tensor:
+    _check_device(device)
     return _like(np.zeros, input, dtype, requires_grad, memory_format)
 
 
 def ones_like(input: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
               memory_format: Any = None) -> Tensor:
+    _check_device(device)
     return _like(np.ones, input, dtype, requires_grad, memory_format)
 
 
 def empty_like(input: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
                memory_format: Any = None) -> Tensor:
+    _check_device(device)
     return _like(np.empty, input, dtype, requires_grad, memory_format)
 
 
 def full_like(input: Tensor, fill_value: Any, dtype: Any = None, device: Any = None,  # noqa: A002
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    _check_device(device)
     return _like(lambda s, d: np.full(s, fill_value, d), input, dtype, requires_grad, memory_format)
 
 
 def rand(*size: Any, dtype: Any = None, generator: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """Uniform samples from [0, 1)."""
+    _check_device(device)
     return _finish(_random.uniform_array(_sizes(size), 0, 1, _np_dtype(dtype), generator), requires_grad)
 
 
 def randn(*size: Any, dtype: Any = None, generator: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
+    _check_device(device)
     return _finish(_random.normal_array(_sizes(size), 0, 1, _np_dtype(dtype), generator), requires_grad)
 
 
@@ -150,6 +169,7 @@ def randn_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) ->
 def randint(*args: Any, size: Any = None, dtype: Any = None, generator: Any = None,
             device: Any = None, requires_grad: bool = False) -> Tensor:
     """``randint(high, size)`` or ``randint(low, high, size)``: integers in [low, high)."""
+    _check_device(device)
     if size is None:
         *bounds, size = args
     else:
@@ -163,6 +183,7 @@ def randint(*args: Any, size: Any = None, dtype: Any = None, generator: Any = No
 
 
 def randperm(n: int, dtype: Any = None, generator: Any = None, device: Any = None) -> Tensor:
+    _check_device(device)
     return Tensor._wrap(_random.permutation(n, generator).astype(_np_dtype(dtype, np.dtype(np.int64))))
 
 
@@ -179,6 +200,7 @@ def bernoulli(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
 def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:
     """``arange(end)`` or ``arange(start, end, step)``: int64 for integer arguments."""
+    _check_device(device)
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -192,6 +214,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, device
 
 def linspace(start: float, end: float, steps: int, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
+    _check_device(device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     return _finish(np.linspace(start, end, steps).astype(_np_dtype(dtype)), requires_grad)
@@ -199,4 +222,5 @@ def linspace(start: float, end: float, steps: int, dtype: Any = None, device: An
 
 def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
+    _check_device(device)
     return _finish(np.eye(n, m, dtype=_np_dtype(dtype)), requires_grad)

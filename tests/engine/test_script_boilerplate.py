@@ -64,3 +64,20 @@ def test_contains_as_torch():
     with pytest.raises(RuntimeError) as e_err:
         "a" in engine.zeros(2)  # noqa: B015
     assert str(e_err.value) == str(t_err.value)
+
+
+@pytest.mark.parametrize("factory", [
+    lambda device: engine.zeros(2, device=device), lambda device: engine.ones_like(engine.zeros(2), device=device),
+    lambda device: engine.tensor([1.0], device=device), lambda device: engine.arange(3, device=device),
+    lambda device: engine.randn(2, device=device), lambda device: engine.full((2,), 1.0, device=device),
+    lambda device: engine.eye(2, device=device), lambda device: engine.randint(0, 3, (2,), device=device),
+])
+def test_factories_refuse_other_devices_as_to_does(factory):
+    """device='cuda' in a factory raises like .to('cuda') (it used to be ignored silently)."""
+    for device in ("cuda", "cuda:0", engine.device("cpu"), "cpu", None):
+        if str(device).startswith("cuda"):
+            with pytest.raises(RuntimeError, match=f"engine runs on NumPy and has only the 'cpu' device, "
+                                                   f"not '{device}'"):
+                factory(device)
+        else:
+            assert factory(device).device.type == "cpu"
