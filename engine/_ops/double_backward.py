@@ -289,3 +289,103 @@ def _convolution(node: Any) -> Callable[..., tuple] | None:
 
 
 RULES["ConvolutionBackward0"] = _convolution
+
+
+# --- pooling -------------------------------------------------------------------------------------
+# A pool's gradient is linear in g and does not depend on the input's values (max pool: not
+# locally): its derivative for g is the pool's adjoint, for the input zeros. The input stays an
+# edge (torch's ``self: zeros_like(self)``), so what lies behind it gets zeros rather than none.
+
+
+def _input_edge(node: Any) -> Any:
+    """A stand-in Tensor on the node's input edge (``None`` if the input needs no gradient):
+    only its edge is used, to give the input a zero gradient."""
+    nxt, nr = node.next_functions[0]
+    if nxt is None:
+        return None
+    t = _core._Tensor._wrap(np.zeros((), nxt._out_meta[nr][1]))
+    t._requires_grad, t.grad_fn, t._output_nr = True, nxt, nr
+    return t
+
+
+def _pool_rule(adjoint_of: Callable[[dict], Callable[[np.ndarray], np.ndarray]]):
+    def rule(node: Any) -> Callable[..., tuple]:
+        bw = node._fn
+        adj = adjoint_of(_cells(bw))
+        name = node.name().replace("Backward", "BackwardBackward", 1)
+        in_shape, in_dtype = node.next_functions[0][0]._out_meta[node.next_functions[0][1]] \
+            if node.next_functions[0][0] is not None else ((), np.float32)
+
+        def fwd(arr):
+            return bw(arr)[0]
+
+        def op(g):
+            through = _input_edge(node)
+
+            def backward(gg):
+                return adj(gg), (np.zeros(in_shape, in_dtype) if through is not None else None)
+
+            def tensor_backward(gg):
+                return (_core.linear(gg, node.name(), adj, fwd, name),
+                        _core._Tensor._wrap(np.zeros(in_shape, in_dtype)) if through is not None else None)
+
+            return result(fwd(g._data), name, (g, through), backward, tensor_backward=tensor_backward)
+
+        return lambda g, *_indices: (op(g),)  # max_pool2d(return_indices=True): indices get none
+
+    return rule
+
+
+def _max_pool_adjoint(cells: dict) -> Callable[[np.ndarray], np.ndarray]:
+    """Each window's value of ``gg`` at the window's (first) maximum."""
+    xp, y, taps, p, x_shape = cells["xp"], cells["y"], cells["taps"], cells["p"], cells["x_shape"]
+
+    def adjoint(gg: np.ndarray) -> np.ndarray:
+        ggp = _pad_like(gg, xp.shape, x_shape, p)
+        out = np.zeros(y.shape, gg.dtype)
+        taken = None
+        for _, _, rows, cols in taps:
+            hit = np.equal(xp[..., rows, cols], y)
+            if taken is None:
+                taken = hit
+            else:
+                hit &= ~taken
+                taken |= hit
+            out += ggp[..., rows, cols] * hit
+        return out
+
+    return adjoint
+
+
+def _avg_pool_adjoint(cells: dict) -> Callable[[np.ndarray], np.ndarray]:
+    """Each window's sum of ``gg`` over its divisor: the pool itself."""
+    div, taps, p, x_shape, xp_shape = cells["div"], cells["taps"], cells["p"], cells["x_shape"], cells["xp_shape"]
+
+    def adjoint(gg: np.ndarray) -> np.ndarray:
+        ggp = _pad_like(gg, xp_shape, x_shape, p)
+        total = sum(ggp[..., rows, cols] for _, _, rows, cols in taps)
+        return total / div.astype(gg.dtype)
+
+    return adjoint
+
+
+def _adaptive_avg_pool_adjoint(cells: dict) -> Callable[[np.ndarray], np.ndarray]:
+    ph, pw = cells["ph"], cells["pw"]
+    return lambda gg: ph @ gg @ pw.T
+
+
+def _pad_like(g: np.ndarray, xp_shape: tuple, x_shape: tuple, p) -> np.ndarray:
+    """``g`` (input-shaped) placed in the pool's padded frame, zeros around."""
+    if tuple(xp_shape) == tuple(x_shape):
+        return g
+    gp = np.zeros(xp_shape, g.dtype)
+    h, w = x_shape[-2:]
+    gp[..., p[0]:p[0] + h, p[1]:p[1] + w] = g
+    return gp
+
+
+RULES.update({
+    "MaxPool2DWithIndicesBackward0": _pool_rule(_max_pool_adjoint),
+    "AvgPool2DBackward0": _pool_rule(_avg_pool_adjoint),
+    "AdaptiveAvgPool2DBackward0": _pool_rule(_adaptive_avg_pool_adjoint),
+})

@@ -65,6 +65,15 @@ CASES = {
     "leaky_relu_inplace": (lambda L, a, b: F(L).leaky_relu(a + b, 0.1, inplace=True).sum(), A, B),
     "abs_zero_edge": (lambda L, a, b: (a + b).abs().sum(), A, B),
     "l1_norm_zero_edge": (lambda L, a, b: (a + b).norm(1, dim=1).sum(), A, B),
+    "max_pool": (lambda L, a: (F(L).max_pool2d((a * a).reshape(1, 1, 3, 4), 2, stride=1, padding=1) ** 3).sum(), A),
+    "max_pool_indices": (lambda L, a: (F(L).max_pool2d(a.reshape(1, 3, 4), 2, return_indices=True)[0] ** 3).sum(),
+                         A),
+    "max_pool_zero_edge": (lambda L, a, b: F(L).max_pool2d((a + b).reshape(1, 1, 3, 4), 2, stride=1).sum(), A, B),
+    "avg_pool": (lambda L, a: (F(L).avg_pool2d((a * a).reshape(1, 1, 3, 4), 2, stride=1, padding=1,
+                                               count_include_pad=False) ** 3).sum(), A),
+    "avg_pool_zero_edge": (lambda L, a, b: F(L).avg_pool2d((a + b).reshape(1, 1, 3, 4), 2, ceil_mode=True).sum(),
+                           A, B),
+    "adaptive_avg_pool": (lambda L, a: (F(L).adaptive_avg_pool2d((a * a).reshape(1, 3, 4), (2, 3)) ** 3).sum(), A),
     "where": (lambda L, a, b: L.where(a > 0, a * b, b * b).sum(), A, B),
     "masked_fill": (lambda L, a: (a.masked_fill(a > 0.3, 2.0) * a).sum(), A),
     "sum_mean": (lambda L, a: (a.sum(0, keepdim=True) ** 2).sum() + (a.mean(1) ** 2).sum() + a.mean() ** 2, A),
@@ -110,7 +119,8 @@ def test_second_derivatives_match_torch(name):
 
 
 FD_CASES = ["mul", "div", "pow_tensor", "exp", "tanh", "sigmoid", "sqrt", "softmax", "log_softmax", "norm",
-            "linear", "views", "indexing", "cat_stack", "softplus", "gelu", "silu", "elu", "cross_entropy"]
+            "linear", "views", "indexing", "cat_stack", "softplus", "gelu", "silu", "elu", "cross_entropy",
+            "max_pool", "avg_pool", "adaptive_avg_pool"]
 
 
 @pytest.mark.parametrize("name", FD_CASES)
