@@ -389,3 +389,62 @@ RULES.update({
     "AvgPool2DBackward0": _pool_rule(_avg_pool_adjoint),
     "AdaptiveAvgPool2DBackward0": _pool_rule(_adaptive_avg_pool_adjoint),
 })
+
+
+# --- clamp, layer_norm ---------------------------------------------------------------------------
+
+
+def _clamp(node: Any) -> Callable[..., tuple] | None:
+    """``ClampBackward1`` (number bounds): ``g`` where the input was inside. The mask is a
+    constant, with no edge to the input (torch's formula reads it the same way)."""
+    cells = _cells(node._fn)
+    if cells.get("tensor_bounds"):
+        return None
+    x, lo, hi = cells["x"], cells["lo"], cells["hi"]
+    keep = np.ones(x.shape, dtype=bool)
+    if lo is not None:
+        keep &= x >= lo
+    if hi is not None:
+        keep &= x <= hi
+    factor = _core._Tensor._wrap(keep)
+    return lambda g: (g * factor,)
+
+
+def _inverse_std(x: Any, invstd: np.ndarray, xc: np.ndarray, axes: tuple, n: int) -> Any:
+    """``1 / sqrt(var(x) + eps)`` over ``axes`` as a Tensor of ``x`` (value ``invstd``, known):
+    its derivative ``-invstd³ (x - mean) / n`` needs no ``eps``. (Not differentiable further.)"""
+    def backward(gg):
+        return ((gg * -(invstd ** 3)) * xc / np.asarray(n, xc.dtype),)
+
+    return result(invstd, "RsqrtBackward0", (x,), backward, saved=(x,))
+
+
+def _layer_norm(node: Any) -> Callable[..., tuple] | None:
+    """``NativeLayerNormBackward0`` written with engine ops on the saved input and weight."""
+    cells = _cells(node._fn)
+    xhat, invstd, axes, lead = cells["xhat"], cells["invstd"], cells["axes"], cells["lead"]
+    need_w, need_b, has_w = cells["need_w"], cells["need_b"], cells["w"] is not None
+    saved = [t for _, _, t in node._saved]
+    x, weight = saved[0], (saved[1] if has_w else None)
+    need_x = x._requires_grad
+    n = 1
+    for d in axes:
+        n *= xhat.shape[d]
+    xc = xhat / invstd
+
+    def lead_sum(t):
+        return t.sum(lead) if lead else t
+
+    def tensor_backward(g):
+        inv = _inverse_std(x, invstd, xc, axes, n)
+        xh = (x - x.mean(axes, keepdim=True)) * inv
+        gx = None
+        if need_x:
+            gh = g * weight if weight is not None else g
+            gx = (gh - gh.mean(axes, keepdim=True) - xh * (gh * xh).mean(axes, keepdim=True)) * inv
+        return (gx, lead_sum(g * xh) if need_w else None, lead_sum(g) if need_b else None)
+
+    return tensor_backward
+
+
+RULES.update({"ClampBackward1": _clamp, "NativeLayerNormBackward0": _layer_norm})
