@@ -125,10 +125,16 @@ def _jacobian_graph(outs: tuple, ins: tuple, grad: Callable) -> list:
     return result
 
 
-def _prepare(func: Callable, inputs: Any, v: Any, fn_name: str, create_graph: bool):
+def _no_strict(strict: bool, fn_name: str) -> None:
+    if strict:
+        raise NotImplementedError(f"{fn_name}: strict=True is not supported by engine")
+
+
+def _prepare(func: Callable, inputs: Any, v: Any, fn_name: str, create_graph: bool, strict: bool = False):
     """``(inputs_were_tuple, inputs as leaves or graph tensors, outputs, v as a tuple)``."""
     from .._tensor import Tensor
 
+    _no_strict(strict, fn_name)
     is_tuple, ins = _as_tuple(inputs, "inputs", fn_name)
     ins = tuple(i.view_as(i) if create_graph and i.requires_grad else i.detach().requires_grad_() for i in ins)
     with grad_mode.enable_grad():
@@ -152,10 +158,14 @@ def _finish(is_tuple: bool, items: tuple, create_graph: bool) -> Any:
 def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple:
     """``(func(inputs), v^T J)``: the vector-Jacobian product at ``inputs`` (``v`` may be
-    omitted for a one-element output)."""
+    omitted for a one-element output).
+
+    Raises:
+        NotImplementedError: ``strict=True`` (here and in jvp, vhp, hvp, hessian).
+    """
     from . import grad
 
-    is_tuple, ins, out, vs, Tensor = _prepare(func, inputs, v, "vjp", create_graph)
+    is_tuple, ins, out, vs, Tensor = _prepare(func, inputs, v, "vjp", create_graph, strict)
     with grad_mode.enable_grad():
         gs = grad(out, ins, None if vs is None else list(vs), create_graph=create_graph, allow_unused=True)
     return out if create_graph else out.detach(), _finish(is_tuple, _zeros_for_none(gs, ins, Tensor), create_graph)
@@ -167,7 +177,7 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     (the vjp with a dummy ``u`` is linear in ``u``; its vjp with ``v`` is ``J v``)."""
     from . import grad
 
-    is_tuple, ins, out, vs, Tensor = _prepare(func, inputs, v, "jvp", create_graph)
+    is_tuple, ins, out, vs, Tensor = _prepare(func, inputs, v, "jvp", create_graph, strict)
     if vs is None:
         vs = tuple(Tensor._wrap(np.ones_like(i._data)) for i in ins)
     with grad_mode.enable_grad():
@@ -188,7 +198,7 @@ def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     """``(func(inputs), v^T H)`` for a scalar ``func``: the gradient of ``<grad func, v>``."""
     from . import grad
 
-    is_tuple, ins, out, vs, Tensor = _prepare(func, inputs, v, "vhp", create_graph)
+    is_tuple, ins, out, vs, Tensor = _prepare(func, inputs, v, "vhp", create_graph, strict)
     if out.numel() != 1:
         raise RuntimeError("The function given to vhp should return a Tensor with a single element")
     if vs is None:
@@ -210,7 +220,8 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         strict: bool = False) -> tuple:
     """``(func(inputs), H v)`` for a scalar ``func``; the Hessian of a twice continuously
     differentiable function is symmetric, so this is ``vhp``'s product."""
-    return vhp(func, inputs, v, create_graph, strict)
+    _no_strict(strict, "hvp")
+    return vhp(func, inputs, v, create_graph)
 
 
 def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
@@ -226,6 +237,10 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, s
     """
     from . import grad
 
+    _no_strict(strict, "hessian")
+    if outer_jacobian_strategy == "forward-mode":
+        raise NotImplementedError("hessian: outer_jacobian_strategy='forward-mode' needs forward-mode AD, which "
+                                  "engine does not have")
     is_tuple, ins = _as_tuple(inputs, "inputs", "hessian")
 
     def gradient(*xs):
@@ -239,4 +254,4 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, s
         gs = grad(outs[0].reshape(()), xs, create_graph=True, materialize_grads=True)
         return gs if is_tuple else gs[0]
 
-    return jacobian(gradient, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize)
+    return jacobian(gradient, inputs, create_graph=create_graph, vectorize=vectorize)

@@ -529,3 +529,41 @@ def test_wgan_gp_with_a_conv_critic_matches_torch():
         assert (got is None) == (want is None)  # the biases do not move the input gradient here
         if got is not None:
             np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["vjp", "jvp", "vhp", "hvp", "hessian"])
+def test_functional_strict_is_refused(name):
+    fn = getattr(engine.autograd.functional, name)
+    args = (engine.ones(2),) if name == "hessian" else (engine.ones(2), engine.ones(1 if name == "vjp" else 2))
+    with pytest.raises(NotImplementedError, match=f"^{name}: strict=True is not supported by engine$"):
+        fn(lambda x: x.sum(), *args, strict=True)
+
+
+def test_module_backward_hooks_fire_and_gradients_match_under_create_graph():
+    """Modules with full backward hooks (what modscope attaches) pass gradients with their graph
+    through; the hooks fire in torch's order."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    weights = [rng.standard_normal(s) for s in [(5, 3), (5,), (1, 5), (1,)]]
+    x0 = rng.standard_normal((4, 3))
+    results = []
+    for lib in (engine, torch):
+        net = lib.nn.Sequential(lib.nn.Linear(3, 5), lib.nn.Tanh(), lib.nn.Linear(5, 1)).double()
+        with lib.no_grad():
+            for p, w in zip(net.parameters(), weights):
+                p.copy_(lib.tensor(w))
+        calls = []
+        for m in net:
+            m.register_full_backward_hook(lambda mod, gi, go, calls=calls: calls.append(type(mod).__name__))
+        x = lib.tensor(x0, requires_grad=True)
+        (g,) = lib.autograd.grad(net(x).sum(), x, create_graph=True)
+        penalty = ((g.norm(2, dim=1) - 1) ** 2).mean()
+        penalty.backward()
+        results.append((penalty.item(), [None if p.grad is None else p.grad.numpy() for p in net.parameters()],
+                        calls))
+    assert results[0][0] == pytest.approx(results[1][0], rel=1e-12)
+    assert results[0][2] == results[1][2]
+    for got, want in zip(results[0][1], results[1][1]):
+        assert (got is None) == (want is None)
+        if got is not None:
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-14)
