@@ -196,6 +196,18 @@ from ._ops.shape import (
     unflatten,
     unsqueeze,
 )
+from ._ops.shape_composite import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    broadcast_shapes,
+    broadcast_tensors,
+    column_stack,
+    hstack,
+    movedim,
+    tile,
+    vstack,
+)
 from ._ops.sorting import argsort, bincount, bucketize, searchsorted, sort, topk, unique
 from ._ops.special import (
     acos,
@@ -242,6 +254,7 @@ __version__ = "0.1.0"
 
 clip = clamp
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+moveaxis = movedim
 concat = concatenate = cat
 multiply, subtract, divide, true_divide, negative = mul, sub, div, div, neg
 ger = outer

@@ -18,7 +18,19 @@ from typing import Any
 import numpy as np
 
 from . import _dtype
-from ._ops import _core, comparison, indexing, linalg, pointwise, reduction, sampling, scatter, sorting, special
+from ._ops import (
+    _core,
+    comparison,
+    indexing,
+    linalg,
+    pointwise,
+    reduction,
+    sampling,
+    scatter,
+    shape_composite,
+    sorting,
+    special,
+)
 from ._ops import shape as shape_ops
 from ._tensor_str import tensor_repr
 from .autograd import grad_mode
@@ -859,6 +871,8 @@ class Tensor:
     erf, erfc, erfinv, logit, nan_to_num = (special.erf, special.erfc, special.erfinv, special.logit,
                                             special.nan_to_num)
     lerp, addcmul, addcdiv = special.lerp, special.addcmul, special.addcdiv
+    tile, movedim = shape_composite.tile, shape_composite.movedim
+    moveaxis = movedim
     exp2, log10, sinh, cosh, sinc = special.exp2, special.log10, special.sinh, special.cosh, special.sinc
     asin, acos, atan, asinh, acosh, atanh = (special.asin, special.acos, special.atan, special.asinh,
                                              special.acosh, special.atanh)
