@@ -19,7 +19,7 @@ the work of drawing is done by that time). For each press we know what it must c
 cursor, the timeline drawn for the new step, the find dialog listing matches). The latency is
 from sending the key to the end of the first paint that (1) starts after the predicate holds and
 (2) leaves the widgets the key changed with no repaint pending (``_repaint_required``,
-``_layout_required``, queued regions, the screen's dirty set): the screen has changed and
+``_layout_required``, the screen's dirty set): the screen has changed and
 settled. The bench polls the predicate every millisecond on the app's own event loop, so it
 never runs inside a handler or a paint. Presses are spaced 150–250 ms apart (seeded jitter, so
 they do not lock step with the app's 100 ms ticker).
@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
 import random
 import statistics
 import subprocess
@@ -48,6 +49,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+if os.environ.get("BENCH_VIEWER_SRC"):  # the viewer from another tree (e.g. a `git archive` of a base commit)
+    sys.path.insert(0, os.environ["BENCH_VIEWER_SRC"])
 sys.path.insert(0, str(ROOT / "bench"))
 
 import _common  # noqa: E402,F401  (one BLAS thread here and in every child)
@@ -65,7 +68,8 @@ WIDE = ROOT / "bench" / "_wide_model.py"
 NET = ROOT / "examples" / "mnist_net.py"
 REPLAY_STEPS = 25  # × 40,006 events: the 1M-event file
 KEYS = ("expand", "move", "select", "step", "find")
-TIMEOUT = 30.0  # seconds a press may take before the bench gives up on it (reported)
+TIMEOUT = 20.0  # seconds a press may take before the bench gives up on it (counted, shown as ">")
+GIVE_UP = 3  # timeouts of one key before its remaining presses are skipped
 
 
 def rss_mib() -> float:
@@ -129,7 +133,8 @@ def pending(w: Widget) -> bool:
         screen = w.screen
     except Exception:  # noqa: BLE001 - removed with its screen: nothing left to paint
         return False
-    return bool(w._repaint_required or w._layout_required or w._repaint_regions or w in screen._dirty_widgets)
+    # (not ``_repaint_regions``: regions of a widget already repainted whole can stay behind)
+    return bool(w._repaint_required or w._layout_required or w in screen._dirty_widgets)
 
 
 def send(app: ModscopeApp, key: str, char: str | None) -> None:
@@ -156,14 +161,26 @@ async def measure_keys(app: ModscopeApp, clock: PaintClock, presses: int,
     async def gap() -> None:
         await asyncio.sleep(0.15 + rng.random() * 0.1)
 
+    async def timed(name: str, *args: Any) -> None:
+        """One measured press; a timeout counts as TIMEOUT (the key never answered in time)."""
+        if sum(1 for w, _ in out[name] if w >= TIMEOUT) >= GIVE_UP:
+            return
+        try:
+            out[name].append(await clock.press(*args))
+        except TimeoutError:
+            out[name].append((TIMEOUT, float("nan")))
+
     await until(lambda: app._auto_selected and app.selected != "")  # it moves the cursor once, by itself
     tree.focus()
     tree.move_cursor(tree.root)
     await until(lambda: params.module_path == "")
     for _ in range(presses):  # expand: collapse first (unmeasured), then expand (measured)
-        await clock.press("enter", "\r", lambda: not tree.root.is_expanded, lambda: [tree])
+        try:
+            await clock.press("enter", "\r", lambda: not tree.root.is_expanded, lambda: [tree])
+        except TimeoutError:
+            pass  # counted by the expand that follows (it finds the root still expanded, or not)
         await gap()
-        out["expand"].append(await clock.press("enter", "\r", lambda: tree.root.is_expanded, lambda: [tree]))
+        await timed("expand", "enter", "\r", lambda: tree.root.is_expanded, lambda: [tree])
         await gap()
     for i in range(presses):
         key = "down" if (i // 5) % 2 == 0 else "up"
@@ -173,7 +190,7 @@ async def measure_keys(app: ModscopeApp, clock: PaintClock, presses: int,
             node = tree.cursor_node
             return tree.cursor_line == target and node is not None and params.module_path == node.data
 
-        out["move"].append(await clock.press(key, None, moved, lambda: [tree, params]))
+        await timed("move", key, None, moved, lambda: [tree, params])
         await gap()
     timeline.focus()
     await gap()
@@ -185,7 +202,7 @@ async def measure_keys(app: ModscopeApp, clock: PaintClock, presses: int,
             return not timeline.follow and timeline.step != before and timeline._shown is not None \
                 and timeline._shown[0] == timeline.step
 
-        out["step"].append(await clock.press(key, char, stepped, lambda: [timeline]))
+        await timed("step", key, char, stepped, lambda: [timeline])
         await gap()
     for i in range(presses):  # up first: the timeline followed to its last line
         key = "up" if (i // 5) % 2 == 0 else "down"
@@ -197,17 +214,18 @@ async def measure_keys(app: ModscopeApp, clock: PaintClock, presses: int,
             return timeline.cursor == target and params.module_path == path and node is not None \
                 and node.data == path
 
-        out["select"].append(await clock.press(key, None, selected, lambda: [timeline, tree, params]))
+        await timed("select", key, None, selected, lambda: [timeline, tree, params])
         await gap()
     for _ in range(presses):
         def found() -> bool:
             screen = app.screen
-            return isinstance(screen, FindScreen) and screen.query_one("#matches").option_count > 0
+            matches = screen.query("#matches") if isinstance(screen, FindScreen) else []
+            return bool(matches) and matches.first().option_count > 0  # composed, and listing
 
-        out["find"].append(await clock.press("slash", "/", found,
-                                             lambda: [app.screen.query_one("#matches"), app.screen]))
+        await timed("find", "slash", "/", found, lambda: [app.screen.query_one("#matches"), app.screen])
         await gap()
-        await clock.press("escape", "\x1b", lambda: not isinstance(app.screen, FindScreen), lambda: [tree])
+        if isinstance(app.screen, FindScreen) or out["find"][-1][0] < TIMEOUT:
+            await clock.press("escape", "\x1b", lambda: not isinstance(app.screen, FindScreen), lambda: [tree])
         timeline.focus()
         await gap()
     return out
@@ -270,9 +288,14 @@ def pct(values: list[float], q: float) -> float:
 def row(name: str, result: dict[str, Any]) -> str:
     cells = []
     for k, samples in result["keys"].items():
-        wall, cpu = [w for w, _ in samples], [c for _, c in samples]
+        if not samples:
+            continue
+        wall, cpu = [w for w, _ in samples], [c for _, c in samples if c == c]
+        cpu = cpu or [float("nan")]
+        late = sum(1 for w in wall if w >= TIMEOUT)
         cells.append(f"{k} {statistics.median(wall) * 1e3:.0f}/{pct(wall, 0.95) * 1e3:.0f}"
-                     f" ({statistics.median(cpu) * 1e3:.0f}/{pct(cpu, 0.95) * 1e3:.0f})")
+                     f" ({statistics.median(cpu) * 1e3:.0f}/{pct(cpu, 0.95) * 1e3:.0f})"
+                     + (f" [{late} of {len(wall)} > {TIMEOUT:.0f} s]" if late else ""))
     extra = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in result.items() if k != "keys"}
     return f"{name:<10} " + "  ".join(cells) + f"   {extra}"
 
@@ -291,7 +314,7 @@ def main() -> None:
     }
     chosen = args.scenarios.split(",")
     print(f"key: wall p50/p95 ms (UI-thread CPU p50/p95 ms), {args.presses} presses each; load average "
-          f"{open('/proc/loadavg').read().split()[0]}")
+          f"{open('/proc/loadavg').read().split()[0]}; viewer from {os.environ.get('BENCH_VIEWER_SRC') or ROOT}")
     for r in range(args.rounds):
         for name in chosen:
             result = asyncio.run(runs[name](r))

@@ -234,3 +234,16 @@ async def test_a_big_replay_shows_its_first_frame_before_its_index_is_built(tmp_
         gate.set()
         await settle(pilot, app, lambda a: source.steps.end is not None and a.query_one(ModuleTree).modules)
         assert app.state.steps_available() == list(range(400)) and app.state.status == "ended"
+
+
+@pytest.mark.asyncio
+async def test_selecting_from_another_view_keeps_the_tree_lines():
+    app = ModscopeApp(DirectSource([wide_model_event(100)]))
+    async with app.run_test(size=(200, 55)) as pilot:
+        tree = app.query_one(ModuleTree)
+        await settle(pilot, app, lambda a: len(tree.root.children) == 400 and a.selected)
+        lines = tree._tree_lines
+        app._select("250")  # as the timeline or the graph does: its ancestors are open already
+        await pilot.pause(0.1)
+        assert tree.cursor_node is not None and tree.cursor_node.data == "250"
+        assert tree._tree_lines_cached is lines  # not rebuilt (10,000 widths on the big model)

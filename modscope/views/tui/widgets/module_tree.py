@@ -245,7 +245,7 @@ class ModuleTree(Tree[str]):
             if node is None:
                 return
             self._populate(node)
-            if depth < len(parts):
+            if depth < len(parts) and not node.is_expanded:  # expand() rebuilds every line, even when open
                 node.expand()
         node = self._node_by_path.get(path)
         if node is not None:
