@@ -21,6 +21,8 @@ from . import (
     distributions,
     nn,  # noqa: E402 - after Tensor: nn builds on it
     optim,
+    random,
+    version,
 )
 from ._creation import (
     arange,
