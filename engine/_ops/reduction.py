@@ -259,7 +259,12 @@ def var(a, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
         with np.errstate(invalid="ignore"):
             return (_expand_back(g, x.shape, dims, keepdim) * centred * _scale(dof, x.dtype),)
 
-    return result(out, "VarBackward0", (a,), backward, saved=(a,))
+    kept = _kept_shape(x.shape, dims)
+
+    def tensor_backward(g):
+        return (g.reshape(kept) * (a - mean(a, dims, True)) * float(_scale(dof, x.dtype)),)
+
+    return result(out, "VarBackward0", (a,), backward, saved=(a,), tensor_backward=tensor_backward)
 
 
 def std(a, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
@@ -271,7 +276,14 @@ def std(a, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
         with np.errstate(divide="ignore", invalid="ignore"):
             return (_expand_back(g, x.shape, dims, keepdim) * centred / denom,)
 
-    return result(out, "StdBackward0", (a,), backward, saved=(a,), save_output=True)
+    kept = _kept_shape(x.shape, dims)
+
+    def tensor_backward(g):
+        y = _core.saved_output(out).reshape(kept)
+        return (g.reshape(kept) * (a - mean(a, dims, True)) / (y * float(builtins.max(dof, 0))),)
+
+    return result(out, "StdBackward0", (a,), backward, saved=(a,), save_output=True,
+                  tensor_backward=tensor_backward)
 
 
 def _stat_mean(a, dim, unbiased, keepdim, correction, take_sqrt):

@@ -393,7 +393,8 @@ def repeat(a, *sizes):
         summed = g.reshape(split_shape).sum(axis=tuple(range(0, 2 * len(sizes), 2)))
         return (summed.reshape(in_shape),)
 
-    return result(out, "RepeatBackward0", (a,), backward)
+    return result(out, "RepeatBackward0", (a,), backward, tensor_backward=_core.linear_backward(
+        "RepeatBackward0", backward, lambda arr: np.tile(arr.reshape(xs.shape), sizes)))
 
 
 def flip(a, *args, dims=None):
@@ -555,7 +556,8 @@ def repeat_interleave(a, repeats=None, dim=None, *, output_size=None):
             raise RuntimeError("Repeats must be non-negative")
         shape = src.shape
         expanded = expand(unsqueeze(src, d + 1), shape[:d + 1] + (int(repeats),) + shape[d + 1:])
-        copied = result(np.ascontiguousarray(expanded._data), "CloneBackward0", (expanded,), lambda g: (g,))
+        copied = result(np.ascontiguousarray(expanded._data), "CloneBackward0", (expanded,), lambda g: (g,),
+                        tensor_backward=_identity)
         return view(copied, shape[:d] + (shape[d] * int(repeats),) + shape[d + 1:])
     counts = repeats._data if isinstance(repeats, _core._Tensor) else np.asarray(repeats)
     if counts.ndim > 1:

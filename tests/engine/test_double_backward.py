@@ -79,6 +79,9 @@ CASES = {
     "layer_norm_all_dims": (lambda L, a, w: (F(L).layer_norm(a.tanh(), (3, 4)) ** 3 * w).sum(), A, B),
     "layer_norm_linear": (lambda L, a, w, b: (F(L).layer_norm(a, (4,), w[0], b[0]) ** 2).sum()
                           + F(L).layer_norm(a, (4,), w[0], b[0]).sum(), A, B, POS),
+    "var_std": (lambda L, a: (a.var(1) ** 2).sum() + a.std() * a.std(0, keepdim=True).sum()
+                + a.var(dim=(0, 1), unbiased=False), A),
+    "repeat": (lambda L, a: (a.repeat(2, 1, 3) ** 3).sum() + (a.repeat_interleave(2, dim=1) ** 3).sum(), A),
     "where": (lambda L, a, b: L.where(a > 0, a * b, b * b).sum(), A, B),
     "masked_fill": (lambda L, a: (a.masked_fill(a > 0.3, 2.0) * a).sum(), A),
     "sum_mean": (lambda L, a: (a.sum(0, keepdim=True) ** 2).sum() + (a.mean(1) ** 2).sum() + a.mean() ** 2, A),
@@ -125,7 +128,7 @@ def test_second_derivatives_match_torch(name):
 
 FD_CASES = ["mul", "div", "pow_tensor", "exp", "tanh", "sigmoid", "sqrt", "softmax", "log_softmax", "norm",
             "linear", "views", "indexing", "cat_stack", "softplus", "gelu", "silu", "elu", "cross_entropy",
-            "max_pool", "avg_pool", "adaptive_avg_pool", "layer_norm", "clamp"]
+            "max_pool", "avg_pool", "adaptive_avg_pool", "layer_norm", "clamp", "var_std", "repeat"]
 
 
 @pytest.mark.parametrize("name", FD_CASES)
