@@ -16,6 +16,7 @@ from typing import Any
 
 from . import (
     accelerator,
+    amp,
     autograd,
     backends,
     distributions,
@@ -257,6 +258,7 @@ __version__ = "0.1.0"
 clip = clamp
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
 moveaxis = movedim
+autocast = amp.autocast
 concat = concatenate = cat
 multiply, subtract, divide, true_divide, negative = mul, sub, div, div, neg
 ger = outer
@@ -313,6 +315,7 @@ class cuda:  # noqa: N801 - torch.cuda as a CPU-only build of torch answers it
     memory_allocated = max_memory_allocated = staticmethod(lambda *args, **kwargs: 0)
     # questions about a device raise, as there
     synchronize = current_device = get_device_name = staticmethod(_no_cuda)
+    amp = amp.cuda_amp  # torch.cuda.amp.GradScaler / autocast (deprecated spellings)
 
     @staticmethod
     def device_count() -> int:
