@@ -31,12 +31,14 @@ def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
     return t.requires_grad_(True) if requires_grad else t
 
 
-def _infer(data: Any) -> np.ndarray:
-    """Python data -> array with torch's inference (floats -> default dtype, ints -> int64)."""
+def _infer(data: Any, float_dtype: np.dtype | None = None) -> np.ndarray:
+    """Python data -> array with torch's inference (floats -> default dtype, ints -> int64).
+    ``float_dtype``: Python floats go straight to it (a float64 tensor of ``[0.3]`` holds the
+    double 0.3, not 0.3 rounded through float32 first)."""
     arr = np.array(_plain(data))
     typed = isinstance(data, np.ndarray | np.generic)  # NumPy data keeps its dtype, as in torch
     if arr.dtype.kind == "f" and not typed:
-        return arr.astype(_dtype._default_float.np)
+        return arr.astype(float_dtype if float_dtype is not None else _dtype._default_float.np)
     if arr.dtype.kind in "iu" and not typed:
         return arr.astype(np.int64)
     if arr.dtype.kind not in "fiub":
@@ -62,8 +64,9 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
             UserWarning,
             stacklevel=2,
         )
-    arr = _infer(data)
-    arr = arr.astype(_np_dtype(dtype), copy=True) if dtype is not None else arr.copy()
+    target = _np_dtype(dtype) if dtype is not None else None
+    arr = _infer(data, target if target is not None and target.kind == "f" else None)
+    arr = arr.astype(target, copy=True) if target is not None else arr.copy()
     return _finish(arr, requires_grad)
 
 
