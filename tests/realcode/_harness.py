@@ -16,7 +16,7 @@ written.
 Same numbers under both libraries: ``compare(name, steps)`` builds the model under torch, copies its
 ``state_dict()`` into the engine's model through NumPy, and trains both. Randomness inside training
 is made the same for both ("twinned"): the script's ``DROPOUT`` is set to 0 (the only randomness the
-harness cannot share), and ``torch.randn``/``randn_like``/``rand``/``rand_like``/``randperm``, the
+harness cannot share), and ``torch.randn``/``randn_like``/``rand``/``rand_like``/``randperm``/``randint``, the
 shuffling of a ``DataLoader(shuffle=True)``, ``random_split`` and the draws of
 ``distributions.Categorical``/``Normal`` come from one NumPy stream with the same seed in both runs,
 so the scripts keep calling them exactly as written.
@@ -103,6 +103,14 @@ class _TwinnedTorch(types.ModuleType):
 
     def randperm(self, n, **_):
         return self._lib.tensor(self._rng.permutation(n), dtype=self._lib.int64)
+
+    def randint(self, *args, size=None, dtype=None, **_):
+        args = list(args)
+        if size is None:
+            size = args.pop()
+        low, high = (0, args[0]) if len(args) == 1 else args
+        return self._lib.tensor(self._rng.integers(low, high, _size((size,))),
+                                dtype=dtype if dtype is not None else self._lib.int64)
 
     @property
     def distributions(self):

@@ -19,6 +19,9 @@ pytestmark = pytest.mark.filterwarnings(
     # both libraries warn the same about the transformer script's options; not the subject here
     "ignore:enable_nested_tensor is True:UserWarning",
     "ignore:Support for mismatched key_padding_mask:UserWarning",
+    # nanoGPT's loop builds torch.cuda.amp.GradScaler: deprecated, and disabled without CUDA (both say so)
+    "ignore:.*torch.cuda.amp.GradScaler.* is deprecated:FutureWarning",
+    "ignore:torch.cuda.amp.GradScaler is enabled, but CUDA is not available:UserWarning",
 )
 
 
@@ -104,6 +107,11 @@ def test_twinned_randomness_is_the_same_under_both_libraries():
     t_draw = t_mod.torch.randn_like(torch.zeros(2, 3))
     e_draw = e_mod.torch.randn_like(engine.zeros(2, 3))
     np.testing.assert_array_equal(e_draw.numpy(), t_draw.numpy())
+    for args, kwargs in [((10, (5,)), {}), ((3, 9, (2, 2)), {}), ((7,), {"size": (4,)})]:
+        e_int = e_mod.torch.randint(*args, **kwargs)
+        t_int = t_mod.torch.randint(*args, **kwargs)
+        np.testing.assert_array_equal(e_int.numpy(), t_int.numpy())
+        assert e_int.dtype == engine.int64 and t_int.dtype == torch.int64
     assert t_draw.dtype == torch.float32 and e_draw.dtype == engine.float32
     assert h.load("mnist_cnn", "engine", twin_seed=0).DROPOUT == 0.0
     # distributions imported by name are twinned too: the same actions under both libraries
