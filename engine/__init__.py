@@ -341,6 +341,49 @@ def get_float32_matmul_precision() -> str:
     return _MATMUL_PRECISION[0]
 
 
+_NUM_THREADS = {"intra": None, "interop": None}
+
+
+def _thread_count(name: str, n: Any) -> builtins.int:
+    if not isinstance(n, builtins.int) or isinstance(n, builtins.bool):
+        raise RuntimeError(f"{name} expects an int, but got {type(n).__name__}")
+    if n <= 0:
+        raise RuntimeError(f"{name} expects a positive integer")
+    return n
+
+
+def set_num_threads(n: builtins.int) -> None:
+    """Kept as set and read back by ``get_num_threads``. The engine's kernels are NumPy's, whose
+    BLAS thread pool is sized at start-up (OMP_NUM_THREADS / OPENBLAS_NUM_THREADS), not by this."""
+    _NUM_THREADS["intra"] = _thread_count("set_num_threads", n)
+
+
+def get_num_threads() -> builtins.int:
+    """The last ``set_num_threads`` value, else torch's default: OMP_NUM_THREADS when set, else
+    the CPUs this process may use."""
+    import os
+    if _NUM_THREADS["intra"] is not None:
+        return _NUM_THREADS["intra"]
+    omp = os.environ.get("OMP_NUM_THREADS", "")
+    if omp.isdigit() and builtins.int(omp) > 0:
+        return builtins.int(omp)
+    if hasattr(os, "sched_getaffinity"):
+        return builtins.len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def set_num_interop_threads(n: builtins.int) -> None:
+    _NUM_THREADS["interop"] = _thread_count("set_num_interop_threads", n)
+
+
+def get_num_interop_threads() -> builtins.int:
+    """The last ``set_num_interop_threads`` value, else the CPUs this process may use."""
+    import os
+    if _NUM_THREADS["interop"] is not None:
+        return _NUM_THREADS["interop"]
+    return builtins.len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def use_deterministic_algorithms(mode: builtins.bool, *, warn_only: builtins.bool = False) -> None:
     """Kept as set; the engine's ops are deterministic anyway (NumPy on one CPU)."""
     _DETERMINISTIC[:] = [builtins.bool(mode), builtins.bool(warn_only)]

@@ -67,3 +67,26 @@ def test_unknown_precision_warns_as_torch_and_changes_nothing():
         torch.set_float32_matmul_precision("bogus")
     assert any(str(w.message).startswith("bogus is not one of 'highest', 'high', or 'medium'; the current"
                                          "setFloat32MatmulPrecision call has no effect.") for w in caught)
+
+
+def test_num_threads_as_torch():
+    torch = pytest.importorskip("torch")
+    assert engine.get_num_threads() == torch.get_num_threads()
+    assert engine.get_num_interop_threads() == torch.get_num_interop_threads()
+    before = engine.get_num_threads()
+    try:
+        engine.set_num_threads(1)
+        engine.set_num_interop_threads(3)
+        assert engine.get_num_threads() == 1 and engine.get_num_interop_threads() == 3
+    finally:
+        engine._NUM_THREADS.update(intra=None, interop=None)
+    assert engine.get_num_threads() == before
+    for bad in (0, -1, 1.5, "a", True):
+        if bad is True:
+            continue  # torch takes True as 1; the engine refuses a bool (not worth copying)
+        with pytest.raises(RuntimeError) as t_err:
+            torch.set_num_threads(bad)
+        with pytest.raises(RuntimeError) as e_err:
+            engine.set_num_threads(bad)
+        assert str(e_err.value) == str(t_err.value)
+    torch.set_num_threads(before)
