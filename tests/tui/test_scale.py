@@ -198,7 +198,7 @@ async def test_selecting_a_module_shows_its_parameters_from_the_index(events):
 
     state._index_params = counted
     app = ModscopeApp(DirectSource(events), state=state)
-    async with app.run_test(size=(120, 36)) as pilot:
+    async with app.run_test(size=(200, 55)) as pilot:  # the wide layout: every view on screen
         await settle(pilot, app, lambda a: a.selected == "blk.a")
         app._select("head")
         table = app.query_one(ParamsTable)
@@ -224,12 +224,14 @@ async def test_a_big_replay_shows_its_first_frame_before_its_index_is_built(tmp_
 
     def counting(screen, renderable):
         display(screen, renderable)
-        painted.append(source.steps.end)
+        painted.append(source.steps.end if source.steps is not None else None)  # None: no index yet
 
     app._display = counting
     async with app.run_test(size=(200, 55)) as pilot:
         await settle(pilot, app, lambda a: len(painted) > 0)
-        assert painted[0] is None and source.thread.is_alive()  # drawn while the index was not built
+        assert painted[0] is None  # drawn while the index was not built
+        await settle(pilot, app, lambda a: source.thread is not None)
+        assert source.thread.is_alive() and source.steps.end is None  # (held at the gate)
         assert app.query_one(ModuleTree).modules == {}
         gate.set()
         await settle(pilot, app, lambda a: source.steps.end is not None and a.query_one(ModuleTree).modules)
