@@ -48,7 +48,27 @@ from .modules.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose
 from .modules.distance import CosineSimilarity, PairwiseDistance
 from .modules.dropout import Dropout, Dropout2d
 from .modules.fold import Fold, Unfold
-from .modules.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .modules.loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
+    CrossEntropyLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MarginRankingLoss,
+    MSELoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    NLLLoss,
+    PoissonNLLLoss,
+    SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+)
 from .modules.normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, LocalResponseNorm
 from .modules.padding import (
     CircularPad1d,

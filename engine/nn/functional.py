@@ -39,6 +39,21 @@ from ._functional.loss import (
     mse_loss,
     nll_loss,
 )
+from ._functional.loss_more import (
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    huber_loss,
+    kl_div,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+    poisson_nll_loss,
+    smooth_l1_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+)
 from ._functional.normalization import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm
 from ._functional.pooling import (
     adaptive_avg_pool1d,
@@ -75,6 +90,10 @@ __all__ = [
     "local_response_norm", "logsigmoid", "max_pool1d", "mish", "normalize", "pairwise_distance", "pixel_shuffle",
     "pixel_unshuffle", "relu6", "selu", "silu", "softplus", "softsign", "tanhshrink", "unfold", "affine_grid",
     "grid_sample",
+    # the remaining losses
+    "cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss", "kl_div",
+    "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
+    "poisson_nll_loss", "smooth_l1_loss", "soft_margin_loss", "triplet_margin_loss",
 ]
 
 

@@ -48,9 +48,9 @@ def _scaled(t, factor: float, name: str = "MulBackward1"):
     return result(t._data * np.asarray(f, t._data.dtype), name, (t,), lambda g: (g * np.asarray(f, g.dtype),))
 
 
-def _add_scalar(t, value: float):
-    """``t + value`` as C++ records it (``AddBackward1``)."""
-    return result(t._data + np.asarray(value, t._data.dtype), "AddBackward1", (t,), lambda g: (g,))
+def _add_scalar(t, value: float, name: str = "AddBackward1"):
+    """``t + value`` as C++ records it (``AddBackward1``; ``SubBackward1`` for ``t - (-value)``)."""
+    return result(t._data + np.asarray(value, t._data.dtype), name, (t,), lambda g: (g,))
 
 
 def _reduce(loss: np.ndarray, how: str) -> np.ndarray:
