@@ -20,6 +20,7 @@ from . import (
     autograd,
     backends,
     distributions,
+    linalg,
     nn,  # noqa: E402 - after Tensor: nn builds on it
     optim,
     random,
@@ -84,10 +85,59 @@ from ._legacy_types import (
     ShortTensor,
 )
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
-from ._ops import linalg_api as linalg
 from ._ops.comparison import allclose, isclose
 from ._ops.indexing import gather, index_select, masked_select, nonzero, select, take_along_dim, where
 from ._ops.linalg import addmm, bmm, cdist, cross, dot, einsum, matmul, mm, mv, outer
+from ._ops.linalg_more import (
+    cholesky_deprecated as cholesky,
+)
+from ._ops.linalg_more import (
+    det,
+    inverse,
+    logdet,
+    matrix_power,
+    pinverse,
+    slogdet,
+)
+from ._ops.linalg_more import svd_torch as svd
+from ._ops.misc import (
+    addbmm,
+    addmv,
+    addr,
+    baddbmm,
+    block_diag,
+    cartesian_prod,
+    combinations,
+    corrcoef,
+    cov,
+    cummax,
+    cummin,
+    diff,
+    fliplr,
+    flipud,
+    histc,
+    index_copy,
+    index_fill,
+    index_put,
+    isin,
+    kron,
+    kthvalue,
+    logcumsumexp,
+    masked_scatter,
+    nanmean,
+    nanquantile,
+    put,
+    quantile,
+    renorm,
+    rot90,
+    take,
+    tensordot,
+    trace,
+    tril_indices,
+    triu_indices,
+    vander,
+)
+from ._ops.misc import mode as _mode
 from ._ops.pointwise import (
     abs,
     add,
@@ -395,3 +445,6 @@ def are_deterministic_algorithms_enabled() -> builtins.bool:
 
 def is_deterministic_algorithms_warn_only_enabled() -> builtins.bool:
     return _DETERMINISTIC[1]
+
+
+mode = _mode  # torch.mode (bound here: use_deterministic_algorithms has a parameter named mode)

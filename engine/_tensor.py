@@ -23,6 +23,8 @@ from ._ops import (
     comparison,
     indexing,
     linalg,
+    linalg_more,
+    misc,
     pointwise,
     reduction,
     sampling,
@@ -932,6 +934,17 @@ class Tensor:
     scatter, scatter_add, scatter_reduce, index_add = (scatter.scatter, scatter.scatter_add,
                                                        scatter.scatter_reduce, scatter.index_add)
     outer, ger, cross = linalg.outer, linalg.outer, linalg.cross
+    kron, diff, cov, corrcoef, trace, histc = misc.kron, misc.diff, misc.cov, misc.corrcoef, misc.trace, misc.histc
+    quantile, nanquantile, kthvalue, mode, nanmean = (misc.quantile, misc.nanquantile, misc.kthvalue, misc.mode,
+                                                      misc.nanmean)
+    cummax, cummin, logcumsumexp, renorm = misc.cummax, misc.cummin, misc.logcumsumexp, misc.renorm
+    unfold, rot90, fliplr, flipud, take, put = misc.unfold, misc.rot90, misc.fliplr, misc.flipud, misc.take, misc.put
+    index_fill, index_copy, masked_scatter, index_put = (misc.index_fill, misc.index_copy, misc.masked_scatter,
+                                                         misc.index_put)
+    baddbmm, addbmm, addmv, addr = misc.baddbmm, misc.addbmm, misc.addmv, misc.addr
+    det, slogdet, logdet, inverse = linalg_more.det, linalg_more.slogdet, linalg_more.logdet, linalg_more.inverse
+    svd, pinverse, matrix_power = linalg_more.svd_torch, linalg_more.pinverse, linalg_more.matrix_power
+    cholesky = linalg_more.cholesky_deprecated
 
     def where(self, condition: Any, other: Any) -> Tensor:
         return indexing.where(condition, self, other)
@@ -952,6 +965,36 @@ class Tensor:
 
     def index_add_(self, dim, index, source, *, alpha=1) -> Tensor:
         return self._inplace_unary(scatter.index_add, dim, index, source, alpha=alpha)
+
+    def index_fill_(self, dim, index, value) -> Tensor:
+        return self._inplace_unary(misc.index_fill, dim, index, value)
+
+    def index_copy_(self, dim, index, source) -> Tensor:
+        return self._inplace_unary(misc.index_copy, dim, index, source)
+
+    def masked_scatter_(self, mask, source) -> Tensor:
+        return self._inplace_unary(misc.masked_scatter, mask, source)
+
+    def put_(self, index, source, accumulate=False) -> Tensor:
+        return self._inplace_unary(misc.put, index, source, accumulate)
+
+    def index_put_(self, indices, values, accumulate=False) -> Tensor:
+        return self._inplace_unary(misc.index_put, indices, values, accumulate)
+
+    def renorm_(self, p, dim, maxnorm) -> Tensor:
+        return self._inplace_unary(misc.renorm, p, dim, maxnorm)
+
+    def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
+        return self._inplace_unary(misc.baddbmm, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addbmm_(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
+        return self._inplace_unary(misc.addbmm, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addmv_(self, mat, vec, *, beta=1, alpha=1) -> Tensor:
+        return self._inplace_unary(misc.addmv, mat, vec, beta=beta, alpha=alpha)
+
+    def addr_(self, vec1, vec2, *, beta=1, alpha=1) -> Tensor:
+        return self._inplace_unary(misc.addr, vec1, vec2, beta=beta, alpha=alpha)
 
 
 # --- helpers ----------------------------------------------------------------------------------
