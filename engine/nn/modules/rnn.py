@@ -23,6 +23,7 @@ from .. import functional as F
 from .. import init
 from .._functional._utils import legacy_type_name, shape_str
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
@@ -84,6 +85,54 @@ def _run_direction(x: Tensor, state: State, weights: Sequence[Tensor | None], st
         state = step(igates[t], state, w_hh, b_hh, w_hr)
         outputs[t] = state[0]
     return _shape.stack(outputs, 0), state
+
+
+def _run_packed(data: Tensor, batch_sizes: list[int], state: State, weights: Sequence[Tensor | None],
+                step: Step) -> tuple[Tensor, State]:
+    """One layer, forward direction, over packed ``data`` (torch's PackedLayer): at each step
+    the rows of the sequences that have ended leave the running state; their last states are
+    the final ones. Returns the packed outputs and the final state in sorted batch order."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    igates = F.linear(data, w_ih, b_ih)
+    outputs, done, offset, last = [], [], 0, batch_sizes[0]
+    for bs in batch_sizes:
+        if bs < last:
+            done.append(tuple(s[bs:last] for s in state))
+            state = tuple(s[:bs] for s in state)
+        last = bs
+        state = step(igates[offset:offset + bs], state, w_hh, b_hh, w_hr)
+        offset += bs
+        outputs.append(state[0])
+    done.append(state)
+    done.reverse()
+    final = tuple(_shape.cat([d[k] for d in done], 0) if len(done) > 1 else done[0][k] for k in range(len(state)))
+    return _shape.cat(outputs, 0), final
+
+
+def _run_packed_reverse(data: Tensor, batch_sizes: list[int], state: State, weights: Sequence[Tensor | None],
+                        step: Step) -> tuple[Tensor, State]:
+    """One layer, reverse direction, over packed ``data`` (torch's ReversedPackedLayer): from
+    the last step back, each sequence joins (with its initial state) at its own last step."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    igates = F.linear(data, w_ih, b_ih)
+    initial, last = state, batch_sizes[-1]
+    state = tuple(s[:last] for s in initial)
+    outputs, offset = [], data.size(0)
+    for bs in reversed(batch_sizes):
+        if bs > last:
+            state = tuple(_shape.cat([s, s0[last:bs]], 0) for s, s0 in zip(state, initial))
+        state = step(igates[offset - bs:offset], state, w_hh, b_hh, w_hr)
+        offset -= bs
+        last = bs
+        outputs.append(state[0])
+    outputs.reverse()
+    return _shape.cat(outputs, 0), state
+
+
+def _mini_batch(layer: Module, input: Tensor, batch_sizes: Tensor | None) -> int:  # noqa: A002
+    if batch_sizes is not None:
+        return int(batch_sizes[0])
+    return input.size(0) if layer.batch_first else input.size(1)
 
 
 def _shape_error(cls: type[Exception], message: str, layer: Module, what: str, expected: str,
@@ -205,7 +254,7 @@ class RNNBase(Module):
 
     def get_expected_hidden_size(self, input: Tensor, batch_sizes: Tensor | None = None) -> tuple[int, int, int]:  # noqa: A002
         """``(num_layers * num_directions, batch, proj_size or hidden_size)``."""
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        mini_batch = _mini_batch(self, input, batch_sizes)
         num_directions = 2 if self.bidirectional else 1
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         return (self.num_layers * num_directions, mini_batch, real_hidden)
@@ -221,8 +270,13 @@ class RNNBase(Module):
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
     def permute_hidden(self, hx: Any, permutation: Tensor | None) -> Any:
-        """``hx`` itself: without packed sequences there is no permutation to undo."""
-        return hx
+        """``hx`` with its batch dim (1) reordered by ``permutation`` (a packed batch's sort
+        order); ``hx`` itself when there is none."""
+        if permutation is None:
+            return hx
+        if isinstance(hx, tuple):
+            return tuple(h.index_select(1, permutation) for h in hx)
+        return hx.index_select(1, permutation)
 
     def extra_repr(self) -> str:
         s = "{input_size}, {hidden_size}"
@@ -248,6 +302,8 @@ class RNNBase(Module):
         (RNN, GRU) or an (h, c) pair (LSTM), and so is the returned final state."""
         self._init_flat_weights()  # the current parameters, however they were replaced
         pair = self.mode == "LSTM"
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         if input.dim() not in (2, 3):
             raise ValueError(self._rank_message(input.dim()))
         is_batched = input.dim() == 3
@@ -273,11 +329,29 @@ class RNNBase(Module):
             states = tuple(h.squeeze(1) for h in states)
         return output, (states if pair else states[0])
 
+    def _forward_packed(self, packed: PackedSequence, hx: Any) -> tuple[PackedSequence, Any]:
+        """torch's forward for a PackedSequence: initial states in the packed (sorted) batch
+        order, each sequence run to its own length, the output packed as the input, the final
+        states (each sequence's own last step) back in the caller's batch order."""
+        pair = self.mode == "LSTM"
+        data, batch_sizes, sorted_indices, unsorted_indices = packed
+        if hx is None:
+            states = self._zero_states(data, batch_sizes)
+        else:
+            states = tuple(self.permute_hidden(tuple(hx) if pair else hx, sorted_indices)) if pair else \
+                (self.permute_hidden(hx, sorted_indices),)
+        self.check_forward_args(data, states if pair else states[0], batch_sizes)
+        _check_matmul_dtype(states[0], self._flat_weights[0])
+        output, states = self._run_layers(data, states, [int(b) for b in batch_sizes._data])
+        states = tuple(self.permute_hidden(states, unsorted_indices))
+        out = PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices)
+        return out, (states if pair else states[0])
+
     def _rank_message(self, ndim: int) -> str:
         return f"{type(self).__name__}: Expected input to be 2D or 3D, got {ndim}D instead"
 
-    def _zero_states(self, input: Tensor) -> State:  # noqa: A002
-        h_shape = self.get_expected_hidden_size(input)
+    def _zero_states(self, input: Tensor, batch_sizes: Tensor | None = None) -> State:  # noqa: A002
+        h_shape = self.get_expected_hidden_size(input, batch_sizes)
         if self.mode != "LSTM":
             return (zeros(*h_shape, dtype=input.dtype),)
         c_shape = h_shape[:2] + (self.hidden_size,)
@@ -308,6 +382,12 @@ class RNNBase(Module):
         if x.size(0) == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         _check_matmul_dtype(hx[0], self._flat_weights[0])
+        output, states = self._run_layers(x, hx, None)
+        return (output.transpose(0, 1) if self.batch_first else output), states
+
+    def _run_layers(self, x: Tensor, hx: State, batch_sizes: list[int] | None) -> tuple[Tensor, State]:
+        """The layers over a time-major (T, N, H) input, or over packed data (``batch_sizes``
+        given): the last layer's outputs and the final states stacked over (layer, direction)."""
         step = _STEPS[self.mode]
         num_directions = 2 if self.bidirectional else 1
         initial = [s.unbind(0) for s in hx]
@@ -317,14 +397,17 @@ class RNNBase(Module):
             for direction in range(num_directions):
                 idx = layer * num_directions + direction
                 state = tuple(s[idx] for s in initial)
-                out, state = _run_direction(x, state, self._layer_weights(idx), step, reverse=direction == 1)
+                if batch_sizes is None:
+                    out, state = _run_direction(x, state, self._layer_weights(idx), step, reverse=direction == 1)
+                else:
+                    run = _run_packed_reverse if direction == 1 else _run_packed
+                    out, state = run(x, batch_sizes, state, self._layer_weights(idx), step)
                 outputs.append(out)
                 finals.append(state)
             x = _shape.cat(outputs, -1) if num_directions == 2 else outputs[0]
             if self.dropout != 0 and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
-        output = x.transpose(0, 1) if self.batch_first else x
-        return output, tuple(_shape.stack([f[k] for f in finals], 0) for k in range(len(hx)))
+        return x, tuple(_shape.stack([f[k] for f in finals], 0) for k in range(len(hx)))
 
     def _layer_weights(self, idx: int) -> tuple[Tensor | None, ...]:
         """(w_ih, w_hh, b_ih, b_hh, w_hr) of one layer and direction, None where absent."""
@@ -435,7 +518,7 @@ class LSTM(RNNBase):
 
     def get_expected_cell_size(self, input: Tensor, batch_sizes: Tensor | None = None) -> tuple[int, int, int]:  # noqa: A002
         """``(num_layers * num_directions, batch, hidden_size)``."""
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        mini_batch = _mini_batch(self, input, batch_sizes)
         return (self.num_layers * (2 if self.bidirectional else 1), mini_batch, self.hidden_size)
 
     def check_forward_args(self, input: Tensor, hidden: tuple[Tensor, Tensor],  # type: ignore[override]  # noqa: A002
