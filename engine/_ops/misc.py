@@ -136,9 +136,10 @@ def _expand_check(in_shape, out_shape):
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002 - torch's names
     """``beta * input + alpha * (batch1 @ batch2)`` over a batch of matrices."""
     x, b1, b2 = input._data, batch1._data, batch2._data
+    if b1.ndim >= 2 and b2.ndim >= 1:  # torch checks that input expands before the batches' shapes
+        _expand_check(x.shape, (b1.shape[0], b1.shape[1], b2.shape[-1]))
     _bmm_check(b1, b2)
     prod = b1 @ b2
-    _expand_check(x.shape, prod.shape)
     in_shape = x.shape
 
     def backward(g):
@@ -162,9 +163,17 @@ def _bmm_check(b1, b2):
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
     x, b1, b2 = input._data, batch1._data, batch2._data
-    _bmm_check(b1, b2)
+    if b1.ndim >= 2 and b2.ndim >= 1:
+        _expand_check(x.shape, (b1.shape[-2], b2.shape[-1]))
+    for name, b in (("batch1", b1), ("batch2", b2)):
+        if b.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if b1.shape[0] != b2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {b1.shape[0]} and {b2.shape[0]}")
+    if b1.shape[2] != b2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({b1.shape[1]}x{b1.shape[2]} and "
+                           f"{b2.shape[1]}x{b2.shape[2]})")
     prod = np.einsum("bij,bjk->ik", b1, b2)
-    _expand_check(x.shape, prod.shape)
     in_shape = x.shape
 
     def backward(g):
@@ -563,6 +572,9 @@ def index_fill(input, dim: int, index, value):  # noqa: A002
     _bounds(idx, d, n)
     key = (slice(None),) * d + (idx,)
     tv = value if isinstance(value, _core._Tensor) else None
+    if tv is not None and tv.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with {tv.ndim} "
+                           "dimension(s).")
     out = x.copy()
     out[key] = tv._data if tv is not None else value
 
@@ -572,7 +584,8 @@ def index_fill(input, dim: int, index, value):  # noqa: A002
         gv = None if tv is None else np.asarray(g[key].sum(), g.dtype)
         return gx, gv
 
-    return result(out, "IndexFillBackward0", (input, tv), backward)
+    # torch's two overloads: a Scalar value (IndexFillBackward0) or a 0-dim Tensor (IndexFillBackward1)
+    return result(out, "IndexFillBackward1" if tv is not None else "IndexFillBackward0", (input, tv), backward)
 
 
 def _bounds(idx, d, n):
@@ -593,8 +606,11 @@ def index_copy(input, dim: int, index, source):  # noqa: A002
     for i in range(x.ndim):
         if i != d and s.ndim == x.ndim and s.shape[i] != x.shape[i]:
             raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. "
-                               f"Destination slice shape: {x.shape[i]} at dimension {i} and source slice "
-                               f"shape: {s.shape[i]} at dimension {i}.")
+                               f"Destination slice shape: {x.shape[i]} at dimension {d} and source slice "
+                               f"shape: {s.shape[i]} at dimension {d}.")
+    if s.dtype != x.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{_type_name(x.dtype)} and (source) {_type_name(s.dtype)}")
     _bounds(idx, d, x.shape[d] if x.ndim else 1)
     key = (slice(None),) * d + (idx,)
     out = x.copy()
@@ -616,6 +632,9 @@ def masked_scatter(input, mask, source):  # noqa: A002
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
                            f"{_type_name(m.dtype)}")
+    if s.dtype != x.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
+                           f"{_type_name(x.dtype)} and {_type_name(s.dtype)}")
     shape = np.broadcast_shapes(x.shape, m.shape)
     m = np.broadcast_to(m, shape)
     k = int(m.sum())
@@ -666,6 +685,9 @@ def put(input, index, source, accumulate: bool = False):  # noqa: A002
     if i.size != s.size:
         raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
                          f"source.numel() = {s.size}, index.numel() = {i.size}")
+    if s.dtype != x.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{_type_name(x.dtype)} and source.dtype = {_type_name(s.dtype)}")
     flat = _flat_index(i, x.size).reshape(-1)
     out = x.copy().reshape(-1)
     if accumulate:
@@ -690,6 +712,10 @@ def index_put(input, indices, values, accumulate: bool = False):  # noqa: A002
     """``input[indices] = values`` out of place (``+=`` with repeats summed when
     ``accumulate``); ``indices`` is a tuple of index tensors, one per leading dim."""
     key = tuple(indices)
+    if isinstance(values, _core._Tensor) and values._data.dtype != input._data.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_type_name(input._data.dtype)} for the destination and "
+                           f"{_type_name(values._data.dtype)} for the source.")
     if not accumulate:
         return indexing.index_put(input, key, values)
     x = input._data
