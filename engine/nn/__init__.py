@@ -8,6 +8,7 @@
 
 from . import functional, init, utils
 from .modules import (
+    Bilinear,
     Flatten,
     Identity,
     Linear,
@@ -25,6 +26,7 @@ from .modules.activation import (
     GELU,
     GLU,
     SELU,
+    Hardshrink,
     Hardsigmoid,
     Hardswish,
     Hardtanh,
@@ -32,21 +34,27 @@ from .modules.activation import (
     LogSigmoid,
     LogSoftmax,
     Mish,
+    PReLU,
     ReLU,
     ReLU6,
+    RReLU,
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
+    Softmin,
     Softplus,
+    Softshrink,
     Softsign,
     Tanh,
     Tanhshrink,
+    Threshold,
 )
 from .modules.attention import MultiheadAttention, NonDynamicallyQuantizableLinear
-from .modules.batchnorm import BatchNorm1d, BatchNorm2d
+from .modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .modules.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .modules.distance import CosineSimilarity, PairwiseDistance
-from .modules.dropout import Dropout, Dropout2d
+from .modules.dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .modules.fold import Fold, Unfold
 from .modules.loss import (
     BCELoss,
@@ -69,7 +77,15 @@ from .modules.loss import (
     SoftMarginLoss,
     TripletMarginLoss,
 )
-from .modules.normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, LocalResponseNorm
+from .modules.normalization import (
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LayerNorm,
+    LocalResponseNorm,
+    RMSNorm,
+)
 from .modules.padding import (
     CircularPad1d,
     CircularPad2d,

@@ -18,7 +18,7 @@ from .._functional._utils import layer_error
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
 
 class _NormBase(Module):
@@ -147,3 +147,10 @@ class BatchNorm2d(_BatchNorm):
 
     _dims = (4,)
     _expected = "(N, {c}, H, W)"
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation over (N, C, D, H, W) input, per channel C."""
+
+    _dims = (5,)
+    _expected = "(N, {c}, D, H, W)"

@@ -6,7 +6,7 @@ from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Dropout", "Dropout2d"]
+__all__ = ["AlphaDropout", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -43,3 +43,31 @@ class Dropout2d(_DropoutNd):
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_DropoutNd):
+    """Zero whole channels of (N, C, L) or (C, L) input with probability ``p`` in training mode."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability ``p``."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout that keeps the self-normalising property of SELU networks (training mode only)."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """``AlphaDropout`` of whole channels."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.feature_alpha_dropout(input, self.p, self.training)
