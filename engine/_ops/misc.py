@@ -509,12 +509,17 @@ def logcumsumexp(input, dim: int):  # noqa: A002
     out = np.logaddexp.accumulate(x, axis=d)
 
     def backward(g):
-        # d out_i / d x_j = exp(x_j - out_i) for j <= i; shifting by the last (largest) out
-        # keeps exp(c - out_i) and exp(x_j - c) in range for the common cases
-        c = np.take(out, [-1], axis=d)
-        w = g * np.exp(c - out)
-        rev = np.flip(np.cumsum(np.flip(w, d), axis=d), d)
-        return ((rev * np.exp(x - c)).astype(x.dtype),)
+        # grad_j = sum_{i >= j} g_i exp(x_j - out_i), summed in log space for the positive and
+        # the negative g_i apart (as torch does), so no exp over- or underflows
+        with np.errstate(divide="ignore"):
+            log_g = np.log(np.abs(g))
+
+        def part(sign):
+            terms = np.where(np.sign(g) == sign, log_g - out, -np.inf)
+            acc = np.flip(np.logaddexp.accumulate(np.flip(terms, d), axis=d), d)
+            return np.exp(x + acc)
+
+        return ((part(1) - part(-1)).astype(x.dtype),)
 
     return result(out, "LogcumsumexpBackward0", (input,), backward, saved=(input,))
 
