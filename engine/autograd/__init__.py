@@ -32,10 +32,36 @@ from .grad_mode import (
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = [
-    "Function", "FunctionCtx", "GradcheckError", "anomaly_mode", "backward", "detect_anomaly", "enable_grad",
+    "Function", "FunctionCtx", "GradcheckError", "Variable", "anomaly_mode", "backward", "detect_anomaly",
+    "enable_grad",
     "functional", "grad", "gradcheck", "gradgradcheck", "graph", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "once_differentiable", "set_detect_anomaly", "set_grad_enabled",
 ]
+
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, other: Any) -> bool:
+        from .._tensor import Tensor
+
+        return isinstance(other, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """torch's deprecated ``Variable``: ``Variable(t, requires_grad=False)`` returns a new tensor
+    sharing ``t``'s data, detached from its graph, with ``requires_grad`` set; every tensor is an
+    instance of it. ``volatile`` only warns, as in torch."""
+
+    def __new__(cls, data: Any, requires_grad: bool = False, volatile: bool = False) -> Any:  # type: ignore[misc]
+        from .._tensor import Tensor
+
+        if volatile:
+            import warnings
+
+            warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                          stacklevel=2)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        return data.detach().requires_grad_(requires_grad)
 
 
 def _as_list(x: Any) -> list:

@@ -11,13 +11,18 @@ import math
 import warnings
 from typing import Literal
 
-from .._random import Generator
+import numpy as np
+
+from .._ops.special import _erfinv_array
+from .._random import Generator, normal_array, uniform_array
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ._functional._erf import erf
 
 __all__ = [
     "calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
     "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
+    "dirac_", "eye_", "orthogonal_", "sparse_", "trunc_normal_",
 ]
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -128,3 +133,85 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+# --- trunc_normal_, orthogonal_, sparse_, eye_, dirac_ ------------------------------------------
+
+def _filled(tensor: Tensor, values) -> Tensor:
+    """Copy the array ``values`` into ``tensor`` in place (under no_grad), in its dtype."""
+    with grad_mode.no_grad():
+        return tensor.copy_(Tensor._wrap(np.asarray(values, dtype=tensor._data.dtype).reshape(tensor.shape)))
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator: Generator | None = None) -> Tensor:
+    """Fill with draws from N(mean, std²) truncated to ``[a, b]`` (torch's inverse-CDF method;
+    it warns, as here, when ``mean`` is more than 2 std outside the interval)."""
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
+                      "may be incorrect.", stacklevel=2)
+    # torch's method: uniform between the CDF values of a and b, through the inverse CDF
+
+    def cdf(x: float) -> float:
+        return float((1.0 + erf(np.asarray(x / math.sqrt(2.0)))) / 2.0)
+
+    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
+    u = uniform_array((int(tensor.numel()),), 2 * lo - 1, 2 * hi - 1, np.float64, generator)
+    out = np.clip(_erfinv_array(u) * std * math.sqrt(2.0) + mean, a, b)
+    return _filled(tensor, out)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix (the Q of a QR decomposition of a Gaussian matrix,
+    signs fixed by R's diagonal), flattened over the trailing dims, times ``gain``."""
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.size(0)
+    cols = tensor.numel() // rows
+    flat = normal_array((rows, cols), 0.0, 1.0, np.float64, generator)
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _filled(tensor, q * gain)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Generator | None = None) -> Tensor:
+    """Fill a 2-D tensor from N(0, std²), then zero ``ceil(sparsity · rows)`` random rows of each
+    column."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+    values = normal_array((rows, cols), 0.0, std, np.float64, generator)
+    order = np.argsort(uniform_array((rows, cols), 0.0, 1.0, np.float64, generator), axis=0)
+    np.put_along_axis(values, order[:num_zeros], 0.0, axis=0)  # a random permutation per column
+    return _filled(tensor, values)
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-D tensor with the identity (ones on the diagonal)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _filled(tensor, np.eye(*tensor.shape))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-D (convolution) weight with the Dirac delta: the convolution then
+    preserves the input channels (per group)."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = sizes[0] // groups
+    min_dim = min(per_group, sizes[1])
+    out = np.zeros(sizes)
+    g, d = np.meshgrid(np.arange(groups), np.arange(min_dim), indexing="ij")
+    centre = tuple(s // 2 for s in sizes[2:])
+    out[(g * per_group + d).ravel(), d.ravel(), *centre] = 1
+    return _filled(tensor, out)
