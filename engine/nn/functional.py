@@ -74,6 +74,7 @@ from ._functional.pooling import (
     max_pool1d,
     max_pool2d,
 )
+from ._functional.pooling3d import adaptive_max_pool1d, avg_pool3d, max_pool3d
 from ._functional.sampling import (
     affine_grid,
     channel_shuffle,
@@ -107,6 +108,7 @@ __all__ = [
     # the remaining activations, norms, dropouts
     "alpha_dropout", "bilinear", "dropout1d", "dropout3d", "feature_alpha_dropout", "gumbel_softmax", "hardshrink",
     "prelu", "rms_norm", "rrelu", "softmin", "softshrink", "threshold",
+    "adaptive_max_pool1d", "avg_pool3d", "max_pool3d",
 ]
 
 
