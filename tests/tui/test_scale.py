@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from modscope.views.tui.app import ModscopeApp
-from modscope.views.tui.sources import ReplaySource, Source
+from modscope.views.tui.sources import ReplaySource, Source, fold
 from modscope.views.tui.state import SessionState
 from modscope.views.tui.widgets.module_tree import ModuleTree, label_width, module_label
 from modscope.views.tui.widgets.params_table import ParamsTable
@@ -40,15 +40,14 @@ def forward(path: str, seq: int, dur_ns: int, step: int = 0) -> dict:
 
 
 class DirectSource(Source):
-    """Folds the given events at start (the app sees a model at its first tick)."""
+    """Folds the given events on a thread of its own, as the real sources do (not validated:
+    the synthetic model here is built for size, not for the schema's every field)."""
 
     def __init__(self, events: list[dict]) -> None:
         self.events = events
 
     def start(self, state: SessionState) -> None:
-        with state.lock:
-            for e in self.events:
-                state.apply(e)
+        threading.Thread(target=fold, args=(state, self.events, None), daemon=True).start()
 
 
 def visible_module_lines(tree: ModuleTree) -> int:

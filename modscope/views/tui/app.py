@@ -144,9 +144,7 @@ class ModscopeApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
-        # After the first frame: a big replay's reader would otherwise hold the GIL while the
-        # screen is first laid out (a 1M-event file's first frame came 1.5 s later than a small one's)
-        self.call_after_refresh(self.source.start, self.state)
+        self.source.start(self.state)
         self._ticker = self.set_interval(self.refresh_interval, self.refresh_views)
         self._check_size()
 

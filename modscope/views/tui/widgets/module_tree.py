@@ -111,9 +111,8 @@ class ModuleTree(Tree[str]):
         if root_info is None:
             return
         self.root.data = root_path
-        self.root.set_label(self._name_label(root_info))
         self._node_by_path[root_path] = self.root
-        self._widths[root_path] = label_width(root_info, root_name)
+        self.root.set_label(self._build_label(root_path))  # the one label always built: the model at a glance
         self._populate(self.root)
         self.root.expand()
         if not expanded and len(modules) <= AUTO_EXPAND_LIMIT:  # a small model opens two levels deep
