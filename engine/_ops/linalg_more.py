@@ -88,13 +88,27 @@ def _inv_array(x: np.ndarray, name: str = "linalg.inv") -> np.ndarray:
 
 # --- determinants ------------------------------------------------------------------------------
 
+def _others_product(s: np.ndarray) -> np.ndarray:
+    """``prod_{j != i} s_j`` for each i along the last axis, without dividing (s may hold 0s)."""
+    ones = np.ones(s.shape[:-1] + (1,), s.dtype)
+    left = np.cumprod(np.concatenate([ones, s[..., :-1]], -1), -1)
+    right = np.flip(np.cumprod(np.concatenate([ones, np.flip(s[..., 1:], -1)], -1), -1), -1)
+    return left * right
+
+
 def det(a):
-    """The determinant; its gradient is ``g * det * A^{-T}`` (needs an invertible A)."""
+    """The determinant; its gradient is the cofactor matrix ``adj(A)^T`` (``det * A^{-T}``),
+    computed from an SVD so that nearly singular matrices get it accurately. Where the
+    determinant is exactly 0 the gradient is 0, as torch 2.13 returns (not the cofactors)."""
     x = _check("det", a)
     d = np.linalg.det(x).astype(x.dtype)
 
     def backward(g):
-        return ((g * d)[..., None, None] * _mT(np.linalg.inv(x)),)
+        # A = U S Vh: adj(A)^T = det(U) det(Vh) U diag(prod_{j != i} s_j) Vh
+        u, s, vh = np.linalg.svd(x)
+        sign = np.linalg.det(u) * np.linalg.det(vh)
+        cof = (u * _others_product(s)[..., None, :]) @ vh
+        return (np.where((d == 0)[..., None, None], 0.0, (g * sign)[..., None, None] * cof).astype(x.dtype),)
 
     return result(d, "LinalgDetBackward0", (a,), backward, saved=(a,))
 

@@ -25,6 +25,8 @@ WIDE = RNG.standard_normal((3, 4))
 RHS = RNG.standard_normal((3, 2))
 RHS4 = RNG.standard_normal((4, 2))
 VEC = RNG.standard_normal((3,))
+SINGULAR = np.array([[1.0, 2.0, 0.5], [2.0, 4.0, 1.0], [0.3, -1.0, 2.0]])  # rank 2
+RANK1 = np.outer([1.0, -2.0, 0.5], [0.3, 1.0, 2.0])
 
 
 def spd(lib, a):
@@ -40,6 +42,8 @@ CASES = {
     "det": (lambda lib, m: lib.linalg.det(m), [M], "LinalgDetBackward0"),
     "det_batched": (lambda lib, m: lib.det(m), [MB], "LinalgDetBackward0"),
     "det_method": (lambda lib, m: m.det(), [NEG], "LinalgDetBackward0"),
+    "det_singular": (lambda lib, m: lib.linalg.det(m), [SINGULAR], "LinalgDetBackward0"),
+    "det_rank_deficient": (lambda lib, m: lib.linalg.det(m), [RANK1], "LinalgDetBackward0"),
     "slogdet": (lambda lib, m: lib.linalg.slogdet(m).logabsdet, [NEG], "LinalgSlogdetBackward0"),
     "slogdet_top": (lambda lib, m: lib.slogdet(m)[1], [MB], "LinalgSlogdetBackward0"),
     "logdet": (lambda lib, m: lib.logdet(m), [M], "WhereBackward0"),
@@ -121,7 +125,12 @@ def test_parity(name, dtype):
         assert e_outs[0].grad_fn.name() == t_outs[0].grad_fn.name() == CASES[name][2]
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+# torch's (and so the engine's) gradient of det is 0 where det is exactly 0, not the cofactors
+# finite differences see
+NO_GRADCHECK = {"det_singular", "det_rank_deficient"}
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - NO_GRADCHECK))
 def test_gradcheck(name):
     call, inputs, _ = CASES[name]
     gradcheck(lambda *xs: call(engine, *xs), *[engine.tensor(x, dtype=engine.float64, requires_grad=True)
@@ -198,6 +207,17 @@ def test_qr_r_mode_is_not_differentiable():
     with pytest.raises(RuntimeError, match="The derivative of linalg.qr depends on Q, which is not computed when "
                                            "mode='r'"):
         torch.linalg.qr(t, mode="r").R.sum().backward()
+
+
+def test_det_gradient_near_singular_is_the_cofactor_matrix():
+    eps = 1e-9
+    a = np.diag([1.0, eps, 2.0])
+    x = engine.tensor(a, requires_grad=True)
+    engine.linalg.det(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.diag([2 * eps, 2.0, eps]), rtol=1e-6, atol=1e-15)
+    x = engine.tensor(np.diag([1.0, 0.0, 2.0]), requires_grad=True)
+    engine.linalg.det(x).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((3, 3)))
 
 
 def test_svd_gradient_through_singular_values_only_survives_repeated_values():

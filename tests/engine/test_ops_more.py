@@ -49,6 +49,8 @@ CASES = {
     "corrcoef": (lambda lib, a: lib.corrcoef(a), [A], True),
     "quantile": (lambda lib, a: lib.quantile(a, 0.3), [A], False),
     "quantile_dim_q": (lambda lib, a, q: lib.quantile(a, q, dim=1, keepdim=True), [A, ("q", [0.1, 0.5, 0.9])], False),
+    "quantile_keepdim_all": (lambda lib, a: lib.quantile(a, 0.65, keepdim=True), [A], False),
+    "quantile_1d": (lambda lib, v: lib.quantile(v, 0.2, dim=0), [V], False),
     "quantile_lower": (lambda lib, a: a.quantile(0.4, dim=0, interpolation="lower"), [A], False),
     "quantile_higher": (lambda lib, a: lib.quantile(a, 0.4, dim=0, interpolation="higher"), [A], False),
     "quantile_midpoint": (lambda lib, a: lib.quantile(a, 0.4, dim=1, interpolation="midpoint"), [A], False),
