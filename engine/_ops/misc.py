@@ -103,7 +103,8 @@ def trace(a):
         return (gx,)
 
     out = np.trace(x)
-    return result(np.asarray(out, x.dtype if x.dtype.kind == "f" else np.int64), "TraceBackward0", (a,), backward)
+    return result(np.asarray(out, x.dtype if x.dtype.kind == "f" else np.int64), "TraceBackward0", (a,), backward,
+                  tensor_backward=_core.linear_backward("TraceBackward0", backward, np.trace))
 
 
 def _scaled_sum(inp, prod, beta, alpha, in_shape):
@@ -679,7 +680,9 @@ def take(input, index):  # noqa: A002
         np.add.at(gx, flat.reshape(-1), g.reshape(-1))
         return (gx.reshape(shape),)
 
-    return result(x.reshape(-1)[flat], "TakeBackward0", (input,), backward)
+    return result(x.reshape(-1)[flat], "TakeBackward0", (input,), backward,
+                  tensor_backward=_core.linear_backward("TakeBackward0", backward,
+                                                        lambda arr: arr.reshape(-1)[flat]))
 
 
 def put(input, index, source, accumulate: bool = False):  # noqa: A002
@@ -792,8 +795,12 @@ def rot90(input, k: int = 1, dims=(0, 1)):  # noqa: A002
     d0, d1 = wrap_dim(dims[0], input.ndim), wrap_dim(dims[1], input.ndim)
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
-    return result(np.rot90(input._data, k, (d0, d1)).copy(), "Rot90Backward0", (input,),
-                  lambda g: (np.rot90(g, -k, (d0, d1)),))
+    def backward(g):
+        return (np.rot90(g, -k, (d0, d1)),)
+
+    return result(np.rot90(input._data, k, (d0, d1)).copy(), "Rot90Backward0", (input,), backward,
+                  tensor_backward=_core.linear_backward("Rot90Backward0", backward,
+                                                        lambda arr: np.rot90(arr, k, (d0, d1))))
 
 
 def fliplr(input):  # noqa: A002

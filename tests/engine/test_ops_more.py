@@ -403,3 +403,25 @@ def test_cov_of_integers_matches_torch():
     e, t = engine.cov(engine.tensor(data)), torch.cov(torch.tensor(data))
     assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
     np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", [
+    lambda lib, x: lib.trace(x),
+    lambda lib, x: lib.rot90(x, 1),
+    lambda lib, x: x.take(lib.tensor([0, 4, 4, 11])),
+    lambda lib, x: x.unfold(1, 2, 1),
+])
+def test_double_backward_of_linear_ops(op):
+    """create_graph=True through the linear ops: the gradient of (grad . v) w.r.t. the upstream
+    weights matches torch (the ops' backward is itself differentiable)."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (engine, torch):
+        x = lib.tensor(A, requires_grad=True)
+        out = op(lib, x * x)
+        w = lib.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)), requires_grad=True)
+        (g,) = lib.autograd.grad((out * w).sum(), x, create_graph=True)
+        (g * lib.tensor(np.cos(np.arange(12.0)).reshape(3, 4))).sum().backward()
+        results.append((g.detach().numpy(), x.grad.numpy(), w.grad.numpy()))
+    for e, t in zip(*results):
+        np.testing.assert_allclose(e, t, rtol=1e-12)
