@@ -117,7 +117,7 @@ from .modules.pooling import (
     MaxPool3d,
 )
 from .modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from .modules.sparse import Embedding
+from .modules.sparse import Embedding, EmbeddingBag
 from .modules.transformer import (
     Transformer,
     TransformerDecoder,

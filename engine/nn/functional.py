@@ -86,7 +86,7 @@ from ._functional.sampling import (
     pixel_unshuffle,
     unfold,
 )
-from ._functional.sparse import embedding, one_hot
+from ._functional.sparse import embedding, embedding_bag, one_hot
 
 __all__ = [
     "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
@@ -108,7 +108,7 @@ __all__ = [
     # the remaining activations, norms, dropouts
     "alpha_dropout", "bilinear", "dropout1d", "dropout3d", "feature_alpha_dropout", "gumbel_softmax", "hardshrink",
     "prelu", "rms_norm", "rrelu", "softmin", "softshrink", "threshold",
-    "adaptive_max_pool1d", "avg_pool3d", "max_pool3d",
+    "adaptive_max_pool1d", "avg_pool3d", "embedding_bag", "max_pool3d",
 ]
 
 

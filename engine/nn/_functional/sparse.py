@@ -100,3 +100,111 @@ def one_hot(tensor, num_classes: int = -1):
     out = (x[..., None] == np.arange(num_classes)).astype(np.int64)
     return Tensor._wrap(out)
 
+
+
+def embedding_bag(input, weight, offsets=None, max_norm: float | None = None, norm_type: float = 2,  # noqa: A002
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights=None, include_last_offset: bool = False, padding_idx: int | None = None):
+    """Sums, means or maxima of bags of ``weight`` rows, in one node (``EmbeddingBagBackward0``).
+
+    A 2-D ``input`` is a batch of equal-length bags; a 1-D one is cut into bags at ``offsets``
+    (the last offset closing the last bag with ``include_last_offset``). ``per_sample_weights``
+    (mode ``'sum'``) scales each looked-up row; ``padding_idx`` entries are left out (and not
+    counted by the mean); an empty bag gives zeros.
+    """
+    idx_t = input
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+        b, n = input.shape
+        starts = np.arange(0, b * n, n, dtype=np.int64)
+        idx = input._data.reshape(-1)
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        idx = input._data
+        starts = offsets._data.astype(np.int64)
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if max_norm is not None:
+        _renorm_rows(weight._data, idx, max_norm, norm_type)
+    if per_sample_weights is not None and tuple(per_sample_weights.shape) != tuple(idx_t.shape):
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                         f"must have the same shape as the input ({idx_t.shape})")
+    if not weight.ndim == 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    if sparse:
+        raise NotImplementedError("engine has no sparse tensors: use embedding_bag(..., sparse=False)")
+    _check_indices(idx, "indices")
+    if starts.size and starts[0] != 0:
+        raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                           f"position 0. However, got {int(starts[0])}\n[ torch.LongTensor{{}} ]")
+    if starts.size and starts[-1] > idx.size:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {idx.size} but got offsets[-1] of "
+                           f"{int(starts[-1])}")
+    w = weight._data
+    num, dim = w.shape
+    if idx.size and (idx.min() < 0 or idx.max() >= num):
+        raise IndexError("index out of range in self")
+    if padding_idx is not None:
+        padding_idx = padding_idx % num
+    end = idx.size
+    if include_last_offset and starts.size:
+        starts, end = starts[:-1], int(starts[-1])
+    bags = starts.size
+    seg = np.searchsorted(starts, np.arange(idx.size), side="right") - 1  # bag of each element
+    keep = np.arange(idx.size) < end
+    if padding_idx is not None:
+        keep &= idx != padding_idx
+    pos = np.nonzero(keep)[0]
+    rows_idx, rows_seg = idx[pos], seg[pos]
+    vals = w[rows_idx]
+    psw = None if per_sample_weights is None else per_sample_weights._data.reshape(-1)[pos]
+    if psw is not None:
+        vals = vals * psw[:, None]
+    counts = np.bincount(rows_seg, minlength=bags)
+    filled = counts > 0
+    first = (np.cumsum(counts) - counts)[filled]  # where each non-empty bag's rows start
+    out = np.zeros((bags, dim), w.dtype)
+    chosen = None
+    if pos.size and mode == "max":
+        out[filled] = np.maximum.reduceat(vals, first, axis=0)
+        order = np.where(vals == out[rows_seg], np.arange(pos.size)[:, None], pos.size)
+        chosen = np.minimum.reduceat(order, first, axis=0)  # (filled bags, dim): the first maximum
+    elif pos.size:
+        out[filled] = np.add.reduceat(vals, first, axis=0)
+        if mode == "mean":
+            out[filled] /= counts[filled, None].astype(w.dtype)
+    out = out.astype(w.dtype, copy=False)
+    scale = (1.0 / np.maximum(counts, 1))[rows_seg] if mode == "mean" else np.ones(pos.size)
+
+    def backward(g):
+        if mode == "max":
+            per = np.zeros((pos.size, dim), g.dtype)
+            if pos.size:
+                cols = np.broadcast_to(np.arange(dim), chosen.shape)
+                per[chosen, cols] = g[filled]
+        else:
+            per = g[rows_seg] * scale[:, None].astype(g.dtype)
+            if psw is not None:
+                per = per * psw[:, None]
+        gw = _embedding_grad(per, rows_idx, num, padding_idx, scale_grad_by_freq)
+        gp = None
+        if per_sample_weights is not None:
+            gp = np.zeros(idx.size, g.dtype)
+            gp[pos] = (g[rows_seg] * w[rows_idx]).sum(1)
+            gp = gp.reshape(per_sample_weights.shape)
+        return gw, gp
+
+    return result(out, "EmbeddingBagBackward0", (weight, per_sample_weights), backward, saved=(weight,))
