@@ -95,6 +95,7 @@ from ._ops.linalg_more import (
     det,
     inverse,
     logdet,
+    matrix_exp,
     matrix_power,
     pinverse,
     slogdet,

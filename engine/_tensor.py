@@ -944,6 +944,7 @@ class Tensor:
     baddbmm, addbmm, addmv, addr = misc.baddbmm, misc.addbmm, misc.addmv, misc.addr
     det, slogdet, logdet, inverse = linalg_more.det, linalg_more.slogdet, linalg_more.logdet, linalg_more.inverse
     svd, pinverse, matrix_power = linalg_more.svd_torch, linalg_more.pinverse, linalg_more.matrix_power
+    matrix_exp = linalg_more.matrix_exp
     cholesky = linalg_more.cholesky_deprecated
 
     def where(self, condition: Any, other: Any) -> Tensor:

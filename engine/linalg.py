@@ -10,11 +10,14 @@ from ._ops.linalg_api import cross, matrix_norm, norm, svdvals, vector_norm
 from ._ops.linalg_more import (
     LinAlgError,
     cholesky,
+    cholesky_ex,
     det,
     eigh,
     eigvalsh,
     inv,
+    inv_ex,
     lstsq,
+    matrix_exp,
     matrix_power,
     matrix_rank,
     multi_dot,
@@ -22,7 +25,9 @@ from ._ops.linalg_more import (
     qr,
     slogdet,
     solve,
+    solve_triangular,
     svd,
+    vander,
     vecdot,
 )
 from ._ops.shape import diagonal as _diagonal
@@ -33,6 +38,6 @@ def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):  # noqa: N8
     return _diagonal(A, offset, dim1, dim2)
 
 
-__all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
-           "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
-           "svd", "svdvals", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex",
+           "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
+           "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]

@@ -541,3 +541,140 @@ def vecdot(x, y, *, dim: int = -1):
     """The dot product of vectors along ``dim`` (broadcasting the rest)."""
     from . import reduction
     return reduction.sum(pointwise.mul(x, y), dim)
+
+
+# --- triangular solve, matrix_exp, the _ex variants, vander -------------------------------------
+
+def _triangle(x: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
+    t = np.triu(x) if upper else np.tril(x)
+    if unit:
+        t = t.copy()
+        np.einsum("...ii->...i", t)[...] = 1.0
+    return t
+
+
+def _tri_solve(t: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``t^{-1} b``; a zero on the diagonal gives inf/NaN (IEEE division), as LAPACK's trtrs."""
+    try:
+        return np.linalg.solve(t, b)
+    except np.linalg.LinAlgError:
+        return np.full(np.broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:], np.nan, b.dtype)
+
+
+def solve_triangular(A, B, *, upper: bool, left: bool = True, unitriangular: bool = False):  # noqa: N803
+    """``X`` with ``T X = B`` (``X T = B`` when ``left=False``) for the upper or lower triangle
+    ``T`` of ``A`` (with a unit diagonal when ``unitriangular``); the other triangle is not
+    read and gets no gradient."""
+    x, b = _check("solve_triangular", A), B._data
+    if (b.shape[-2] if left else b.shape[-1]) != x.shape[-1]:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({x.shape[-2]}x{x.shape[-1]} and "
+                           f"{b.shape[-2]}x{b.shape[-1]})")
+    t = _triangle(x, upper, unitriangular)
+    t_eff, b_eff = (t, b) if left else (_mT(t), _mT(b))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        xs = _tri_solve(t_eff, b_eff)
+    out = xs if left else _mT(xs)
+
+    def backward(g):
+        gm = g if left else _mT(g)
+        gb = np.linalg.solve(_mT(t_eff), gm)
+        ga = -gb @ _mT(xs)
+        ga = ga if left else _mT(ga)
+        ga = np.triu(ga, 1 if unitriangular else 0) if upper else np.tril(ga, -1 if unitriangular else 0)
+        return _core.unbroadcast(ga, x.shape), _core.unbroadcast(gb if left else _mT(gb), b.shape)
+
+    return result(out.astype(x.dtype, copy=False), "LinalgSolveTriangularBackward0", (A, B), backward,
+                  saved=(A, B))
+
+
+def _expm(x: np.ndarray) -> np.ndarray:
+    """``exp`` of each matrix: scaling and squaring around an 18-term Taylor series (in float64,
+    where it is accurate to a few ulps for any norm)."""
+    a = x.astype(np.float64)
+    norm = np.abs(a).sum(-2).max(-1) if a.size else np.zeros(a.shape[:-2])
+    s = int(max(0, np.ceil(np.log2(max(float(np.max(norm, initial=0.0)), 1e-300))) + 1))
+    a = a / 2.0 ** s
+    eye = np.broadcast_to(np.eye(a.shape[-1]), a.shape)
+    out, term = eye.copy(), eye
+    for k in range(1, 19):  # series terms, not elements
+        term = term @ a / k
+        out = out + term
+    for _ in range(s):
+        out = out @ out
+    return out.astype(x.dtype)
+
+
+def matrix_exp(A):  # noqa: N803
+    """The matrix exponential; its gradient is the upper-right block of
+    ``exp([[A^T, G], [0, A^T]])`` (the Fréchet derivative's adjoint, as torch computes it)."""
+    x = _check("matrix_exp", A)
+    n = x.shape[-1]
+
+    def backward(g):
+        big = np.zeros(x.shape[:-2] + (2 * n, 2 * n), x.dtype)
+        big[..., :n, :n] = big[..., n:, n:] = _mT(x)
+        big[..., :n, n:] = g
+        return (_expm(big)[..., :n, n:],)
+
+    return result(_expm(x), "LinalgMatrixExpBackward0", (A,), backward, saved=(A,))
+
+
+inv_ex_result = namedtuple("inv_ex", ["inverse", "info"])
+cholesky_ex_result = namedtuple("cholesky_ex", ["L", "info"])
+
+
+def inv_ex(A, *, check_errors: bool = False):  # noqa: N803
+    """``(inverse, info)``: ``info`` (int32) is 0, or the 1-based zero pivot of a singular
+    matrix, whose inverse is then NaN here (torch leaves LAPACK's partial result there)."""
+    x = _check("inv_ex", A)
+    if check_errors:
+        _inv_array(x, "linalg.inv_ex")
+    piv = _zero_pivots(x).reshape(x.shape[:-2]).astype(np.int32)
+    good = piv == 0
+    safe = np.where(good[..., None, None], x, np.eye(x.shape[-1], dtype=x.dtype))
+    out = np.where(good[..., None, None], np.linalg.inv(safe), np.nan).astype(x.dtype)
+
+    def backward(g):
+        return (-(_mT(out) @ g @ _mT(out)),)
+
+    return inv_ex_result(result(out, "LinalgInvExBackward0", (A,), backward, save_output=True),
+                         _core._Tensor._wrap(piv))
+
+
+def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False):  # noqa: N803
+    """``(L, info)``: ``info`` (int32) is 0, or the order of the first leading minor that is not
+    positive definite, whose factor is then NaN here (torch leaves a partial factor there)."""
+    x = _check("cholesky_ex", A)
+    if check_errors:
+        _cholesky_array(x, "linalg.cholesky_ex")
+    try:
+        np.linalg.cholesky(x)
+        return cholesky_ex_result(cholesky(A, upper=upper), _core._Tensor._wrap(np.zeros(x.shape[:-2], np.int32)))
+    except np.linalg.LinAlgError:
+        pass
+    xs = x.reshape((-1,) + x.shape[-2:])
+    order = np.zeros(xs.shape[0], np.int32)
+    for k in range(1, x.shape[-1] + 1):  # leading minors, as in _cholesky_array
+        lam = np.linalg.eigvalsh(xs[:, :k, :k])
+        order = np.where((order == 0) & (lam.min(axis=-1) <= 0), k, order)
+    order = order.reshape(x.shape[:-2])
+    good = (order == 0)[..., None, None]
+    low = np.where(good, np.linalg.cholesky(np.where(good, x, np.eye(x.shape[-1], dtype=x.dtype))), np.nan)
+    low = low.astype(x.dtype)
+    out = _mT(low).copy() if upper else low
+    return cholesky_ex_result(result(out, "LinalgCholeskyExBackward0", (A,), _cholesky_backward(low, upper),
+                                     save_output=True), _core._Tensor._wrap(order))
+
+
+def vander(x, *, N=None):  # noqa: N803
+    """``linalg.vander``: increasing powers ``x^0 .. x^(N-1)`` of the last dim as a new last dim
+    (a ``cat`` of ones and a ``cumprod``, as torch builds it)."""
+    from . import reduction
+    n = (x.shape[-1] if x.ndim else 0) if N is None else N
+    if n <= 1 or x.ndim < 1:
+        raise RuntimeError("N must be greater than 1.")
+    src = x if x._data.dtype.kind == "f" else x.to(_core._dtype._by_name("int64"))
+    ones = _core._Tensor._wrap(np.ones(tuple(x.shape) + (1,), src._data.dtype))
+    rest = _shape.expand(_shape.unsqueeze(src, -1), *tuple(x.shape), n - 1)
+    return _shape.cat([ones, reduction.cumprod(rest, -1)], -1)

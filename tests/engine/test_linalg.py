@@ -89,6 +89,20 @@ CASES = {
     "multi_dot": (lambda lib, v, a, m, t: lib.linalg.multi_dot([v, m, a, t]), [VEC, TALL.T.copy(), M, RHS4], None),
     "multi_dot_mats": (lambda lib, t, m, w: lib.linalg.multi_dot([t, m, w]), [TALL, M, WIDE], None),
     "vecdot": (lambda lib, a, b: lib.linalg.vecdot(a, b), [M, MB], "SumBackward1"),
+    "solve_triangular": (lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=True), [M, RHS],
+                         "LinalgSolveTriangularBackward0"),
+    "solve_triangular_lower_unit": (lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=False,
+                                                                                 unitriangular=True),
+                                    [MB, RHS], "LinalgSolveTriangularBackward0"),
+    "solve_triangular_right": (lambda lib, a, b: lib.linalg.solve_triangular(a, b.mT, upper=False, left=False),
+                               [M, RHS], "LinalgSolveTriangularBackward0"),
+    "matrix_exp": (lambda lib, a: lib.linalg.matrix_exp(a), [M], "LinalgMatrixExpBackward0"),
+    "matrix_exp_batched": (lambda lib, a: lib.matrix_exp(a * 0.1), [MB], "LinalgMatrixExpBackward0"),
+    "matrix_exp_method": (lambda lib, a: a.matrix_exp(), [TALL[:3]], "LinalgMatrixExpBackward0"),
+    "inv_ex": (lambda lib, a: lib.linalg.inv_ex(a).inverse, [MB], "LinalgInvExBackward0"),
+    "cholesky_ex": (lambda lib, a: lib.linalg.cholesky_ex(spd(lib, a))[0], [M], "LinalgCholeskyExBackward0"),
+    "linalg_vander": (lambda lib, v: lib.linalg.vander(v, N=4), [VEC], "CatBackward0"),
+    "linalg_vander_batched": (lambda lib, a: lib.linalg.vander(a), [TALL], "CatBackward0"),
 }
 
 
@@ -181,6 +195,13 @@ def test_non_differentiable_results_match_torch():
         lambda lib: lib.linalg.pinv(lib.tensor(M), atol=3.0),
         lambda lib: lib.linalg.diagonal(lib.tensor(MB)),
         lambda lib: lib.linalg.matmul(lib.tensor(M), lib.tensor(VEC)),
+        lambda lib: lib.linalg.inv_ex(lib.stack([lib.eye(2), lib.tensor([[1.0, 2], [2, 4]])])).info,
+        lambda lib: lib.linalg.inv_ex(lib.eye(2)).info,
+        lambda lib: lib.linalg.cholesky_ex(lib.stack([lib.eye(3), lib.tensor(np.diag([1.0, 2.0, -1.0]))])).info,
+        lambda lib: lib.linalg.cholesky_ex(lib.stack([lib.eye(3), lib.tensor(np.diag([1.0, 2.0, -1.0]))])).L[0],
+        lambda lib: lib.linalg.matrix_exp(lib.tensor(M * 4)),
+        lambda lib: lib.linalg.vander(lib.tensor([1, 2, 3]), N=3),
+        lambda lib: lib.linalg.solve_triangular(lib.tensor(np.triu(M)), lib.tensor(RHS), upper=True),
     ]
     for case in cases:
         e, t = case(engine), case(torch)
@@ -281,6 +302,19 @@ ERRORS = [
      "linalg.svd: The input tensor A must have at least 2 dimensions."),
     (lambda lib: lib.linalg.pinv(lib.zeros(3)), RuntimeError,
      "linalg.pinv(Float{[3]}): expected a tensor with 2 or more dimensions of float, double, cfloat or cdouble types"),
+    (lambda lib: lib.linalg.inv_ex(lib.zeros(2, 2), check_errors=True), "LinAlgError",
+     "linalg.inv_ex: The diagonal element 1 is zero, the inversion could not be completed because the input matrix "
+     "is singular."),
+    (lambda lib: lib.linalg.cholesky_ex(-lib.eye(2), check_errors=True), "LinAlgError",
+     "linalg.cholesky_ex: The factorization could not be completed because the input is not positive-definite (the "
+     "leading minor of order 1 is not positive-definite)."),
+    (lambda lib: lib.linalg.solve_triangular(lib.eye(3), lib.zeros(4, 2), upper=True), RuntimeError,
+     "linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B (3x3 and 4x2)"),
+    (lambda lib: lib.linalg.solve_triangular(lib.eye(2), lib.zeros(2, 3), upper=False, left=False), RuntimeError,
+     "linalg.solve_triangular: Incompatible shapes of A and B for the equation XA = B (2x2 and 2x3)"),
+    (lambda lib: lib.linalg.matrix_exp(lib.zeros(2, 3)), RuntimeError,
+     "linalg.matrix_exp: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda lib: lib.linalg.vander(lib.tensor([1.0, 2.0]), N=1), RuntimeError, "N must be greater than 1."),
     (lambda lib: lib.linalg.matrix_rank(lib.zeros(3)), RuntimeError,
      "torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions."),
 ]
