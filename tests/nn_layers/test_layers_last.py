@@ -484,3 +484,51 @@ def test_embedding_bag_gradcheck():
     for mode in ("sum", "mean", "max"):
         gradcheck(lambda w, m=mode: EF.embedding_bag(idx, w, off, mode=m), f64(10, 3))
     gradcheck(lambda w, p: EF.embedding_bag(idx, w, off, mode="sum", per_sample_weights=p), f64(10, 3), f64(8))
+
+
+# --- nn.utils: weight_norm (hook-based), parameters_to_vector, clip_grad_value_ ---------------
+
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_weight_norm(torch, dim):
+    with pytest.warns(FutureWarning, match="`torch.nn.utils.weight_norm` is deprecated"):
+        em = engine.nn.utils.weight_norm(engine.nn.Conv1d(3, 4, 2), dim=dim)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tm = torch.nn.utils.weight_norm(torch.nn.Conv1d(3, 4, 2), dim=dim)
+    assert [(k, tuple(v.shape)) for k, v in em.state_dict().items()] == \
+        [(k, tuple(v.shape)) for k, v in tm.state_dict().items()]
+    em.load_state_dict({k: engine.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    x = rnd(2, 3, 5)
+    eo, to = em(engine.tensor(x)), tm(torch.tensor(x))
+    close(eo, to, atol=1e-6)
+    eo.sum().backward(), to.sum().backward()
+    close(em.weight_g.grad, tm.weight_g.grad, atol=1e-5)
+    close(em.weight_v.grad, tm.weight_v.grad, atol=1e-5)
+    with pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks on the same parameter weight"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            engine.nn.utils.weight_norm(em, dim=dim)
+    engine.nn.utils.remove_weight_norm(em)
+    torch.nn.utils.remove_weight_norm(tm)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    close(em.weight, tm.weight, atol=1e-6)
+    with pytest.raises(ValueError, match="weight_norm of 'weight' not found in"):
+        engine.nn.utils.remove_weight_norm(em)
+
+
+def test_parameters_to_vector_and_clip_grad_value(torch):
+    e, t = engine.nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    e.load_state_dict({k: engine.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    ev = engine.nn.utils.parameters_to_vector(e.parameters())
+    tv = torch.nn.utils.parameters_to_vector(t.parameters())
+    close(ev, tv)
+    engine.nn.utils.vector_to_parameters(ev * 2, e.parameters())
+    torch.nn.utils.vector_to_parameters(tv * 2, t.parameters())
+    close(e.weight, t.weight)
+    x = rnd(4, 3) * 10
+    e(engine.tensor(x)).pow(2).sum().backward()
+    t(torch.tensor(x)).pow(2).sum().backward()
+    engine.nn.utils.clip_grad_value_(e.parameters(), 0.5)
+    torch.nn.utils.clip_grad_value_(t.parameters(), 0.5)
+    close(e.weight.grad, t.weight.grad)
+    close(e.bias.grad, t.bias.grad)
