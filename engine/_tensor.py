@@ -945,6 +945,13 @@ class Tensor:
     det, slogdet, logdet, inverse = linalg_more.det, linalg_more.slogdet, linalg_more.logdet, linalg_more.inverse
     svd, pinverse, matrix_power = linalg_more.svd_torch, linalg_more.pinverse, linalg_more.matrix_power
     matrix_exp = linalg_more.matrix_exp
+    qr, cholesky_solve = linalg_more.qr_torch, linalg_more.cholesky_solve
+    cholesky_inverse = linalg_more.cholesky_inverse
+    inner, dist, diag_embed, diagflat, ravel, msort = (misc.inner, misc.dist, misc.diag_embed, misc.diagflat,
+                                                       misc.ravel, misc.msort)
+    fmax, fmin, logaddexp2, float_power = misc.fmax, misc.fmin, misc.logaddexp2, misc.float_power
+    swapdims = misc.swapdims
+    isposinf, isneginf, argwhere = misc.isposinf, misc.isneginf, misc.argwhere
     cholesky = linalg_more.cholesky_deprecated
 
     def where(self, condition: Any, other: Any) -> Tensor:
@@ -981,6 +988,9 @@ class Tensor:
 
     def index_put_(self, indices, values, accumulate=False) -> Tensor:
         return self._inplace_unary(misc.index_put, indices, values, accumulate)
+
+    def addmm_(self, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
+        return self._inplace_unary(linalg.addmm, mat1, mat2, beta=beta, alpha=alpha)
 
     def renorm_(self, p, dim, maxnorm) -> Tensor:
         return self._inplace_unary(misc.renorm, p, dim, maxnorm)

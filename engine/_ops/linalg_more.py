@@ -678,3 +678,23 @@ def vander(x, *, N=None):  # noqa: N803
     ones = _core._Tensor._wrap(np.ones(tuple(x.shape) + (1,), src._data.dtype))
     rest = _shape.expand(_shape.unsqueeze(src, -1), *tuple(x.shape), n - 1)
     return _shape.cat([ones, reduction.cumprod(rest, -1)], -1)
+
+
+def qr_torch(input, some: bool = True):  # noqa: A002
+    """``torch.qr``: ``linalg.qr`` with ``mode='reduced'`` (``some``) or ``'complete'``."""
+    return qr(input, "reduced" if some else "complete")
+
+
+def cholesky_solve(B, L, upper: bool = False):  # noqa: N803
+    """``X`` with ``A X = B`` for ``A = L L^T`` (``U^T U`` when ``upper``): two triangular solves."""
+    if upper:
+        y = solve_triangular(_shape.mT(L), B, upper=False)
+        return solve_triangular(L, y, upper=True)
+    y = solve_triangular(L, B, upper=False)
+    return solve_triangular(_shape.mT(L), y, upper=True)
+
+
+def cholesky_inverse(L, upper: bool = False):  # noqa: N803
+    """The inverse of ``A = L L^T`` (``U^T U`` when ``upper``) from its Cholesky factor."""
+    eye = _core._Tensor._wrap(np.broadcast_to(np.eye(L.shape[-1], dtype=L._data.dtype), tuple(L.shape)).copy())
+    return cholesky_solve(eye, L, upper)

@@ -911,3 +911,170 @@ def vander(x, N=None, increasing: bool = False):  # noqa: N803 - torch's name
         rest = _shape.expand(_shape.unsqueeze(src, 1), x.shape[0], n - 1)
         out = reduction.cumprod(_shape.cat([ones, rest], 1), 1)
     return out if increasing else _shape.flip(out, 1)
+
+
+# --- more small ops torch code reaches for ------------------------------------------------------
+
+def ravel(input):  # noqa: A002
+    """The flattened tensor (a view when possible): ``reshape(-1)``."""
+    return _shape.reshape(input, (-1,))
+
+
+def argwhere(input):  # noqa: A002
+    """The (N, ndim) indices of the non-zero elements: ``nonzero``."""
+    return indexing.nonzero(input)
+
+
+def swapdims(input, dim0: int, dim1: int):  # noqa: A002
+    return _shape.transpose(input, dim0, dim1)
+
+
+def msort(input):  # noqa: A002
+    """Sorted along dim 0 (the values of ``sort(input, 0)``)."""
+    return _core._Tensor.sort(input, 0).values
+
+
+def inner(input, other):  # noqa: A002
+    """The inner product over the last dims (``tensordot`` over them; ``mul`` with a 0-dim)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return pointwise.mul(input, other)
+    if input.ndim == 1 and other.ndim == 1:
+        from .linalg import dot
+        return dot(input, other)
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, ([-1], [-1]))
+
+
+def dist(input, other, p=2):  # noqa: A002
+    """The ``p``-norm of ``input - other`` (broadcast)."""
+    x, y = input._data, other._data
+    dt = _core._dtype.result_type(x, y)
+    d = (x - y).astype(dt, copy=False)
+    a = np.abs(d)
+    p = float(p)
+    if p == 0:
+        out = np.asarray((a != 0).sum(), dt)
+    elif np.isinf(p):
+        out = np.asarray(a.max() if p > 0 else a.min(), dt) if a.size else np.zeros((), dt)
+    else:
+        out = np.asarray((a ** p).sum() ** (1.0 / p), dt)
+
+    def backward(g):
+        if p == 0 or out == 0:
+            gd = np.zeros_like(d)
+        elif np.isinf(p):
+            hit = a == out
+            gd = np.sign(d) * hit / hit.sum()
+        else:
+            gd = np.sign(d) * a ** (p - 1) / out ** (p - 1)
+        gd = (g * gd).astype(dt, copy=False)
+        return unbroadcast(gd, x.shape), unbroadcast(-gd, y.shape)
+
+    return result(out, "DistBackward0", (input, other), backward, saved=(input, other))
+
+
+def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1):  # noqa: A002
+    """Matrices whose diagonal (``offset``) in dims ``dim1``/``dim2`` of the result is the last
+    dim of ``input``."""
+    x = input._data
+    nd = x.ndim + 1
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = x.shape[-1] + abs(offset)
+    square = np.zeros(x.shape[:-1] + (n, n), x.dtype)
+    _shape._diagonal_view(square, offset, nd - 2, nd - 1)[...] = x
+    out = np.moveaxis(square, (-2, -1), (d1, d2))
+
+    def backward(g):
+        return (np.diagonal(g, offset, d1, d2).copy(),)
+
+    return result(out.copy(), "DiagEmbedBackward0", (input,), backward)
+
+
+def diagflat(input, offset: int = 0):  # noqa: A002
+    """A matrix with the flattened ``input`` on diagonal ``offset``."""
+    return _shape.diag(_shape.reshape(input, (-1,)), offset)
+
+
+def isposinf(input):  # noqa: A002
+    return _core._Tensor._wrap(np.isposinf(input._data))
+
+
+def isneginf(input):  # noqa: A002
+    return _core._Tensor._wrap(np.isneginf(input._data))
+
+
+def _nan_extremum(name: str, pick, better):
+    def op(input, other):  # noqa: A002
+        x, y, dt = input._data, other._data, None
+        dt = _core._dtype.result_type(x, y)
+        out = pick(x.astype(dt, copy=False), y.astype(dt, copy=False))
+
+        def backward(g):
+            # torch: the gradient goes to ``input`` where it wins (ties included) or other is NaN
+            take_x = better(x, y) | np.isnan(y)
+            return (unbroadcast(np.where(take_x, g, 0), x.shape), unbroadcast(np.where(take_x, 0, g), y.shape))
+
+        return result(out, name, (input, other), backward, saved=(input, other))
+
+    op.__name__ = name.removesuffix("Backward0").lower()
+    return op
+
+
+fmax = _nan_extremum("FmaxBackward0", np.fmax, np.greater_equal)
+fmin = _nan_extremum("FminBackward0", np.fmin, np.less_equal)
+
+
+def logaddexp2(input, other):  # noqa: A002
+    """``log2(2**input + 2**other)`` computed stably."""
+    x, y = input._data, other._data
+    out = np.logaddexp2(x, y)
+
+    def backward(g):
+        return (unbroadcast(g / (1 + np.exp2(y - x)), x.shape), unbroadcast(g / (1 + np.exp2(x - y)), y.shape))
+
+    return result(out, "Logaddexp2Backward0", (input, other), backward, saved=(input, other))
+
+
+def float_power(input, exponent):  # noqa: A002
+    """``pow`` in double precision (the result is float64, whatever the inputs)."""
+    f64 = _core._dtype._by_name("float64")
+    base = input.to(f64) if isinstance(input, _core._Tensor) else input
+    exp = exponent.to(f64) if isinstance(exponent, _core._Tensor) else float(exponent)
+    if not isinstance(base, _core._Tensor):
+        return pointwise.rpow(exp, float(base))
+    return pointwise.pow(base, exp)
+
+
+def trapezoid(y, x=None, *, dx=None, dim: int = -1):
+    """The trapezoidal rule along ``dim``: spacing ``dx`` (default 1) or sample points ``x``."""
+    d = wrap_dim(dim, y.ndim)
+    n = y.shape[d]
+    if n == 0:
+        return reduction.sum(y, d)
+    pair = pointwise.add(_shape.narrow(y, d, 1, n - 1), _shape.narrow(y, d, 0, n - 1))
+    if x is None:
+        return pointwise.mul(reduction.sum(pair, d), (1.0 if dx is None else dx) / 2.0)
+    steps = diff(x, dim=-1 if x.ndim == 1 else d)
+    if x.ndim == 1:
+        steps = _shape.reshape(steps, (-1,) + (1,) * (y.ndim - 1 - d))
+    return pointwise.div(reduction.sum(pointwise.mul(steps, pair), d), 2.0)
+
+
+trapz = trapezoid
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1):
+    """The running trapezoidal integral along ``dim`` (one element shorter than ``y``)."""
+    d = wrap_dim(dim, y.ndim)
+    n = y.shape[d]
+    pair = pointwise.add(_shape.narrow(y, d, 1, n - 1), _shape.narrow(y, d, 0, n - 1))
+    if x is None:
+        return reduction.cumsum(pointwise.mul(pair, (1.0 if dx is None else dx) / 2.0), d)
+    steps = diff(x, dim=-1 if x.ndim == 1 else d)
+    if x.ndim == 1:
+        steps = _shape.reshape(steps, (-1,) + (1,) * (y.ndim - 1 - d))
+    return reduction.cumsum(pointwise.div(pointwise.mul(steps, pair), 2.0), d)

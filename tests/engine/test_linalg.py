@@ -101,6 +101,12 @@ CASES = {
     "matrix_exp_method": (lambda lib, a: a.matrix_exp(), [TALL[:3]], "LinalgMatrixExpBackward0"),
     "inv_ex": (lambda lib, a: lib.linalg.inv_ex(a).inverse, [MB], "LinalgInvExBackward0"),
     "cholesky_ex": (lambda lib, a: lib.linalg.cholesky_ex(spd(lib, a))[0], [M], "LinalgCholeskyExBackward0"),
+    "cholesky_solve": (lambda lib, a, b: lib.cholesky_solve(b, lib.linalg.cholesky(spd(lib, a))), [M, RHS], None),
+    "cholesky_solve_upper": (lambda lib, a, b: b.cholesky_solve(lib.linalg.cholesky(spd(lib, a), upper=True),
+                                                                upper=True), [MB, RHS], None),
+    "cholesky_inverse": (lambda lib, a: lib.cholesky_inverse(lib.linalg.cholesky(spd(lib, a))), [M], None),
+    "qr_torch": (lambda lib, a: lib.qr(a), [TALL], "LinalgQrBackward0"),
+    "qr_torch_method": (lambda lib, a: a.qr(some=True)[1], [M], "LinalgQrBackward0"),
     "linalg_vander": (lambda lib, v: lib.linalg.vander(v, N=4), [VEC], "CatBackward0"),
     "linalg_vander_batched": (lambda lib, a: lib.linalg.vander(a), [TALL], "CatBackward0"),
 }

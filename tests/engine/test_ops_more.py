@@ -21,6 +21,8 @@ E = RNG.standard_normal((3, 5))
 F = RNG.standard_normal((4, 2))
 NANS = A.copy()
 NANS[0, 1] = NANS[2, 3] = np.nan
+OTHER_NANS = RNG.standard_normal((3, 4))
+OTHER_NANS[1, 1] = OTHER_NANS[0, 3] = np.nan
 IDX = np.array([2, 0])
 TAKE = np.array([[0, 11], [-1, 5]])
 MASK = A > 0
@@ -101,6 +103,29 @@ CASES = {
     "put": (lambda lib, a, i, u: a.put(i, u[:2]), [A, _i([3, -1]), U], True),
     "put_accumulate": (lambda lib, a, i, u: lib.put(a, i, u, accumulate=True), [A, _i([3, 3, 0]), U], True),
     "index_put": (lambda lib, a, i, w: a.index_put((i,), w), [A, _i(IDX), W], True),
+    "inner": (lambda lib, a, c: lib.inner(a, c), [A, C], True),
+    "inner_1d": (lambda lib, v: lib.inner(v, v * 2), [V], False),
+    "dist": (lambda lib, a, w: lib.dist(a, w), [A, W], True),
+    "dist_p1": (lambda lib, a, b: a.dist(b[0, :1], 1), [A, B], True),
+    "dist_pinf": (lambda lib, a, e: lib.dist(a, e[:, :4], float("inf")), [A, E], True),
+    "dist_p3": (lambda lib, a, e: lib.dist(a, e[:, 1:], 3), [A, E], True),
+    "diag_embed": (lambda lib, a: lib.diag_embed(a), [A], True),
+    "diag_embed_dims": (lambda lib, c: c.diag_embed(1, 0, 2), [C], True),
+    "diagflat": (lambda lib, b: lib.diagflat(b, -1), [B], True),
+    "fmax": (lambda lib, a, n: lib.fmax(a, n), [A, OTHER_NANS], True),
+    "fmin": (lambda lib, n, w: n.fmin(w), [OTHER_NANS, W], True),
+    "logaddexp2": (lambda lib, a, w: lib.logaddexp2(a, w), [A, W], True),
+    "float_power": (lambda lib, a: lib.float_power(a, 2), [A], True),
+    "float_power_tensor": (lambda lib, a, w: a.abs().float_power(w), [A, W], True),
+    "trapezoid": (lambda lib, a: lib.trapezoid(a), [A], False),
+    "trapezoid_dx": (lambda lib, a: lib.trapezoid(a, dx=0.5, dim=0), [A], False),
+    "trapezoid_x": (lambda lib, a, w: lib.trapz(a, w.cumsum(0)), [A, W], False),
+    "cumulative_trapezoid": (lambda lib, a: lib.cumulative_trapezoid(a), [A], True),
+    "cumulative_trapezoid_x": (lambda lib, a, u: lib.cumulative_trapezoid(a, u.exp().cumsum(0), dim=0), [A, U],
+                               False),
+    "ravel": (lambda lib, c: c.ravel(), [C], True),
+    "msort": (lambda lib, a: lib.msort(a), [A], True),
+    "swapdims": (lambda lib, c: lib.swapdims(c, 0, 2), [C], True),
     "index_put_accumulate": (lambda lib, a, i, w: a.index_put((i, i), w[:2], accumulate=True),
                              [A, _i([1, 1]), W], True),
 }
@@ -158,7 +183,7 @@ def test_parity(name):
 
 
 # mode and cummax over repeated values: a finite-difference step breaks the ties
-GRADCHECK_SKIP = {"mode", "mode_dim0", "cummax_ties", "quantile_nan", "nanquantile", "nanquantile_all", "nanmean", "nanmean_dim"}
+GRADCHECK_SKIP = {"fmax", "fmin", "mode", "mode_dim0", "cummax_ties", "quantile_nan", "nanquantile", "nanquantile_all", "nanmean", "nanmean_dim"}
 
 
 @pytest.mark.parametrize("name", sorted(set(CASES) - GRADCHECK_SKIP))
@@ -170,6 +195,10 @@ def test_gradcheck(name):
 
 def test_nan_gradcheck():
     """NaN-aware ops: the gradient of the non-NaN entries (NaN entries held fixed)."""
+    other = engine.tensor(OTHER_NANS)
+    y = engine.tensor(A, dtype=engine.float64, requires_grad=True)
+    gradcheck(lambda t: engine.fmax(t, other), y)
+    gradcheck(lambda t: engine.fmin(other, t), y)
     nans = engine.tensor(NANS)
 
     def fill(x):
@@ -189,6 +218,7 @@ def test_nan_gradcheck():
     ("renorm_", lambda lib: (2, 1, 0.5)),
     ("addr_", lambda lib: (lib.ones(3), lib.arange(4.0))),
     ("addmv_", lambda lib: (lib.ones(4, 4), lib.arange(4.0))),
+    ("addmm_", lambda lib: (lib.ones(3, 2), lib.ones(2, 4) * 0.5)),
 ])
 def test_inplace_variants(method, args):
     torch = pytest.importorskip("torch")
@@ -256,6 +286,12 @@ def test_non_differentiable_results_match_torch():
         lambda lib: lib.count_nonzero(lib.tensor(A) > 0, dim=1),
         lambda lib: lib.block_diag(lib.tensor([1, 2]), lib.tensor([[3.0]])),
         lambda lib: lib.kron(lib.arange(4).reshape(2, 2), lib.tensor([1, 10])),
+        lambda lib: lib.isposinf(lib.tensor([1.0, float("inf"), -float("inf"), float("nan")])),
+        lambda lib: lib.isneginf(lib.tensor([1.0, float("inf"), -float("inf"), float("nan")])),
+        lambda lib: lib.argwhere(lib.tensor(A) > 0),
+        lambda lib: lib.float_power(lib.tensor([1, 2, 3]), 2),
+        lambda lib: lib.fmax(lib.tensor([1, 5]), lib.tensor([3, 2])),
+        lambda lib: lib.dist(lib.tensor(A), lib.tensor(W), 0),
     ]
     for case in cases:
         e, t = case(engine), case(torch)
@@ -368,6 +404,9 @@ ERRORS = [
      "index.numel() = 2"),
     (lambda lib, a: lib.block_diag(lib.zeros(2, 2, 2)), RuntimeError,
      "torch.block_diag: Input tensors must have 2 or fewer dimensions. Input 0 has 3 dimensions"),
+    (lambda lib, a: lib.inner(a, lib.zeros(3)), RuntimeError,
+     "inner() the last dimension must match on both input tensors but got shapes [3, 4] and [3]"),
+    (lambda lib, a: lib.diag_embed(a, 0, 1, 1), RuntimeError, "diagonal dimensions cannot be identical 1, 1"),
     (lambda lib, a: lib.cummax(a, 2), IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
 ]
 
