@@ -178,9 +178,20 @@ def _error(lib, fn):
     lambda L: L.nn.utils.rnn.pad_sequence([L.zeros(2, 3), L.zeros(4, 3)], padding_side="up"),
     lambda L: L.nn.utils.rnn.pad_sequence([L.zeros(2, 3), L.zeros(4, 2)]),
     lambda L: L.nn.utils.rnn.pad_sequence([]),
+    lambda L: L.nn.GRU(2, 4)(L.nn.utils.rnn.pack_padded_sequence(L.zeros(4, 3, 2), [4, 2, 1]), L.zeros(1, 2, 4)),
 ])
 def test_errors(torch, case):
     assert _error(engine, case) == _error(torch, case)
+
+
+def test_packed_size_errors_name_the_mismatch():
+    # torch reaches its kernels here ("got an incorrect number of RNN parameters", "mat1 and mat2
+    # shapes cannot be multiplied"); the engine checks the sizes first, as for padded input
+    packed = ER.pack_padded_sequence(engine.zeros(4, 3, 2), [4, 2, 1])
+    with pytest.raises(RuntimeError, match=r"Expected hidden\[1\] size \(1, 3, 4\), got \[1, 3, 5\]"):
+        engine.nn.LSTM(2, 4)(packed, (engine.zeros(1, 3, 4), engine.zeros(1, 3, 5)))
+    with pytest.raises(RuntimeError, match="input.size\\(-1\\) must be equal to input_size. Expected 3, got 2"):
+        engine.nn.LSTM(3, 4)(packed)
 
 
 def test_length_beyond_padding_is_refused():
