@@ -225,7 +225,10 @@ def cholesky(A, *, upper: bool = False):  # noqa: N803
 def cholesky_deprecated(A, upper: bool = False):  # noqa: N803
     """``torch.cholesky``: deprecated by torch in favour of ``torch.linalg.cholesky``."""
     warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
-                  "PyTorch release.", UserWarning, stacklevel=2)
+                  "PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\n"
+                  "and\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
+                  "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.",
+                  UserWarning, stacklevel=2)
     x = _check("cholesky", A)
     low = _cholesky_array(x, "linalg.cholesky")
     out = _mT(low).copy() if upper else low
@@ -681,7 +684,12 @@ def vander(x, *, N=None):  # noqa: N803
 
 
 def qr_torch(input, some: bool = True):  # noqa: A002
-    """``torch.qr``: ``linalg.qr`` with ``mode='reduced'`` (``some``) or ``'complete'``."""
+    """``torch.qr`` (deprecated by torch, with its warning): ``linalg.qr`` with
+    ``mode='reduced'`` (``some``) or ``'complete'``."""
+    warnings.warn("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+                  "release.\nThe boolean parameter 'some' has been replaced with a string parameter 'mode'.\n"
+                  "Q, R = torch.qr(A, some)\nshould be replaced with\n"
+                  "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')", UserWarning, stacklevel=2)
     return qr(input, "reduced" if some else "complete")
 
 

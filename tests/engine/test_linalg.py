@@ -224,6 +224,26 @@ def test_deprecated_cholesky_warns_as_torch():
     np.testing.assert_allclose(low.detach().numpy(), np.linalg.cholesky(M @ M.T))
 
 
+# torch 2.13's texts (it warns once per process, so a test cannot always catch torch's own)
+QR_DEPRECATED = ("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+                 "release.\nThe boolean parameter 'some' has been replaced with a string parameter 'mode'.\n"
+                 "Q, R = torch.qr(A, some)\nshould be replaced with\n"
+                 "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
+CHOLESKY_DEPRECATED = ("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
+                       "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\n"
+                       "L = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced "
+                       "with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce equivalent results for "
+                       "all valid (symmetric positive definite) inputs.")
+
+
+def test_deprecated_qr_and_cholesky_warn_with_torchs_text():
+    for call, text in ((lambda: engine.qr(engine.tensor(TALL)), QR_DEPRECATED),
+                       (lambda: engine.cholesky(engine.tensor(M @ M.T)), CHOLESKY_DEPRECATED)):
+        with pytest.warns(UserWarning) as record:
+            call()
+        assert [str(w.message) for w in record] == [text]
+
+
 def test_qr_r_mode_is_not_differentiable():
     x = engine.tensor(TALL, requires_grad=True)
     with pytest.raises(RuntimeError, match="The derivative of linalg.qr depends on Q, which is not computed when "
