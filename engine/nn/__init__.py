@@ -76,6 +76,7 @@ from .modules.loss import (
     SmoothL1Loss,
     SoftMarginLoss,
     TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from .modules.normalization import (
     GroupNorm,

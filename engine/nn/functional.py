@@ -54,6 +54,7 @@ from ._functional.loss_more import (
     smooth_l1_loss,
     soft_margin_loss,
     triplet_margin_loss,
+    triplet_margin_with_distance_loss,
 )
 from ._functional.misc_more import (
     alpha_dropout,
@@ -105,6 +106,7 @@ __all__ = [
     "cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss", "kl_div",
     "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
     "poisson_nll_loss", "smooth_l1_loss", "soft_margin_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
     # the remaining activations, norms, dropouts
     "alpha_dropout", "bilinear", "dropout1d", "dropout3d", "feature_alpha_dropout", "gumbel_softmax", "hardshrink",
     "prelu", "rms_norm", "rrelu", "softmin", "softshrink", "threshold",

@@ -13,6 +13,7 @@ import engine
 import engine.nn.functional as EF
 from tests.gradcheck import gradcheck
 
+from .conftest import close
 from .test_losses import REDUCTIONS, compare, rnd
 
 
@@ -230,3 +231,32 @@ def test_gradcheck_composed():
     gradcheck(lambda u, v, w: EF.gaussian_nll_loss(u, v, w.abs() + 0.5, full=True), a, b, c)
     gradcheck(lambda u: EF.poisson_nll_loss(u, b.detach().abs(), full=True), a)
     gradcheck(lambda u, v: EF.multilabel_soft_margin_loss(u, v.sigmoid()), a, b)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("swap", [False, True])
+def test_triplet_with_distance(torch, reduction, swap):
+    a, pos, neg = rnd(5, 4), rnd(5, 4, seed=1), rnd(5, 4, seed=2)
+    compare(torch, "triplet_margin_with_distance_loss", [a, pos, neg], dict(swap=swap, margin=2.0,
+                                                                              reduction=reduction),
+            [True, True, True])
+    compare(torch, "triplet_margin_with_distance_loss", [a, pos, neg], {}, [True, True, True],
+            module=("TripletMarginWithDistanceLoss", dict(swap=swap, reduction=reduction)))
+    e = engine.nn.TripletMarginWithDistanceLoss(distance_function=lambda x, y: 1.0 - EF.cosine_similarity(x, y),
+                                                reduction=reduction)
+    t = torch.nn.TripletMarginWithDistanceLoss(
+        distance_function=lambda x, y: 1.0 - torch.nn.functional.cosine_similarity(x, y), reduction=reduction)
+    close(e(engine.tensor(a), engine.tensor(pos), engine.tensor(neg)),
+          t(torch.tensor(a), torch.tensor(pos), torch.tensor(neg)), atol=1e-5)
+    assert repr(engine.nn.TripletMarginWithDistanceLoss()) == repr(torch.nn.TripletMarginWithDistanceLoss())
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.nn.TripletMarginWithDistanceLoss(margin=0),
+    lambda L: L.nn.functional.triplet_margin_with_distance_loss(L.zeros(2), L.zeros(2), L.zeros(2),
+                                                                reduction="avg"),
+    lambda L: L.nn.functional.triplet_margin_with_distance_loss(L.zeros(2), L.zeros(2), L.zeros(2), margin=-1.0),
+    lambda L: L.nn.functional.triplet_margin_with_distance_loss(L.zeros(2), L.zeros(2, 1), L.zeros(2)),
+])
+def test_triplet_with_distance_errors(torch, case):
+    assert _error(engine, case) == _error(torch, case)

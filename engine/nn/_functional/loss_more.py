@@ -366,3 +366,24 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         return (gx.reshape(x0.shape).astype(g.dtype, copy=False),)
 
     return result(out, "MultilabelMarginLossBackward0", (input,), backward, saved=(input,))
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean"):
+    """``triplet_margin_loss`` with any ``distance_function`` (default ``pairwise_distance``)."""
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not a_dim == p_dim == n_dim:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of dimensions, "
+            f"but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D inputs"
+        )
+    dist = distance_function if distance_function is not None else pairwise_distance
+    dist_pos, dist_neg = dist(anchor, positive), dist(anchor, negative)
+    if swap:
+        dist_neg = pointwise.minimum(dist_neg, dist(positive, negative))
+    loss = _clamp_min(pointwise.sub(pointwise.add(dist_pos, margin), dist_neg), 0)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _apply_reduction(loss, reduction)
