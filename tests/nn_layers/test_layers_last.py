@@ -532,3 +532,29 @@ def test_parameters_to_vector_and_clip_grad_value(torch):
     torch.nn.utils.clip_grad_value_(t.parameters(), 0.5)
     close(e.weight.grad, t.weight.grad)
     close(e.bias.grad, t.bias.grad)
+
+
+@pytest.mark.parametrize("kind", ["Linear", "Conv2d", "ConvTranspose2d"])
+def test_spectral_norm(torch, kind):
+    args = (3, 4) if kind == "Linear" else (3, 4, 2)
+    tm = torch.nn.utils.spectral_norm(getattr(torch.nn, kind)(*args))
+    em = engine.nn.utils.spectral_norm(getattr(engine.nn, kind)(*args))
+    assert [(k, tuple(v.shape)) for k, v in em.state_dict().items()] == \
+        [(k, tuple(v.shape)) for k, v in tm.state_dict().items()]
+    em.load_state_dict({k: engine.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    x = rnd(2, 3) if kind == "Linear" else rnd(2, 3, 5, 5)
+    for mode in ("train", "eval", "train"):
+        getattr(tm, mode)(), getattr(em, mode)()
+        eo, to = em(engine.tensor(x)), tm(torch.tensor(x))
+        close(eo, to, atol=1e-5)
+        close(em.weight_u, tm.weight_u, atol=1e-5)  # power iteration only in training mode
+    eo.sum().backward(), to.sum().backward()
+    close(em.weight_orig.grad, tm.weight_orig.grad, atol=1e-4)
+    with pytest.raises(RuntimeError, match="Cannot register two spectral_norm hooks on the same parameter weight"):
+        engine.nn.utils.spectral_norm(em)
+    engine.nn.utils.remove_spectral_norm(em)
+    torch.nn.utils.remove_spectral_norm(tm)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    close(em.weight, tm.weight, atol=1e-5)
+    with pytest.raises(ValueError, match="spectral_norm of 'weight' not found in"):
+        engine.nn.utils.remove_spectral_norm(em)
