@@ -134,16 +134,17 @@ def timeline_events(n: int) -> list[dict]:
 async def test_the_timeline_renders_the_visible_lines_only():
     app = ModscopeApp(DirectSource([]))
     async with app.run_test(size=(200, 55)) as pilot:
+        await settle(pilot, app, lambda a: "timeline" in a._seen)  # the first tick drew the (empty) timeline
         timeline = app.query_one(HookTimeline)
         timeline.follow = False
         events = timeline_events(4000)
         timeline.render_step(1, events, 0, [1])
-        await pilot.pause(0.2)
+        await settle(pilot, app, lambda a: timeline.lines_rendered > 0)
         height = timeline.scrollable_content_region.height
         assert timeline.line_count == 4000
         assert 0 < timeline.lines_rendered <= height  # not 4,000
         timeline.action_jump(-1)
-        await pilot.pause(0.2)
+        await settle(pilot, app, lambda a: timeline.line_count - 1 in timeline._strips)
         assert timeline.lines_rendered <= 2 * height
         text = timeline.render_line(height - 1).text  # the last line, on screen now
         assert text.rstrip() == event_line(events[-1], 0).plain.rstrip()
@@ -198,7 +199,7 @@ async def test_selecting_a_module_shows_its_parameters_from_the_index(events):
     state._index_params = counted
     app = ModscopeApp(DirectSource(events), state=state)
     async with app.run_test(size=(200, 55)) as pilot:  # the wide layout: every view on screen
-        await settle(pilot, app, lambda a: a.selected == "blk.a")
+        await settle(pilot, app, lambda a: a.selected == "blk.a" and a.screen.query(ParamsTable))
         app._select("head")
         table = app.query_one(ParamsTable)
         assert table.module_path == "head" and table.row_count == len(state.params_of("head")) > 0
