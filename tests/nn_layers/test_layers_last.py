@@ -558,3 +558,56 @@ def test_spectral_norm(torch, kind):
     close(em.weight, tm.weight, atol=1e-5)
     with pytest.raises(ValueError, match="spectral_norm of 'weight' not found in"):
         engine.nn.utils.remove_spectral_norm(em)
+
+
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_parametrizations_weight_norm(torch, dim):
+    from torch.nn.utils import parametrize as tpz
+
+    em = engine.nn.utils.parametrizations.weight_norm(engine.nn.Conv1d(3, 4, 2), dim=dim)
+    tm = torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv1d(3, 4, 2), dim=dim)
+    assert repr(em) == repr(tm) and type(em).__name__ == "ParametrizedConv1d"
+    assert [(k, tuple(v.shape)) for k, v in em.state_dict().items()] == \
+        [(k, tuple(v.shape)) for k, v in tm.state_dict().items()]
+    em.load_state_dict({k: engine.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    assert engine.nn.utils.parametrize.is_parametrized(em, "weight")
+    x = rnd(2, 3, 5)
+    eo, to = em(engine.tensor(x)), tm(torch.tensor(x))
+    close(eo, to, atol=1e-6)
+    eo.sum().backward(), to.sum().backward()
+    for k in ("original0", "original1"):
+        close(getattr(em.parametrizations.weight, k).grad, getattr(tm.parametrizations.weight, k).grad, atol=1e-5)
+    with engine.no_grad():
+        em.weight = engine.ones(4, 3, 2)  # the setter goes through right_inverse
+    np.testing.assert_allclose(em.weight.detach().numpy(), np.ones((4, 3, 2)), atol=1e-6)
+    engine.nn.utils.parametrize.remove_parametrizations(em, "weight")
+    with torch.no_grad():
+        tm.weight = torch.ones(4, 3, 2)
+    tpz.remove_parametrizations(tm, "weight")
+    assert type(em).__name__ == "Conv1d" and repr(em) == repr(tm)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    close(em.weight, tm.weight, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.nn.utils.parametrize.register_parametrization(L.nn.Linear(2, 2), "scale", L.nn.Identity()),
+    lambda L: L.nn.utils.parametrize.remove_parametrizations(
+        L.nn.utils.parametrizations.weight_norm(L.nn.Linear(2, 2)), "weight", leave_parametrized=False),
+])
+def test_parametrize_errors(torch, case):
+    e, t = _error(engine, case), _error(torch, case)
+    assert e[0] == t[0] and e[1].split("'")[-2:] == t[1].split("'")[-2:]
+
+
+def test_user_parametrization(torch):
+    class Symmetric(engine.nn.Module):
+        def forward(self, x):
+            return x.triu() + x.triu(1).transpose(0, 1)
+
+    m = engine.nn.utils.parametrize.register_parametrization(engine.nn.Linear(3, 3), "weight", Symmetric())
+    w = m.weight.detach().numpy()
+    np.testing.assert_array_equal(w, w.T)
+    assert list(m.state_dict()) == ["bias", "parametrizations.weight.original"]
+    m(engine.randn(2, 3)).sum().backward()
+    g = m.parametrizations.weight.original.grad.numpy()
+    assert np.all(np.tril(g, -1) == 0)  # the strictly-lower part is never used
