@@ -111,9 +111,20 @@ def test_sampling_frequencies_and_rsample_gradient():
     assert not D.Normal(loc, scale).sample().requires_grad
 
 
-@pytest.mark.parametrize("case", ["negative_scale", "negative_probs", "neither", "both", "number_value"])
-def test_errors_as_torch(case):
+@pytest.fixture
+def torch_validating():
+    """torch with its default argument validation on: ``torch.compile`` turns it off for the whole
+    process (``Distribution.set_default_validate_args(False)``), and an earlier test compiles."""
     torch = pytest.importorskip("torch")
+    before = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(True)
+    yield torch
+    torch.distributions.Distribution.set_default_validate_args(before)
+
+
+@pytest.mark.parametrize("case", ["negative_scale", "negative_probs", "neither", "both", "number_value"])
+def test_errors_as_torch(case, torch_validating):
+    torch = torch_validating
     calls = {
         "negative_scale": lambda lib, d: d.Normal(lib.tensor([0.0, 1.0]), lib.tensor([1.0, -1.0])),
         "negative_probs": lambda lib, d: d.Categorical(probs=lib.tensor([-1.0, 2.0])),

@@ -610,3 +610,37 @@ async def test_the_modules_pane_is_as_wide_as_its_labels_and_the_graph_gets_the_
         assert tree.region.width == 80
         await pilot.resize_terminal(200, 55)
         await settle(pilot, app, lambda a: a.layout_mode == "wide" and shown(a) == {*VIEWS, "training"})
+
+
+# --- a module called outside the model (a loss: ``criterion(model(x), y)``) -----------------------
+
+def with_a_loss_root(events):
+    """The fixture session as the global trace sends it when the program also calls a loss module:
+    a second ``model`` event for the new root, named ``CrossEntropyLoss2``, and its calls."""
+    model = next(e for e in events if e["kind"] == "model")
+    loss = dict(model, model="CrossEntropyLoss2", params=[], buffers=[],
+                modules=[{"path": "CrossEntropyLoss2", "cls": "CrossEntropyLoss", "extra_repr": "",
+                          "training": True, "children": [], "aliases": []}])
+    calls = [dict(model, kind="forward_pre", path="CrossEntropyLoss2", call=0, inputs=[]),
+             dict(model, kind="forward", path="CrossEntropyLoss2", call=0, outputs=[], dur_ns=1000)]
+    for e in calls:
+        for key in ("model", "modules", "params", "buffers"):
+            e.pop(key)
+    end = [e for e in events if e["kind"] == "end"]
+    body = [e for e in events if e["kind"] != "end"]
+    return [dict(e, seq=i) for i, e in enumerate(body[:2] + [loss] + body[2:] + calls + end)]
+
+
+@pytest.mark.asyncio
+async def test_a_module_called_outside_the_model_is_in_the_tree_as_in_the_timeline(events):
+    app = ModscopeApp(EventListSource(with_a_loss_root(events)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        tree = app.query_one(ModuleTree)
+        node = tree._node_by_path.get("CrossEntropyLoss2")
+        assert node is not None and node.parent is tree.root  # listed with the model's children
+        label = tree._build_label("CrossEntropyLoss2").plain
+        assert label.startswith("CrossEntropyLoss2 CrossEntropyLoss") and label.endswith("called outside the model")
+        assert [c.data for c in tree.root.children][-1] == "CrossEntropyLoss2"  # after the model's own
+        app._select("CrossEntropyLoss2")  # as a click on its timeline row does
+        await settle(pilot, app, lambda a: tree.cursor_node is node)

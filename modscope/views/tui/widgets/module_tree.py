@@ -20,6 +20,7 @@ from textual.widgets.tree import TreeNode
 from ..state import ModuleInfo
 
 BARS = "▁▂▃▄▅▆▇█"
+OUTSIDE = "  called outside the model"
 AUTO_EXPAND_LIMIT = 300  # models with more modules open with only the root expanded
 
 
@@ -95,6 +96,7 @@ class ModuleTree(Tree[str]):
         self._populated: set[str] = set()
         self._labels: dict[str, Text] = {}  # path -> its label as last drawn (visible lines only)
         self._widths: dict[str, int] = {}  # path -> its label's width (kept for every node created)
+        self._outside: list[str] = []  # roots called outside the model (listed under it, marked)
         self.labels_built = 0  # module labels built so far (the tests count them)
         self.show_root = True
 
@@ -110,6 +112,10 @@ class ModuleTree(Tree[str]):
         root_info = modules.get(root_path)
         if root_info is None:
             return
+        # Modules the program called outside the model (a loss module: ``criterion(out, y)``)
+        # are roots of their own; they are listed under the model, marked, after its children.
+        inside = {f"{root_path}.{c}" if root_path else c for c in root_info.children}
+        self._outside = [p for p in order if p and p != root_path and "." not in p and p not in inside]
         self.root.data = root_path
         self._node_by_path[root_path] = self.root
         self.root.set_label(self._build_label(root_path))  # the one label always built: the model at a glance
@@ -139,6 +145,8 @@ class ModuleTree(Tree[str]):
             if child not in self.modules:
                 child = next((m.path for m in self.modules.values() if child in m.aliases), child)
             out.append((name, child))
+        if path == self.root.data:
+            out += [(other, other) for other in self._outside]
         return out
 
     def _populate(self, node: TreeNode[str]) -> None:
@@ -150,14 +158,15 @@ class ModuleTree(Tree[str]):
             info = self.modules.get(child)
             if info is None:
                 continue
-            is_alias = child != (f"{path}.{name}" if path else name)
+            is_alias = child != (f"{path}.{name}" if path else name) and child not in self._outside
             if is_alias:
                 node.add_leaf(Text.assemble((name, "bold"), (f" → {child} (shared)", "magenta")), data=child)
                 continue
             has_children = bool(info.children)
             new = node.add(self._name_label(info), data=child, allow_expand=has_children)
             self._node_by_path[child] = new
-            self._widths[child] = label_width(info, self.root_name)
+            self._widths[child] = label_width(info, self.root_name) + \
+                (cell_len(OUTSIDE) if child in self._outside else 0)
 
     def _is_module_node(self, node: TreeNode[str]) -> bool:
         """A module's own node (not the leaf that names a shared module a second time)."""
@@ -172,6 +181,8 @@ class ModuleTree(Tree[str]):
 
     def _build_label(self, path: str) -> Text:
         label = module_label(self.modules[path], self.root_name)
+        if path in self._outside:
+            label.append(OUTSIDE, style="dim italic")
         self.labels_built += 1
         self._labels[path] = label
         self._widths[path] = label.cell_len
