@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import numpy as np
-
-from .._tensor import Tensor
 from . import _functional as F
-from .adam import new_step, tensor_steps
-from .optimizer import Optimizer, check_lr, check_unsupported_flags, use_grad_for_differentiable
+from .optimizer import (
+    Optimizer,
+    _zeros,
+    check_lr,
+    check_unsupported_flags,
+    use_grad_for_differentiable,
+)
 
 __all__ = ["Adadelta"]
 
@@ -55,12 +57,7 @@ class Adadelta(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        tensor_steps(self)
+        self._group_defaults(foreach=None, maximize=False, differentiable=False, capturable=False)
 
     @use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
@@ -68,18 +65,8 @@ class Adadelta(Optimizer):
         enabled) returned, or None. Parameters without a gradient are skipped."""
         loss = self._evaluate(closure)
         for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step()
-                    state["square_avg"] = Tensor._wrap(np.zeros_like(p._data))
-                    state["acc_delta"] = Tensor._wrap(np.zeros_like(p._data))
-                state["step"]._data += 1
+            for p, state, _ in self._with_grads(group, _zeros("square_avg", "acc_delta")):
                 F.adadelta(p._data, p.grad._data, state["square_avg"]._data, state["acc_delta"]._data,
                            lr=float(group["lr"]), rho=group["rho"], eps=group["eps"],
                            weight_decay=group["weight_decay"], maximize=group["maximize"])
-                for t in (p, state["step"], state["square_avg"], state["acc_delta"]):
-                    t._version[0] += 1
         return loss

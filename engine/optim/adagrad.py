@@ -9,8 +9,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from . import _functional as F
-from .adam import new_step, tensor_steps
-from .optimizer import Optimizer, check_lr, check_unsupported_flags, use_grad_for_differentiable
+from .optimizer import Optimizer, check_lr, check_unsupported_flags, new_step, use_grad_for_differentiable
 
 __all__ = ["Adagrad"]
 
@@ -71,12 +70,7 @@ class Adagrad(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-        tensor_steps(self)
+        self._group_defaults(foreach=None, maximize=False, differentiable=False, fused=None)
 
     @use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:

@@ -7,10 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtype
 from .._tensor import Tensor
 from . import _functional as F
-from .optimizer import Optimizer, check_unsupported_flags, use_grad_for_differentiable
+from .optimizer import Optimizer, check_unsupported_flags, new_step, tensor_steps, use_grad_for_differentiable
 
 __all__ = ["Adam"]
 
@@ -37,24 +36,6 @@ def check_adam_args(lr: Any, betas: Any, eps: float, weight_decay: float) -> tup
         if isinstance(b, Tensor) and b.numel() != 1:
             raise ValueError(f"Tensor betas[{i}] must be 1-element")
     return float(betas[0]), float(betas[1])
-
-
-def tensor_steps(optimizer: Optimizer) -> None:
-    """Turn ``'step'`` counts loaded as numbers (older torch state_dicts) into step tensors."""
-    for group in optimizer.param_groups:
-        for p in group["params"]:
-            p_state = optimizer.state.get(p, [])
-            if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                step = new_step()
-                step._data[...] = float(p_state["step"])
-                p_state["step"] = step
-
-
-def new_step() -> Tensor:
-    """The per-parameter step counter: a 0-d float tensor, as torch keeps it (float64 when that
-    is the default dtype)."""
-    dt = np.float64 if _dtype._default_float.np == np.float64 else np.float32
-    return Tensor._wrap(np.zeros((), dtype=dt))
 
 
 class Adam(Optimizer):

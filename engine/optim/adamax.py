@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import numpy as np
-
-from .._tensor import Tensor
 from . import _functional as F
-from .adam import new_step, tensor_steps
-from .optimizer import Optimizer, check_betas, check_lr, check_unsupported_flags, use_grad_for_differentiable
+from .optimizer import (
+    Optimizer,
+    _zeros,
+    check_betas,
+    check_lr,
+    check_unsupported_flags,
+    use_grad_for_differentiable,
+)
 
 __all__ = ["Adamax"]
 
@@ -53,12 +56,7 @@ class Adamax(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        tensor_steps(self)
+        self._group_defaults(foreach=None, maximize=False, differentiable=False, capturable=False)
 
     @use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
@@ -67,19 +65,8 @@ class Adamax(Optimizer):
         loss = self._evaluate(closure)
         for group in self.param_groups:
             beta1, beta2 = (float(b) for b in group["betas"])
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step()
-                    state["exp_avg"] = Tensor._wrap(np.zeros_like(p._data))
-                    state["exp_inf"] = Tensor._wrap(np.zeros_like(p._data))
-                step_t = state["step"]
-                step_t._data += 1
-                F.adamax(p._data, p.grad._data, state["exp_avg"]._data, state["exp_inf"]._data, float(step_t._data),
+            for p, state, step in self._with_grads(group, _zeros("exp_avg", "exp_inf")):
+                F.adamax(p._data, p.grad._data, state["exp_avg"]._data, state["exp_inf"]._data, step,
                          lr=float(group["lr"]), beta1=beta1, beta2=beta2, eps=group["eps"],
                          weight_decay=group["weight_decay"], maximize=group["maximize"])
-                for t in (p, step_t, state["exp_avg"], state["exp_inf"]):
-                    t._version[0] += 1
         return loss

@@ -22,13 +22,14 @@ import functools
 import types
 import warnings
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from copy import deepcopy
 from itertools import chain
 from typing import Any, TypeAlias
 
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..utils.hooks import RemovableHandle
@@ -154,6 +155,32 @@ def check_unsupported_flags(differentiable: bool, capturable: bool = False) -> N
         raise NotImplementedError("engine optimizers do not support differentiable=True")
     if capturable:
         raise NotImplementedError("engine optimizers do not support capturable=True (no CUDA graphs)")
+
+
+def tensor_steps(optimizer: Optimizer) -> None:
+    """Turn ``'step'`` counts loaded as numbers (older torch state_dicts) into step tensors."""
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            p_state = optimizer.state.get(p, [])
+            if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+                step = new_step()
+                step._data[...] = float(p_state["step"])
+                p_state["step"] = step
+
+
+def new_step() -> Tensor:
+    """The per-parameter step counter: a 0-d float tensor, as torch keeps it (float64 when that
+    is the default dtype)."""
+    dt = np.float64 if _dtype._default_float.np == np.float64 else np.float32
+    return Tensor._wrap(np.zeros((), dtype=dt))
+
+
+def _zeros(*names: str) -> Callable[[Tensor, dict[str, Any]], None]:
+    """An ``init`` for ``Optimizer._with_grads``: a zero buffer shaped like the parameter per name."""
+    def init(p: Tensor, state: dict[str, Any]) -> None:
+        for name in names:
+            state[name] = Tensor._wrap(np.zeros_like(p._data))
+    return init
 
 
 class Optimizer:
@@ -365,6 +392,35 @@ class Optimizer:
 
         with grad_mode.enable_grad():
             return closure()
+
+    def _group_defaults(self, **defaults: Any) -> None:
+        """In ``__setstate__``: options a state dict from an older torch lacks get their defaults,
+        and step counts saved as numbers become step tensors."""
+        for group in self.param_groups:
+            for key, value in defaults.items():
+                group.setdefault(key, value)
+        tensor_steps(self)
+
+    def _with_grads(self, group: dict[str, Any], init: Callable[[Tensor, dict[str, Any]], None],
+                    ) -> Iterator[tuple[Tensor, dict[str, Any], float]]:
+        """``(p, state, step)`` for each parameter of ``group`` that has a gradient: its state
+        made on first use (a ``step`` counter, then ``init(p, state)``), its step already
+        counted. After the caller's in-place update the versions of the parameter and of every
+        state tensor go up, as torch's in-place updates bump them."""
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = new_step()
+                init(p, state)
+            step_t = state["step"]
+            step_t._data += 1
+            yield p, state, float(step_t._data)
+            p._version[0] += 1
+            for value in state.values():
+                if isinstance(value, Tensor):
+                    value._version[0] += 1
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of every parameter: to ``None`` (default) or to zeros in place

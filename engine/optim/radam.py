@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import numpy as np
-
-from .._tensor import Tensor
 from . import _functional as F
-from .adam import new_step, tensor_steps
-from .optimizer import Optimizer, check_betas, check_lr, check_unsupported_flags, use_grad_for_differentiable
+from .optimizer import (
+    Optimizer,
+    _zeros,
+    check_betas,
+    check_lr,
+    check_unsupported_flags,
+    use_grad_for_differentiable,
+)
 
 __all__ = ["RAdam"]
 
@@ -58,13 +61,8 @@ class RAdam(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("capturable", False)
-        tensor_steps(self)
+        self._group_defaults(foreach=None, maximize=False, differentiable=False, decoupled_weight_decay=False,
+                             capturable=False)
 
     @use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
@@ -73,20 +71,9 @@ class RAdam(Optimizer):
         loss = self._evaluate(closure)
         for group in self.param_groups:
             beta1, beta2 = (float(b) for b in group["betas"])
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step()
-                    state["exp_avg"] = Tensor._wrap(np.zeros_like(p._data))
-                    state["exp_avg_sq"] = Tensor._wrap(np.zeros_like(p._data))
-                step_t = state["step"]
-                step_t._data += 1
+            for p, state, step in self._with_grads(group, _zeros("exp_avg", "exp_avg_sq")):
                 F.radam(p._data, p.grad._data, state["exp_avg"]._data, state["exp_avg_sq"]._data,
-                        float(step_t._data), lr=float(group["lr"]), beta1=beta1, beta2=beta2, eps=group["eps"],
+                        step, lr=float(group["lr"]), beta1=beta1, beta2=beta2, eps=group["eps"],
                         weight_decay=group["weight_decay"], decoupled_weight_decay=group["decoupled_weight_decay"],
                         maximize=group["maximize"])
-                for t in (p, step_t, state["exp_avg"], state["exp_avg_sq"]):
-                    t._version[0] += 1
         return loss

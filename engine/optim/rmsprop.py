@@ -9,8 +9,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from . import _functional as F
-from .adam import new_step, tensor_steps
-from .optimizer import Optimizer, check_unsupported_flags, use_grad_for_differentiable
+from .optimizer import Optimizer, check_unsupported_flags, new_step, tensor_steps, use_grad_for_differentiable
 
 __all__ = ["RMSprop"]
 

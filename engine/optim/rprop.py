@@ -9,7 +9,6 @@ import numpy as np
 
 from .._tensor import Tensor
 from . import _functional as F
-from .adam import new_step, tensor_steps
 from .optimizer import Optimizer, check_lr, check_unsupported_flags, use_grad_for_differentiable
 
 __all__ = ["Rprop"]
@@ -51,12 +50,7 @@ class Rprop(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        tensor_steps(self)
+        self._group_defaults(foreach=None, maximize=False, differentiable=False, capturable=False)
 
     @use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
@@ -66,18 +60,12 @@ class Rprop(Optimizer):
         for group in self.param_groups:
             etaminus, etaplus = group["etas"]
             step_size_min, step_size_max = group["step_sizes"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step()
-                    state["prev"] = Tensor._wrap(np.zeros_like(p._data))
-                    state["step_size"] = Tensor._wrap(np.full_like(p.grad._data, float(group["lr"])))
-                state["step"]._data += 1
+            def init(p: Tensor, state: dict[str, Any], lr: float = float(group["lr"])) -> None:
+                state["prev"] = Tensor._wrap(np.zeros_like(p._data))
+                state["step_size"] = Tensor._wrap(np.full_like(p.grad._data, lr))
+
+            for p, state, _ in self._with_grads(group, init):
                 F.rprop(p._data, p.grad._data, state["prev"]._data, state["step_size"]._data, etaminus=etaminus,
                         etaplus=etaplus, step_size_min=step_size_min, step_size_max=step_size_max,
                         maximize=group["maximize"])
-                for t in (p, state["step"], state["prev"], state["step_size"]):
-                    t._version[0] += 1
         return loss
