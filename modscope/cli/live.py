@@ -17,6 +17,8 @@ def add_commands(subcommands: argparse._SubParsersAction) -> None:
     replay = subcommands.add_parser("replay", help="open the TUI on a recorded trace file",
                                     description="Open the TUI on a recorded trace (.jsonl or .jsonl.gz).")
     replay.add_argument("trace", help="the trace file")
+    replay.add_argument("--compare", metavar="B", help="compare each step shown with the same step of trace B "
+                                                      "(Δ badges, a Δ column, where the firing orders part)")
     replay.set_defaults(run=_replay)
     _add_demo(subcommands)
 
@@ -84,12 +86,16 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from ..views.tui.compare import CompareError
     from ..views.tui.launch import LaunchError, replay
 
     try:
-        return replay(args.trace)
+        return replay(args.trace, compare=args.compare)
     except LaunchError as e:
         return _fail("replay", str(e))
+    except CompareError as e:  # the second trace: a bad argument, as argparse reports one (status 2)
+        print(f"modscope replay: error: --compare: {e}", file=sys.stderr)
+        return 2
 
 
 def _demo(args: argparse.Namespace) -> int:

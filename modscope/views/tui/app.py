@@ -21,8 +21,9 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from .compare import CompareError, Comparison, OtherTrace, compare_steps
 from .export import describe_export, model_event_of, snapshot_export, write_export
-from .screens import BreakpointsScreen, FindScreen, HelpScreen, StepScreen, TextScreen
+from .screens import BreakpointsScreen, CompareScreen, FindScreen, HelpScreen, StepScreen, TextScreen
 from .sources import ChildProcess, Source
 from .state import SessionState
 from .widgets.graph_view import AutogradGraphView
@@ -85,6 +86,7 @@ class ModscopeApp(App[int]):
         Binding("2", "toggle_kind('backward')", "timeline: show/hide backward events", show=False),
         Binding("3", "toggle_kind('hooks')", "timeline: show/hide user hook events", show=False),
         Binding("4", "toggle_kind('errors')", "timeline: show/hide error events", show=False),
+        Binding("d", "compare", "compare two steps", show=False),
         Binding("x", "errors", "errors: the error panel", show=False),
         Binding("l", "log", "log: the program's output", show=False),
         Binding("question_mark", "help", "help"),
@@ -97,7 +99,7 @@ class ModscopeApp(App[int]):
     ALWAYS = frozenset({"quit", "command_palette"})  # actions that work on dialogs too
 
     def __init__(self, source: Source, *, child: ChildProcess | None = None, refresh_interval: float = 0.1,
-                 state: SessionState | None = None) -> None:
+                 state: SessionState | None = None, compare: OtherTrace | None = None) -> None:
         super().__init__()
         self.source = source
         self.child = child
@@ -119,6 +121,11 @@ class ModscopeApp(App[int]):
         self._page = "params"  # the right column's view in the paged layouts
         self._left_width: int | None = -1  # -1: not set yet
         self.sub_title = source.description
+        self.other = compare  # a second trace: each step shown is compared with the same step of it
+        # what to compare (``d``): {"mode": "steps", "a", "b"} or {"mode": "trace"}; None: nothing
+        self.compare_mode: dict[str, Any] | None = {"mode": "trace"} if compare is not None else None
+        self.comparison: Comparison | None = None  # the last result shown
+        self._compare_key: Any = None  # the pair asked of the worker (a result for another is stale)
 
     # --- layout -------------------------------------------------------------------------------
 
@@ -270,6 +277,7 @@ class ModscopeApp(App[int]):
         """Redraw what changed since the last tick (timer callback on the UI thread)."""
         try:
             self._refresh_views()
+            self._update_compare()
         except NoMatches:
             pass  # a tick during shutdown, after the views were removed: nothing left to draw
 
@@ -390,6 +398,9 @@ class ModscopeApp(App[int]):
         timeline = self.query_one(HookTimeline)
         step, events, overflow, steps = snap["timeline"]
         timeline.step = step
+        c = self.comparison
+        shown = c is not None and self.compare_mode is not None and c.step_a == step
+        timeline.set_compare(c.split_seq() if shown else None, c.order_note() if shown else "")
         timeline.render_step(step, events, overflow, steps)
 
     def _refresh_title(self, t: dict[str, Any]) -> None:
@@ -541,6 +552,85 @@ class ModscopeApp(App[int]):
 
     def action_toggle_kind(self, group: str) -> None:
         self.query_one(HookTimeline).toggle_kind(group)
+        self._force("timeline")
+
+    # --- comparing two steps (``d``) -----------------------------------------------------------
+
+    def action_compare(self) -> None:
+        """The dialog: two kept steps (the one on screen and the one before, or the pair being
+        compared), the second trace's same step, or off."""
+        steps = self.state.steps_available()
+        timeline = self.query_one(HookTimeline)
+        mode = self.compare_mode or {}
+        a = mode.get("a", timeline.step if timeline.step in steps else (steps[-1] if steps else None))
+        b = mode.get("b", steps[steps.index(a) - 1] if a in steps and steps.index(a) > 0 else a)
+        self.push_screen(CompareScreen(steps, a, b, self.other.name if self.other is not None else None),
+                         self._compare_chosen)
+
+    def _compare_chosen(self, choice: dict[str, Any] | None) -> None:
+        if choice is None:
+            return
+        if choice["mode"] == "off":
+            self.clear_compare()
+            return
+        self.compare_mode = choice
+        if choice["mode"] == "steps":
+            self._timeline_step(step=choice["a"])  # A is the step the timeline shows (and marks)
+        self._update_compare()
+
+    def _compare_pair(self) -> tuple[int, int] | None:
+        mode = self.compare_mode
+        if mode is None:
+            return None
+        if mode["mode"] == "steps":
+            return mode["a"], mode["b"]
+        step = self.query_one(HookTimeline).step
+        return None if step is None else (step, step)
+
+    def _update_compare(self) -> None:
+        """Start a comparison when the pair to compare changed (a choice, or with a second trace
+        another step on screen); it runs on a worker, the views update when it is done."""
+        pair = self._compare_pair()
+        if pair is None or self.compare_mode is None:
+            return
+        mode = self.compare_mode["mode"]
+        key = (*pair, mode)
+        if key == self._compare_key:
+            return
+        self._compare_key = key
+        self._compute_compare(key, pair, self.other if mode == "trace" else None)
+
+    @work(thread=True, exclusive=True, group="compare")
+    def _compute_compare(self, key: Any, pair: tuple[int, int], other: OtherTrace | None) -> None:
+        try:
+            result = compare_steps(self.state, *pair, other=other)
+        except CompareError as e:
+            self.call_from_thread(self.notify, f"compare: {e}", severity="error", timeout=8)
+            return
+        self.call_from_thread(self._show_compare, key, result)
+
+    def _show_compare(self, key: Any, result: Comparison) -> None:
+        if key != self._compare_key:
+            return  # another pair was asked for meanwhile: its result is coming
+        self.comparison = result
+        self.query_one(ModuleTree).set_badges(result.badges())
+        self._show_deltas(result.param_deltas())
+        self.sub_title = result.describe()
+        self._force("timeline")
+
+    def _show_deltas(self, deltas: dict[str, Text] | None) -> None:
+        table = self.query_one(ParamsTable)
+        table.set_deltas(deltas)
+        with self.state.lock:
+            params = self.state.params_of(self.selected)
+        table.show(self.selected, params)
+
+    def clear_compare(self) -> None:
+        """Turn the comparison off: no badges, no Δ column, no split marker."""
+        self.compare_mode = self.comparison = self._compare_key = None
+        self.query_one(ModuleTree).set_badges({})
+        self._show_deltas(None)
+        self.sub_title = self.source.description
         self._force("timeline")
 
     def action_errors(self) -> None:

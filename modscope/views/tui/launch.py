@@ -30,6 +30,7 @@ from types import FrameType
 
 from ...events.files import TraceFileError
 from .app import ModscopeApp
+from .compare import OtherTrace
 from .sources import ChildProcess, ReplaySource, SocketSource
 
 EXIT_SIGNALS = (signal.SIGHUP, signal.SIGTERM)  # the terminal closed; asked to terminate
@@ -209,12 +210,15 @@ def _say(message: str) -> None:
         pass
 
 
-def replay(path: str) -> int:
+def replay(path: str, compare: str | None = None) -> int:
+    """Open the TUI on trace ``path``; with ``compare``, each step shown is compared with the same
+    step of that trace (``CompareError`` naming it when it cannot be read: checked before the app starts)."""
     try:
         source = ReplaySource(path)
     except TraceFileError as e:
         raise LaunchError(str(e)) from None
-    ModscopeApp(source).run()
+    other = OtherTrace(compare) if compare is not None else None
+    ModscopeApp(source, compare=other).run()
     return 0
 
 

@@ -43,7 +43,8 @@ KEYS = [
             "the bar above them"),
     ("z", "maximise the focused view / restore it (escape restores too)"),
     ("ctrl+p", "command palette (every action)"),
-    ("?", "this help"),
+    # (d shares a line: the help's height, and so its snapshot, stays as it was)
+    ("? d", "this help · d: compare two steps (Δ in the tree and table, ≠ where the orders part)"),
     ("q", "quit (stops the program cleanly; the trace file is complete)"),
 ]
 
@@ -216,6 +217,72 @@ class StepScreen(ModalScreen[int | None]):
                                                     if self.steps else "no steps yet")
             return
         self.dismiss(step)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class CompareScreen(ModalScreen[dict[str, Any] | None]):
+    """Pick two kept steps to compare (defaults: the step on screen and the one before it), or,
+    with a second trace open (``replay --compare``), compare each step shown with the same step
+    of it; Clear turns the comparison off. Enter applies, Escape cancels. Dismisses with
+    ``{"mode": "steps", "a": int, "b": int}``, ``{"mode": "trace"}``, ``{"mode": "off"}`` or None."""
+
+    BINDINGS = [Binding("escape", "dismiss_none", "cancel"), Binding("enter", "apply", "apply")]
+    DEFAULT_CSS = """
+    CompareScreen { align: center middle; }
+    CompareScreen > Vertical { width: 76; max-width: 95%; height: auto; border: thick $accent;
+        background: $surface; padding: 1 2; }
+    CompareScreen Input { margin-bottom: 1; }
+    CompareScreen #error { color: $error; height: auto; }
+    """
+
+    def __init__(self, steps: list[int], step_a: int | None, step_b: int | None, other: str | None = None) -> None:
+        super().__init__()
+        self.steps, self.step_a, self.step_b, self.other = steps, step_a, step_b, other
+
+    def compose(self) -> ComposeResult:
+        span = f"{self.steps[0]}–{self.steps[-1]}" if self.steps else "none yet"
+        with Vertical():
+            yield Label(f"[b]Compare two steps[/b] (kept: {span}) — Δ badges, a Δ column, ≠ where the orders part")
+            yield Label("step A (the timeline shows it)")
+            yield Input(value="" if self.step_a is None else str(self.step_a), id="a", placeholder="step number")
+            yield Label("step B (compared with A)")
+            yield Input(value="" if self.step_b is None else str(self.step_b), id="b", placeholder="step number")
+            yield Static("", id="error")
+            with Horizontal():
+                yield Button("Compare", variant="primary", id="apply")
+                if self.other is not None:
+                    yield Button(f"Each step with {self.other}", id="trace")
+                yield Button("Clear", id="clear")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "clear":
+            self.dismiss({"mode": "off"})
+        elif event.button.id == "trace":
+            self.dismiss({"mode": "trace"})
+        else:
+            self.action_apply()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_apply()
+
+    def action_apply(self) -> None:
+        picked = []
+        for field in ("a", "b"):
+            raw = self.query_one(f"#{field}", Input).value.strip()
+            try:
+                step = int(raw)
+            except ValueError:
+                self.query_one("#error", Static).update(f"step {field.upper()}: not a step number: {raw!r}")
+                return
+            if step not in self.steps:
+                kept = f"kept: {self.steps[0]}–{self.steps[-1]}" if self.steps else "no steps yet"
+                self.query_one("#error", Static).update(f"step {step} is not kept ({kept})")
+                return
+            picked.append(step)
+        self.dismiss({"mode": "steps", "a": picked[0], "b": picked[1]})
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)

@@ -70,6 +70,7 @@ class StepRecord:
     step: int
     events: list[dict[str, Any]] = field(default_factory=list)
     overflow: int = 0  # events of this step not kept (past EVENTS_PER_STEP)
+    params: dict[str, Any] | None = None  # the step's ``params`` event (a comparison of two steps reads it)
 
 
 class Revisions:
@@ -222,6 +223,9 @@ class SessionState:
         self.rev.tree += 1
 
     def _on_params(self, e: dict[str, Any]) -> None:
+        record = self.steps[-1] if self.steps else None
+        if isinstance(record, StepRecord) and record.step == e["step"]:  # (a replay reads it back from the file)
+            record.params = e
         per_module: dict[str, float] = {}
         for item in e["items"]:
             info = self.params.get(item["path"])

@@ -98,6 +98,7 @@ class ModuleTree(Tree[str]):
         self._widths: dict[str, int] = {}  # path -> its label's width (kept for every node created)
         self._outside: list[str] = []  # roots called outside the model (listed under it, marked)
         self.labels_built = 0  # module labels built so far (the tests count them)
+        self.badges: dict[str, Text] = {}  # path -> a comparison's badge (``d``), appended to its label
         self.show_root = True
 
     def set_model(self, modules: dict[str, ModuleInfo], order: list[str], root_name: str) -> None:
@@ -183,6 +184,9 @@ class ModuleTree(Tree[str]):
         label = module_label(self.modules[path], self.root_name)
         if path in self._outside:
             label.append(OUTSIDE, style="dim italic")
+        badge = self.badges.get(path)
+        if badge is not None:
+            label.append_text(badge)
         self.labels_built += 1
         self._labels[path] = label
         self._widths[path] = label.cell_len
@@ -243,6 +247,14 @@ class ModuleTree(Tree[str]):
             node = self._node_by_path.get(path)
             if node is not None:
                 node.refresh()
+
+    def set_badges(self, badges: dict[str, Text]) -> None:
+        """Show a comparison's badges (``{}``: none): the lines on screen are repainted now, the
+        others get theirs when they are drawn."""
+        if badges == self.badges:
+            return
+        self.badges = badges
+        self.refresh_labels()
 
     def select_path(self, path: str) -> None:
         """Expand down to ``path`` and put the cursor on it."""

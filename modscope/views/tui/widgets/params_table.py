@@ -41,9 +41,27 @@ class ParamsTable(DataTable):
         self.border_title = "Parameters & buffers"
         self.module_path: str | None = None
         self._cells: dict[str, tuple] = {}
+        self.deltas: dict[str, Text] | None = None  # a comparison's Δ cells (``d``); None: no Δ column
 
     def on_mount(self) -> None:
         self.add_columns(*COLUMNS)
+
+    def set_deltas(self, deltas: dict[str, Text] | None) -> None:
+        """Show a Δ column with these cells (``None``: remove it); the rows are rebuilt at the
+        next ``show``."""
+        if deltas == self.deltas:
+            return
+        if (deltas is None) != (self.deltas is None):
+            self.clear(columns=True)
+            self.add_columns(*COLUMNS, *(() if deltas is None else ("Δ",)))
+        self.deltas = deltas
+        self.module_path = None
+
+    def _row(self, p: ParamInfo) -> tuple:
+        cells = row_cells(p)
+        if self.deltas is None:
+            return cells
+        return (*cells, self.deltas.get(p.path, Text("–", style="dim")))
 
     def show(self, module_path: str, params: list[ParamInfo]) -> None:
         if module_path != self.module_path or set(self._cells) != {p.path for p in params}:
@@ -51,7 +69,7 @@ class ParamsTable(DataTable):
             self.clear()
             self._cells = {}
             for p in params:
-                cells = row_cells(p)
+                cells = self._row(p)
                 self.add_row(*cells, key=p.path)
                 self._cells[p.path] = cells
             self.border_title = f"Parameters & buffers · {module_path or '(root)'}"
@@ -62,7 +80,7 @@ class ParamsTable(DataTable):
             return
         columns = list(self.columns)
         for p in params:
-            cells = row_cells(p)
+            cells = self._row(p)
             old = self._cells[p.path]
             for i, (new_cell, old_cell) in enumerate(zip(cells, old)):
                 if str(new_cell) != str(old_cell):

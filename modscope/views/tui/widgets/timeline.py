@@ -30,6 +30,7 @@ KIND_GROUPS = {"forward": ("forward_pre", "forward"), "backward": ("backward_pre
                "errors": ("error",)}
 FOLLOW_REDRAW_S = 0.25  # while following a fast run, redraw at most this often
 CURSOR = Style(reverse=True, bold=True)  # readable over every event colour
+SPLIT = "≠ "  # marks the event where a compared step's firing order parts from this one's
 
 
 def event_parts(e: dict[str, Any], depth: int) -> tuple[str, str, list[tuple[str, str]]]:
@@ -106,6 +107,8 @@ class HookTimeline(ScrollView, can_focus=True):
         self._drawn_at = 0.0
         self._deferred: tuple | None = None  # the newest content a throttled redraw left out
         self._deferred_timer: Any = None
+        self.split_seq: int | None = None  # a comparison's split event (``d``): marked with SPLIT
+        self.compare_note = ""  # a comparison's word on the order, in the title
 
     @property
     def line_count(self) -> int:
@@ -114,7 +117,8 @@ class HookTimeline(ScrollView, can_focus=True):
     # --- content ------------------------------------------------------------------------------
 
     def render_step(self, step: int, events: list[dict[str, Any]], overflow: int, steps: list[int]) -> None:
-        key = (step, len(events), self.module_filter, frozenset(self.kinds), self.follow)
+        key = (step, len(events), self.module_filter, frozenset(self.kinds), self.follow, self.split_seq,
+               self.compare_note)
         if key == self._shown:
             return
         now = time.monotonic()
@@ -138,7 +142,7 @@ class HookTimeline(ScrollView, can_focus=True):
             if kind in self.kinds and within(target, self.module_filter):
                 rows.append((e, depth))
                 paths.append(target if target != "*" else None)
-                width = max(width, event_width(e, depth))
+                width = max(width, event_width(e, depth) + (len(SPLIT) if e["seq"] == self.split_seq else 0))
             if kind in ("forward_pre", "backward_pre"):
                 depth += 1
         self._rows, self._paths, self._strips = rows, paths, {}
@@ -149,8 +153,17 @@ class HookTimeline(ScrollView, can_focus=True):
         mode = "following" if self.follow else "paused"
         shown = f"{len(rows)}/{len(events)} events" + (f", {overflow} not kept" if overflow else "")
         span = f"steps {steps[0]}–{steps[-1]} kept" if steps else ""
-        self.border_title = f"Hook firing order · step {step} · {mode}"
+        self.border_title = f"Hook firing order · step {step} · {mode}" + \
+            (f" · {self.compare_note}" if self.compare_note else "")
         self.border_subtitle = " · ".join(x for x in (shown, self._filter_text(), span) if x)
+
+    def set_compare(self, split_seq: int | None, note: str) -> bool:
+        """Mark the event whose ``seq`` is ``split_seq`` and put ``note`` in the title (a
+        comparison; ``None, ""`` clears it). True when that changed: the step is to be drawn again."""
+        if (split_seq, note) == (self.split_seq, self.compare_note):
+            return False
+        self.split_seq, self.compare_note = split_seq, note
+        return True
 
     def _draw_deferred(self) -> None:
         self._deferred_timer = None
@@ -189,7 +202,10 @@ class HookTimeline(ScrollView, can_focus=True):
         """Line ``index`` rendered, the first time it is drawn."""
         strip = self._strips.get(index)
         if strip is None:
-            text = event_line(*self._rows[index])
+            event, depth = self._rows[index]
+            text = event_line(event, depth)
+            if self.split_seq is not None and event["seq"] == self.split_seq:
+                text = Text(SPLIT, style="bold white on red") + text
             strip = self._strips[index] = Strip(list(text.render(self.app.console)), text.cell_len)
             self.lines_rendered += 1
         return strip
