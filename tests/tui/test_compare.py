@@ -87,6 +87,7 @@ async def test_comparing_two_steps_badges_the_tree_adds_a_delta_column_and_marks
         assert tree.root.children  # the label is drawn with its badge
         label = tree._label_of("head").plain
         assert label.endswith(f"Δ{expected:.1e} ◀ first")
+        assert tree._widths["head"] == len(label)  # the column is as wide as the badged label
         assert app.sub_title == "comparing step 5 with 4 · rtol 1e-03 · first: head"
         # the parameter table: a Δ column, the same parameters in both steps
         table = app.query_one(ParamsTable)
@@ -94,16 +95,17 @@ async def test_comparing_two_steps_badges_the_tree_adds_a_delta_column_and_marks
         assert str(table.get_cell("blk.a.weight", list(table.columns)[-1])) == "0.0e+00 norm"
         # the timeline shows step 5 and marks where the orders part: blk.a's backward (call 1)
         timeline = app.query_one(HookTimeline)
-        await settle(pilot, app, lambda a: "orders part" in timeline.border_title)
-        assert timeline.step == 5 and "≠ orders part at event 28: backward_pre blk.b in step 4" in \
-            timeline.border_title
+        await settle(pilot, app, lambda a: "· ≠ order ·" in timeline.border_title)
+        assert timeline.step == 5 and timeline.border_subtitle.startswith(
+            "the orders part at event 28 (backward_pre blk.b in step 4) · ")
         marked = [i for i in range(timeline.line_count) if timeline_line(timeline, i).startswith(SPLIT)]
         assert len(marked) == 1
         row, _ = timeline._rows[marked[0]]
         assert (row["kind"], row["path"], row["call"]) == ("backward_pre", "blk.a", 1)
         # another step in the timeline: no marker there (the comparison stays on 5 with 4)
         await pilot.press("left_square_bracket")
-        await settle(pilot, app, lambda a: timeline.step == 4 and "orders" not in timeline.border_title)
+        await settle(pilot, app, lambda a: timeline.step == 4 and "≠" not in timeline.border_title)
+        assert "orders part" not in timeline.border_subtitle
         assert app.sub_title.startswith("comparing step 5 with 4")
 
 
@@ -115,11 +117,11 @@ async def test_clearing_the_comparison_restores_every_view(events):
         await settle(pilot, app, lambda a: a.selected == "blk.a")
         await compare(pilot, app, 5, 4)
         timeline = app.query_one(HookTimeline)
-        await settle(pilot, app, lambda a: "orders part" in timeline.border_title)
+        await settle(pilot, app, lambda a: "≠ order" in timeline.border_title)
         await pilot.press("d")
         await settle(pilot, app, lambda a: isinstance(a.screen, CompareScreen))
         await pilot.click("#clear")
-        await settle(pilot, app, lambda a: a.comparison is None and "orders" not in timeline.border_title)
+        await settle(pilot, app, lambda a: a.comparison is None and "≠" not in timeline.border_title)
         tree, table = app.query_one(ModuleTree), app.query_one(ParamsTable)
         assert tree.badges == {} and "Δ" not in tree._label_of("head").plain
         assert [c.label.plain for c in table.columns.values()][-1] == "std"
@@ -185,7 +187,8 @@ async def test_replay_compare_with_the_same_trace_shows_nothing_past_the_thresho
         assert app.sub_title == "comparing step 5 with step 5 of same.jsonl.gz · rtol 1e-03 · " \
                                 "no difference past the threshold"
         timeline = app.query_one(HookTimeline)
-        await settle(pilot, app, lambda a: "same order as same.jsonl.gz step 5" in timeline.border_title)
+        await settle(pilot, app, lambda a: "· same order ·" in timeline.border_title
+                     and timeline.border_subtitle.startswith("as same.jsonl.gz step 5 · "))
 
 
 @pytest.mark.asyncio

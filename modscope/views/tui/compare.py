@@ -179,16 +179,16 @@ class Comparison:
         return order.seq_a if order is not None else None
 
     def order_note(self) -> str:
-        """The timeline's title note: where the orders part, or that they do not."""
+        """The timeline's note, ``tag: detail``: where the orders part, or that they do not."""
         if self.result is None:
             return ""
         order = self.result.order
         if order is None:
-            return f"same order as {self._b_name()}"
+            return f"same order: as {self._b_name()}"
         if order.a is None:
-            return f"≠ {self._b_name()} goes on after this step's last event"
+            return f"≠ order: {self._b_name()} goes on after this step's last event"
         there = f"{order.b[0]} {order.b[1] or '(root)'}" if order.b is not None else "the end"
-        return f"≠ orders part at event {order.position}: {there} in {self._b_name()}"
+        return f"≠ order: the orders part at event {order.position} ({there} in {self._b_name()})"
 
     def _b_name(self) -> str:
         return f"{self.other} step {self.step_b}" if self.other else f"step {self.step_b}"

@@ -108,7 +108,7 @@ class HookTimeline(ScrollView, can_focus=True):
         self._deferred: tuple | None = None  # the newest content a throttled redraw left out
         self._deferred_timer: Any = None
         self.split_seq: int | None = None  # a comparison's split event (``d``): marked with SPLIT
-        self.compare_note = ""  # a comparison's word on the order, in the title
+        self.compare_note = ""  # a comparison's word on the order: a tag in the title, the detail in the subtitle
 
     @property
     def line_count(self) -> int:
@@ -153,13 +153,15 @@ class HookTimeline(ScrollView, can_focus=True):
         mode = "following" if self.follow else "paused"
         shown = f"{len(rows)}/{len(events)} events" + (f", {overflow} not kept" if overflow else "")
         span = f"steps {steps[0]}–{steps[-1]} kept" if steps else ""
-        self.border_title = f"Hook firing order · step {step} · {mode}" + \
-            (f" · {self.compare_note}" if self.compare_note else "")
-        self.border_subtitle = " · ".join(x for x in (shown, self._filter_text(), span) if x)
+        tag, _, detail = self.compare_note.partition(": ")
+        # the tag before the mode: a narrow pane cuts the title's end
+        self.border_title = f"Hook firing order · step {step}" + (f" · {tag}" if tag else "") + f" · {mode}"
+        self.border_subtitle = " · ".join(x for x in (detail, shown, self._filter_text(), span) if x)
 
     def set_compare(self, split_seq: int | None, note: str) -> bool:
-        """Mark the event whose ``seq`` is ``split_seq`` and put ``note`` in the title (a
-        comparison; ``None, ""`` clears it). True when that changed: the step is to be drawn again."""
+        """Mark the event whose ``seq`` is ``split_seq`` and show ``note`` (``tag: detail``: the
+        tag in the title, the detail in the subtitle) for a comparison; ``None, ""`` clears it.
+        True when that changed: the step is to be drawn again."""
         if (split_seq, note) == (self.split_seq, self.compare_note):
             return False
         self.split_seq, self.compare_note = split_seq, note
