@@ -219,7 +219,12 @@ class ModscopeApp(App[int]):
 
     def _fit_left(self) -> None:
         """The modules column as wide as its widest label (within LEFT_MIN and a share of the
-        screen); the whole width when it is a page of its own."""
+        screen); the whole width when it is a page of its own.
+
+        It grows and never shrinks until the terminal is resized: labels change width as the
+        timings tick and a collapse hides wide lines, and every change of this width lays the
+        whole screen out again (the graph pane included), which was most of a key press's time
+        while training."""
         left = self.query_one("#left")
         if self.layout_mode == "narrow":
             width = None
@@ -228,6 +233,8 @@ class ModscopeApp(App[int]):
             _ = tree._tree_lines  # lays the lines out now (sets virtual_size), not at the next render
             want = tree.virtual_size.width + 2 + 2  # the border, the scrollbar
             width = max(LEFT_MIN, min(want, int(self.size.width * LEFT_MAX_SHARE)))
+            if isinstance(self._left_width, int) and self._left_width > width:
+                return
         if width != self._left_width:
             self._left_width = width
             left.styles.width = width if width is not None else "1fr"
