@@ -290,6 +290,11 @@ class ModscopeApp(App[int]):
 
     def _refresh_views(self) -> None:
         self._check_size()
+        if self.screen is not self.screen_stack[0]:
+            # A dialog is open: the views behind it wait (the state keeps folding). A changed
+            # view under a modal makes Textual repaint the whole dimmed screen behind it, which
+            # was most of the find dialog's time while training.
+            return
         self._fit_left()
         state = self.state
         if not state.lock.acquire(blocking=False):
@@ -614,14 +619,15 @@ class ModscopeApp(App[int]):
         except CompareError as e:
             self.call_from_thread(self.notify, f"compare: {e}", severity="error", timeout=8)
             return
-        self.call_from_thread(self._show_compare, key, result)
+        # the badges too are built here: one per module, off the UI thread
+        self.call_from_thread(self._show_compare, key, result, result.badges(), result.param_deltas())
 
-    def _show_compare(self, key: Any, result: Comparison) -> None:
+    def _show_compare(self, key: Any, result: Comparison, badges: dict[str, Text], deltas: dict[str, Text]) -> None:
         if key != self._compare_key:
             return  # another pair was asked for meanwhile: its result is coming
         self.comparison = result
-        self.query_one(ModuleTree).set_badges(result.badges())
-        self._show_deltas(result.param_deltas())
+        self.query_one(ModuleTree).set_badges(badges)
+        self._show_deltas(deltas)
         self.sub_title = result.describe()
         self._force("timeline")
 

@@ -253,15 +253,12 @@ class ModuleTree(Tree[str]):
         others get theirs when they are drawn."""
         if badges == self.badges:
             return
-        changed = set(badges) | set(self.badges)
-        self.badges = badges
-        for path in changed:
+        old, self.badges = self.badges, badges
+        for path in set(badges) | set(old):
             self._labels.pop(path, None)  # built anew, with its badge, when its line is drawn
-            info = self.modules.get(path)
-            if info is not None and path in self._widths:  # the column's width follows the badges
-                badge = badges.get(path)
-                self._widths[path] = label_width(info, self.root_name) + \
-                    (cell_len(OUTSIDE) if path in self._outside else 0) + (badge.cell_len if badge else 0)
+            if path in self._widths:  # the column's width follows the badges (O(1): no label is built)
+                was, now = old.get(path), badges.get(path)
+                self._widths[path] += (now.cell_len if now else 0) - (was.cell_len if was else 0)
         self._invalidate()  # the lines' widths and cached strips
 
     def select_path(self, path: str) -> None:
