@@ -290,11 +290,6 @@ class ModscopeApp(App[int]):
 
     def _refresh_views(self) -> None:
         self._check_size()
-        if self.screen is not self.screen_stack[0]:
-            # A dialog is open: the views behind it wait (the state keeps folding). A changed
-            # view under a modal makes Textual repaint the whole dimmed screen behind it, which
-            # was most of the find dialog's time while training.
-            return
         self._fit_left()
         state = self.state
         if not state.lock.acquire(blocking=False):
