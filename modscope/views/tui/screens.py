@@ -44,7 +44,9 @@ KEYS = [
     ("z", "maximise the focused view / restore it (escape restores too)"),
     ("ctrl+p", "command palette (every action)"),
     # (d shares a line: the help's height, and so its snapshot, stays as it was)
-    ("? d", "this help · d: compare two steps (Δ in the tree and table, ≠ where the orders part)"),
+    ("d", "compare two steps, or each step with a second trace (Δ in the tree and table, ≠ where the orders "
+          "part)"),
+    ("?", "this help"),
     ("q", "quit (stops the program cleanly; the trace file is complete)"),
 ]
 
