@@ -644,3 +644,29 @@ async def test_a_module_called_outside_the_model_is_in_the_tree_as_in_the_timeli
         assert [c.data for c in tree.root.children][-1] == "CrossEntropyLoss2"  # after the model's own
         app._select("CrossEntropyLoss2")  # as a click on its timeline row does
         await settle(pilot, app, lambda a: tree.cursor_node is node)
+
+
+@pytest.mark.asyncio
+async def test_a_selection_message_still_queued_at_shutdown_is_harmless(events):
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        await app.query_one(ParamsTable).remove()  # as when the app tears its screen down
+        app.on_module_tree_selected(ModuleTree.Selected("head"))  # no NoMatches escapes
+        assert app.selected == "head"
+
+
+@pytest.mark.asyncio
+async def test_the_params_table_sizes_its_columns_to_rows_shown_by_a_plain_call(events):
+    """Rows put in by the ticker (no message to the table) are measured without waiting for a
+    key or the mouse: the columns fit ``weight`` and ``float32`` (they stayed ``weig``, ``float``)."""
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        table = app.query_one(ParamsTable)
+        with app.state.lock:
+            params = app.state.params_of("head")
+        table.show("head", params)
+        await pilot.pause(0.3)
+        widths = {str(c.label): c.get_render_width(table) for c in table.columns.values()}
+        assert widths["name"] >= len("weight") + 2 and widths["dtype"] >= len("float32") + 2, widths

@@ -199,7 +199,8 @@ async def test_selecting_a_module_shows_its_parameters_from_the_index(events):
     state._index_params = counted
     app = ModscopeApp(DirectSource(events), state=state)
     async with app.run_test(size=(200, 55)) as pilot:  # the wide layout: every view on screen
-        await settle(pilot, app, lambda a: a.selected == "blk.a" and a.screen.query(ParamsTable))
+        await settle(pilot, app, lambda a: a.selected == "blk.a" and a.screen is a.screen_stack[0]
+                     and len(a.screen.query(ParamsTable)) == 1)
         app._select("head")
         table = app.query_one(ParamsTable)
         assert table.module_path == "head" and table.row_count == len(state.params_of("head")) > 0

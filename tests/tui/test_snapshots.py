@@ -58,7 +58,11 @@ def test_help_screen(snap_compare, events):
     async def open_help(pilot):
         await loaded(pilot)
         await pilot.press("question_mark")
-        await pilot.pause(0.2)
+        for _ in range(100):  # the dialog is pushed on the next message: wait for it, then for a still screen
+            if type(pilot.app.screen).__name__ == "HelpScreen":
+                break
+            await pilot.pause(0.05)
+        await settled(pilot)
 
     assert snap_compare(app_for(events), terminal_size=(120, 36), run_before=open_help)
 

@@ -368,10 +368,7 @@ class ModscopeApp(App[int]):
         if path is None:
             path = next((p for p in order if p in buffer_owners), None)
         if path is not None and not self.selected:
-            try:
-                self._select(path)
-            except NoMatches:
-                pass  # scheduled before a shutdown that removed the views: nothing to select in
+            self._select(path)  # may run after a shutdown removed the views: then it does nothing
 
     def _check_no_model(self, snap: dict[str, Any]) -> None:
         """Say so when the program runs (steps, metrics, output) or ended without a module ever
@@ -438,6 +435,14 @@ class ModscopeApp(App[int]):
         self._select(message.path)
 
     def _select(self, path: str, from_tree: bool = False) -> None:
+        """Select module ``path`` in every view. A selection that arrives after the views were
+        removed (a message or a scheduled call still queued at shutdown) does nothing."""
+        try:
+            self._select_in_views(path, from_tree)
+        except NoMatches:
+            pass
+
+    def _select_in_views(self, path: str, from_tree: bool) -> None:
         if path == self.selected and from_tree:
             return
         self.selected = path
