@@ -78,26 +78,15 @@ class ParamsTable(DataTable):
                 self.border_subtitle = "this module owns no parameters or buffers"
             else:
                 self.border_subtitle = ""
-            self._measure_soon()
             return
         columns = list(self.columns)
-        changed = False
         for p in params:
             cells = self._row(p)
             old = self._cells[p.path]
             for i, (new_cell, old_cell) in enumerate(zip(cells, old)):
                 if str(new_cell) != str(old_cell):
                     self.update_cell(p.path, columns[i], new_cell)
-                    changed = True
             self._cells[p.path] = cells
-        if changed:
-            self._measure_soon()
-
-    def _measure_soon(self) -> None:
-        """DataTable sizes its columns to new cells on its Idle event, and a widget is idle only
-        after it has handled a message: a no-op callback through the table's own queue brings
-        that Idle now, not at the next key or mouse event."""
-        self.call_later(_nothing)
 
     async def _on_idle(self, event: events.Idle) -> None:
         """After DataTable has sized its columns to new cells, drop the lines it drew before:
@@ -110,7 +99,3 @@ class ParamsTable(DataTable):
         if resized and clear_caches is not None:
             clear_caches()
             self.refresh()
-
-
-def _nothing() -> None:
-    """The callback ``ParamsTable._measure_soon`` sends itself."""
