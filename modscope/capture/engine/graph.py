@@ -51,12 +51,16 @@ def graph_event_fields(output: engine.Tensor | Sequence[engine.Tensor],
 
 
 def _facts(node: Any, names: dict[int, str]) -> NodeFacts:
-    return NodeFacts(isinstance(node, AccumulateGrad), [list(s) for s, _ in node._out_meta], _saved(node, names),
-                     saved_bytes(node), node._metadata or {})
-
-
-def _saved(node: Any, names: dict[int, str]) -> list[dict[str, Any]]:
+    out_meta = node._out_meta
+    saved, total = [], 0
     # ``None`` in ``_saved`` stands for the op's own output (see engine.autograd.graph.Node).
-    return [{"shape": list(node._out_meta[0][0]), "output": True, "param": None} if tensor is None else
-            {"shape": list(tensor.shape), "output": False, "param": names.get(id(tensor))}
-            for _counter, _version, tensor in getattr(node, "_saved", ())]
+    for _counter, _version, tensor in getattr(node, "_saved", ()):
+        if tensor is None:
+            shape, dtype = out_meta[0]
+            total += int(engine.Size(shape).numel()) * dtype.itemsize
+            saved.append({"shape": list(shape), "output": True, "param": None})
+        else:
+            total += tensor._data.nbytes
+            saved.append({"shape": list(tensor.shape), "output": False, "param": names.get(id(tensor))})
+    return (isinstance(node, AccumulateGrad), [list(s) for s, _ in out_meta], saved, total,
+            node._metadata or {})

@@ -35,19 +35,33 @@ from ..graph_event import NodeFacts, graph_event
 
 
 class _Kind:
-    """What a node class offers: is it a leaf, and which attributes hold what it saved."""
+    """What a node class offers: is it a leaf, and which attributes may hold a tensor it saved,
+    each with whether it is the op's own result (``_saved_result*``).
+
+    ``saved_attrs`` starts with every ``_saved_*`` property of the class and loses those found
+    holding something that is never a tensor: a number, a bool, a string, a list of ints (the
+    generated properties are typed: ``_saved_stride`` is always ints). Reading those is most of
+    the reads (a convolution has nine, two of them tensors). An attribute that held ``None`` or
+    an empty list is kept: an optional tensor (a norm's weight) is ``None`` on one model and a
+    tensor on the next."""
 
     __slots__ = ("leaf", "saved_attrs")
 
     def __init__(self, cls: type) -> None:
         self.leaf = hasattr(cls, "variable")
         if issubclass(cls, BackwardCFunction):  # a custom autograd.Function: its ctx is the node
-            self.saved_attrs: tuple[str, ...] = ("saved_tensors",)
+            names: tuple[str, ...] = ("saved_tensors",)
         else:  # generated nodes: one property per saved value, in declaration order
-            self.saved_attrs = tuple(name for name in vars(cls) if name.startswith("_saved_"))
+            names = tuple(name for name in vars(cls) if name.startswith("_saved_"))
+        self.saved_attrs = tuple((name, name.startswith("_saved_result")) for name in names)
+
+    def forget(self, never_tensors: set[str]) -> None:
+        """Stop reading the attributes ``never_tensors`` (seen holding a non-tensor value)."""
+        self.saved_attrs = tuple(entry for entry in self.saved_attrs if entry[0] not in never_tensors)
 
 
 _kinds: dict[type, _Kind] = {}
+_Tensor = torch.Tensor
 
 
 def _kind(node: Any) -> _Kind:
@@ -61,16 +75,26 @@ def _kind(node: Any) -> _Kind:
 def _saved_tensors(node: Any) -> list[tuple[torch.Tensor, bool]]:
     """``(tensor, is the op's output)`` for each tensor the node saved for backward, in the
     order the node declares them (``[]`` once backward has freed them)."""
-    found = []
-    for name in _kind(node).saved_attrs:
+    kind = _kind(node)
+    found: list[tuple[torch.Tensor, bool]] = []
+    never_tensors = None
+    for name, result in kind.saved_attrs:
         try:
             value = getattr(node, name)
         except RuntimeError:  # freed by backward (torch before 2.x raised), or modified in place
             continue
-        if isinstance(value, torch.Tensor):
-            found.append((value, name.startswith("_saved_result") or value.grad_fn is node))
+        if isinstance(value, _Tensor):
+            found.append((value, result or value.grad_fn is node))
         elif isinstance(value, list | tuple):
-            found.extend((v, v.grad_fn is node) for v in value if isinstance(v, torch.Tensor))
+            for v in value:
+                if isinstance(v, _Tensor):
+                    found.append((v, v.grad_fn is node))
+                elif v is not None:  # ints (sizes, strides): this attribute never holds tensors
+                    never_tensors = (never_tensors or set()) | {name}
+        elif value is not None:
+            never_tensors = (never_tensors or set()) | {name}
+    if never_tensors:
+        kind.forget(never_tensors)
     return found
 
 
@@ -116,8 +140,8 @@ def graph_event_fields(output: torch.Tensor | Sequence[torch.Tensor],
 
 def _facts(node: Any, names: dict[int, str]) -> NodeFacts:
     leaf = _kind(node).leaf
-    saved = _saved_tensors(node)
-    return NodeFacts(leaf, _shapes(node, leaf),
-                     [{"shape": list(t.shape), "output": out, "param": None if out else names.get(id(t))}
-                      for t, out in saved],
-                     sum(_bytes(t) for t, _output in saved), node.metadata)
+    saved, total = [], 0
+    for t, out in _saved_tensors(node):
+        total += t.numel() * t.element_size()
+        saved.append({"shape": list(t.shape), "output": out, "param": None if out else names.get(id(t))})
+    return leaf, _shapes(node, leaf), saved, total, node.metadata

@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 
 import engine  # noqa: E402
 import modscope.capture.torch as capture_torch  # noqa: E402
+import modscope.capture.torch.graph as graph_module  # noqa: E402
 from modscope.capture.attribution import attribute_modules, walk  # noqa: E402
 from modscope.capture.engine.graph import graph_event_fields as engine_graph_event_fields  # noqa: E402
 from modscope.capture.torch.graph import graph_event_fields, saved_bytes  # noqa: E402
@@ -377,6 +378,69 @@ def test_after_backward_nothing_is_saved():
     assert [n["op"] for n in after["nodes"]] == [n["op"] for n in before["nodes"]]
     assert any(n["saved_bytes"] for n in before["nodes"])
     assert all(n["saved_bytes"] == 0 and n["saved"] == [] for n in after["nodes"])
+
+
+# --- which saved attributes are read: learned per node class ---------------------------------------
+
+def _fresh_kinds(monkeypatch) -> dict:
+    """An empty per-class cache for the test (what a new process starts with)."""
+    kinds: dict = {}
+    monkeypatch.setattr(graph_module, "_kinds", kinds)
+    return kinds
+
+
+def test_attributes_that_never_hold_tensors_are_no_longer_read(monkeypatch):
+    kinds = _fresh_kinds(monkeypatch)
+    conv = nn.Conv2d(3, 4, 3)
+    out = conv(torch.randn(2, 3, 6, 6))
+    event = graph_event_fields(out, dict(conv.named_parameters()))
+    kind = kinds[type(out.grad_fn)]
+    # the ints, bools and int lists (stride, padding, groups, the bias's sizes) are dropped
+    assert [name for name, _ in kind.saved_attrs] == ["_saved_input", "_saved_weight"]
+    [node] = [n for n in event["nodes"] if n["op"] == "ConvolutionBackward0"]
+    assert node["saved"] == [{"shape": [2, 3, 6, 6], "output": False, "param": None},
+                             {"shape": [4, 3, 3, 3], "output": False, "param": "weight"}]
+    # the next graph of that class, read through the shorter list, is the event a fresh cache gives
+    out = conv(torch.randn(2, 3, 6, 6))
+    learned = graph_event_fields(out, dict(conv.named_parameters()))
+    kinds.clear()
+    assert graph_event_fields(out, dict(conv.named_parameters())) == learned
+    assert [n["saved"] for n in learned["nodes"]] == [n["saved"] for n in event["nodes"]]
+
+
+def test_an_optional_tensor_seen_as_none_is_still_read_when_present(monkeypatch):
+    """LayerNorm without affine saves ``None`` for its weight and bias: the attributes stay, and
+    the affine LayerNorm's event (same node class) lists them, as a fresh cache does."""
+    kinds = _fresh_kinds(monkeypatch)
+    x = torch.randn(2, 5, requires_grad=True)
+    plain = nn.LayerNorm(5, elementwise_affine=False)
+    plain_out = plain(x)
+    graph_event_fields(plain_out, {})
+    attrs = [name for name, _ in kinds[type(plain_out.grad_fn)].saved_attrs]
+    assert "_saved_weight" in attrs and "_saved_bias" in attrs
+    affine = nn.LayerNorm(5)
+    out = affine(x)
+    event = graph_event_fields(out, dict(affine.named_parameters()))
+    kinds.clear()
+    assert graph_event_fields(out, dict(affine.named_parameters())) == event
+    [node] = [n for n in event["nodes"] if n["op"] == "NativeLayerNormBackward0"]
+    assert {"shape": [5], "output": False, "param": "weight"} in node["saved"]
+
+
+def test_a_class_first_seen_after_backward_keeps_its_tensor_attributes(monkeypatch):
+    """Backward frees the saved tensors (``None`` or an error on reading): nothing is learned
+    from that, and a later graph of the class lists its tensors."""
+    kinds = _fresh_kinds(monkeypatch)
+    assert not kinds
+    lin = nn.Linear(3, 2)
+    out = lin(torch.randn(4, 3, requires_grad=True))
+    out.sum().backward()
+    graph_event_fields(out, dict(lin.named_parameters()))
+    out = lin(torch.randn(4, 3, requires_grad=True))
+    event = graph_event_fields(out, dict(lin.named_parameters()))
+    [node] = [n for n in event["nodes"] if n["op"] == "AddmmBackward0"]
+    assert [s["shape"] for s in node["saved"]] == [[4, 3], [3, 2]]
+    assert node["saved_bytes"] == (12 + 6) * 4
 
 
 # --- torch against the engine ----------------------------------------------------------------------
