@@ -8,6 +8,8 @@ edges, the leaves and the outputs are this file's. Nodes carry the module labels
 A one-shot ``modscope.trace`` builds this event inside the traced forward, so it is written for
 the interpreter's sake: one walk that keeps each node's ``next_functions`` (torch builds that
 tuple anew on every read), a plain tuple per node from the backend, no helper calls per edge.
+The ``model`` event's parameter and buffer tables (``model_tensors``) are here for the same
+reason: one pass over the modules the tracer has already walked.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..events.records import dtype_name
 from .attribution import CALL_KEY, MODULE_KEY
 
 # What a backend's ``facts(node, names)`` returns for one node, in this order: ``leaf`` (an
@@ -73,3 +76,30 @@ def graph_event(roots: list[Any], out_shapes: list[list[int]], param_paths: dict
             leaves.append({"id": i, "path": names.get(id(node.variable)), "shape": list(node.variable.shape)})
     outputs = [{"id": ids[id(root)], "shape": shape} for root, shape in zip(roots, out_shapes, strict=True)]
     return {"nodes": node_items, "edges": edges, "leaves": leaves, "outputs": outputs}
+
+
+# --- the model event's parameter and buffer tables -------------------------------------------------
+
+def model_tensors(modules: list[tuple[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The ``params`` and ``buffers`` of a ``model`` event, from the model's modules as
+    ``named_modules()`` gives them (``(path, module)``, each module once): what
+    ``named_parameters()`` and ``named_buffers()`` would list (a module's own in registration
+    order, module by module, a shared tensor under its first name), read in one pass over the
+    modules' own dicts instead of two more walks of the tree. A buffer is ``persistent`` unless
+    its module registered it with ``persistent=False``."""
+    params, buffers, seen_params, seen_buffers = [], [], set(), set()
+    for path, mod in modules:
+        head = path + "." if path else ""
+        for name, t in mod._parameters.items():
+            if t is not None and id(t) not in seen_params:
+                seen_params.add(id(t))
+                params.append({"path": head + name, "shape": list(t.shape), "dtype": dtype_name(t.dtype),
+                               "numel": t.numel(), "requires_grad": t.requires_grad})
+        if mod._buffers:
+            transient = mod._non_persistent_buffers_set
+            for name, t in mod._buffers.items():
+                if t is not None and id(t) not in seen_buffers:
+                    seen_buffers.add(id(t))
+                    buffers.append({"path": head + name, "shape": list(t.shape), "dtype": dtype_name(t.dtype),
+                                    "numel": t.numel(), "persistent": name not in transient})
+    return params, buffers

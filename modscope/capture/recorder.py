@@ -31,13 +31,14 @@ from .. import __version__
 from .._gc import gc_paused
 from ..events.files import save_lines
 from ..events.log import EventLog
-from ..events.records import STATS_KEYS, dtype_name, event_line, record_line
+from ..events.records import STATS_KEYS, event_line, record_line
 from ..events.schema import SCHEMA_VERSION, finite_or_none
 from ..events.sinks import JsonlSink, Sink, TeeSink
 from ..views.trace import EventTrace
 from .attribution import label_call
 from .backends import Backend, UntraceableError, backend_for, global_backend, load
 from .delivery import Delivery
+from .graph_event import model_tensors
 from .params import ParamEvents
 from .user_hooks import UserHook
 from .values import tensors_in
@@ -365,11 +366,7 @@ class Trace(Delivery, ParamEvents, EventTrace):
                             # every child name, also a second name for a shared module
                             "children": [name for name, child in mod._modules.items() if child is not None],
                             "aliases": aliases[id(mod)][1:]})
-        params = [{"path": p, "shape": list(t.shape), "dtype": dtype_name(t.dtype), "numel": t.numel(),
-                   "requires_grad": t.requires_grad} for p, t in root.named_parameters(prefix=prefix)]
-        buffers = [{"path": p, "shape": list(t.shape), "dtype": dtype_name(t.dtype), "numel": t.numel(),
-                    "persistent": p.rsplit(".", 1)[-1] not in _owner(root, p)._non_persistent_buffers_set}
-                   for p, t in root.named_buffers(prefix=prefix)]
+        params, buffers = model_tensors(first)
         self._emit("model", model=prefix or type(root).__name__, modules=modules, params=params,
                    buffers=buffers)
 
@@ -408,6 +405,10 @@ class Trace(Delivery, ParamEvents, EventTrace):
         add(optimizer_mod.register_optimizer_step_pre_hook(self._on_optimizer_pre))
         add(optimizer_mod.register_optimizer_step_post_hook(self._on_optimizer_post))
         self._wrap_global_hooks()
+        # The handles just made moved the hook clock; the user's hooks were wrapped by _add_root,
+        # so the first forward need not look at every module's hooks again.
+        clock = self._hook_clock()
+        self._hooks_seen.update((id(mod), clock) for _, mod in self._modules)
 
     def _hook_clock(self) -> int:
         """Hook handles made so far by anyone but this trace's backward observer (torch's
@@ -589,16 +590,6 @@ def _unwrap_bound(fn: Any) -> Any:
 
 _OUR_HOOKS = frozenset(getattr(Trace, name) for name in (
     "_on_forward_pre", "_on_forward", "_on_backward_pre", "_on_backward", "_on_optimizer_pre", "_on_optimizer_post"))
-
-
-def _owner(root: Any, path: str) -> Any:
-    """The module that owns the buffer at ``path`` (relative to ``root``'s own prefix)."""
-    parts = path.split(".")[:-1]
-    module = root
-    for part in parts:
-        if part in module._modules:
-            module = module._modules[part]
-    return module
 
 
 def _patterns(value: Iterable[str] | str | None) -> tuple[str, ...]:
