@@ -13,13 +13,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from . import anomaly_mode, functional, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
-from .executor import run_backward
+from .executor import queue_callback, run_backward
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
     enable_grad,
@@ -62,6 +63,9 @@ class Variable(metaclass=_VariableMeta):
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         return data.detach().requires_grad_(requires_grad)
+
+    # torch reaches its autograd engine here: ``Variable._execution_engine.queue_callback(fn)``
+    _execution_engine = SimpleNamespace(queue_callback=queue_callback)
 
 
 def _as_list(x: Any) -> list:

@@ -64,6 +64,9 @@ def run_backward(
     captured: list[np.ndarray | None] = [None] * (len(inputs) if inputs is not None else 0)
 
     prev_mode = grad_mode._state.enabled
+    prev_node = running_node[0]
+    task = _GraphTask(deps, needed)
+    _tasks.append(task)
     # hooks and custom backwards must not record a graph, unless a graph is what is asked for
     grad_mode._state.enabled = create_graph
     try:
@@ -71,8 +74,12 @@ def run_backward(
             _execute_graph(root, deps, needed, captures, captured, retain_graph)
         else:
             _execute(root, deps, needed, captures, captured, retain_graph)
+        running_node[0] = None
+        task.run_callbacks()
     finally:
         grad_mode._state.enabled = prev_mode
+        running_node[0] = prev_node
+        _tasks.pop()
 
     if inputs is None:
         return None
@@ -83,6 +90,56 @@ def run_backward(
                 "graph. Set allow_unused=True if this is the desired behavior."
             )
     return captured
+
+
+class _GraphTask:
+    """One running backward: which nodes it will run, and the callbacks queued for its end."""
+
+    __slots__ = ("callbacks", "deps", "needed")
+
+    def __init__(self, deps: dict[Node, int], needed: set[Node] | None) -> None:
+        self.deps, self.needed = deps, needed
+        self.callbacks: list = []
+
+    def will_run(self, node: Node) -> bool:
+        return node in self.deps if self.needed is None else node in self.needed
+
+    def run_callbacks(self) -> None:
+        """In the order queued; a callback may queue more, which run too (torch's rule)."""
+        i = 0
+        while i < len(self.callbacks):
+            self.callbacks[i]()
+            i += 1
+
+
+_tasks: list[_GraphTask] = []  # the backwards running now, innermost last (a hook may run one)
+
+
+def queue_callback(fn: Any) -> None:
+    """Run ``fn()`` once the backward now running has finished every node (torch's
+    ``Variable._execution_engine.queue_callback``).
+
+    Raises ``RuntimeError`` outside a backward, as torch does."""
+    if not _tasks:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _tasks[-1].callbacks.append(fn)
+
+
+def current_node() -> Node | None:
+    """The node the engine is running now (in its hooks too), else ``None`` (torch's
+    ``torch._C._current_autograd_node``)."""
+    return running_node[0]
+
+
+def will_engine_execute_node(node: Any) -> bool:
+    """Whether the backward now running will run ``node``: every node it reaches, or with
+    ``inputs`` (``autograd.grad``, ``backward(inputs=...)``) only those on a path to them
+    (torch's ``torch._C._will_engine_execute_node``)."""
+    if not _tasks:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
+    if not isinstance(node, Node):
+        raise TypeError(f"_will_engine_execute_node expects a grad_fn, got {type(node).__name__}")
+    return _tasks[-1].will_run(node)
 
 
 def _edge_of(t: Any, index: int) -> tuple[Node, int]:
@@ -157,7 +214,7 @@ def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
     ready = [(-root._seq, next(tick), root)]
     buffers: dict[Node, list] = {root: []}
     while ready:
-        node = heapq.heappop(ready)[2]
+        node = running_node[0] = heapq.heappop(ready)[2]
         grads = buffers.pop(node)
         try:  # free when nothing raises; anomaly detection names the node that did
             # A module's BackwardHook identity node with only its module's hooks on it (every hooked
@@ -227,7 +284,7 @@ def _execute_graph(root, deps, needed, captures, captured, retain_graph) -> None
     ready = [(-root._seq, next(tick), root)]
     buffers: dict[Node, list] = {root: []}
     while ready:
-        node = heapq.heappop(ready)[2]
+        node = running_node[0] = heapq.heappop(ready)[2]
         grads = buffers.pop(node)
         try:
             if isinstance(node, AccumulateGrad):
@@ -253,12 +310,7 @@ def _execute_graph(root, deps, needed, captures, captured, retain_graph) -> None
                 if node._passes_through:
                     outs = grads
                 else:
-                    tbw = _tensor_backward(node)
-                    running_node[0] = node
-                    try:
-                        outs = tbw(*grads)
-                    finally:
-                        running_node[0] = None
+                    outs = _tensor_backward(node)(*grads)
                 if node._array_hooks:  # observers on arrays: what they return replaces the graph's value
                     arrays = [None if g is None else g._data for g in outs]
                     for hook in node._array_hooks:
@@ -338,12 +390,16 @@ _CREATE_GRAPH_CYCLE_WARNING = (
 
 
 def _call_tensor_pre_hooks(node: Node, grads: list) -> list:
+    from .._tensor import Tensor
+
     if node._tensor_pre_hooks:
         for nr, hooks in node._tensor_pre_hooks.items():
             for hook in tuple(hooks.values()):
                 if grads[nr] is not None:
                     out = hook(grads[nr])
                     if out is not None:
+                        if not isinstance(out, Tensor):
+                            raise TypeError(f"expected Variable, but hook returned '{type(out).__name__}'")
                         grads[nr] = out
     if node._retains_grad_hooks:  # retain_grad keeps the value (torch's retained grad has no graph either)
         for nr, hook in node._retains_grad_hooks.items():
@@ -412,7 +468,9 @@ def _run_tensor_hooks(hooks, g: np.ndarray, meta: tuple, Tensor) -> np.ndarray:
         g = g if g.flags.writeable else g.copy()
         out = hook(Tensor._wrap(g))
         if out is not None:
-            new = out._data if isinstance(out, Tensor) else np.asarray(out)
+            if not isinstance(out, Tensor):
+                raise TypeError(f"expected Variable, but hook returned '{type(out).__name__}'")  # torch's words
+            new = out._data
             if new.shape != tuple(meta[0]):
                 raise RuntimeError(
                     f"hook '{getattr(hook, '__qualname__', hook)}' has changed the size of value: "

@@ -13,7 +13,7 @@ import itertools
 import re
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -28,9 +28,9 @@ _sequence = itertools.count()
 _last_sequence_nr = [-1]  # mirrors the counter so it can be read without consuming a number
 
 
-# The node whose tensor backward is running (set by the executor under create_graph): an op
-# that saved its output differentiates through it as torch does, via the node itself, without
-# keeping its input alive (see ``engine._ops._core.saved_output``).
+# The node the executor is running (``executor.current_node``): hooks ask for it, and under
+# create_graph an op that saved its output differentiates through it as torch does, via the node
+# itself, without keeping its input alive (see ``engine._ops._core.saved_output``).
 running_node: list = [None]
 
 
@@ -181,6 +181,31 @@ class AccumulateGrad(Node):
 
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+class GradientEdge(NamedTuple):
+    """Where a tensor's gradient goes: input ``output_nr`` of ``node`` (torch's name)."""
+
+    node: Node
+    output_nr: int
+
+
+def get_gradient_edge(tensor: Any) -> GradientEdge:
+    """The edge ``tensor``'s gradient flows into: its ``grad_fn`` and ``output_nr``, or for a leaf
+    that requires grad its ``AccumulateGrad`` (created if needed), as torch's function of the
+    same name.
+
+    Example::
+
+        >>> w = engine.ones(3, requires_grad=True)
+        >>> get_gradient_edge(w).node.name()
+        'AccumulateGrad'
+    """
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
+    if tensor.grad_fn is not None:
+        return GradientEdge(tensor.grad_fn, tensor._output_nr)
+    return GradientEdge(tensor._grad_accumulator(), 0)
 
 
 def check_saved_versions(node: Node) -> None:

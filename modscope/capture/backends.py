@@ -30,7 +30,7 @@ class Backend(Protocol):
     # Module backward seen through the framework's full backward hooks (the engine: torch's own
     # wiring, with observer hooks marked transparent) or through tensor and node hooks the
     # module's forward hook sets (torch: its full backward hooks forbid in-place updates of
-    # module outputs, which an observer must not do). See ``capture.torch.backward``.
+    # module outputs, which an observer must not do). See ``capture.backward``.
     full_backward_hooks: bool
     module_hooks: Any  # the framework's nn.modules.module (global hooks and their dicts)
     optimizer_hooks: Any  # the framework's optim.optimizer (global step hooks)

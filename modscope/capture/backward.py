@@ -1,11 +1,15 @@
-"""Module backward in torch, seen without changing what the program may do.
+"""Module backward, seen without changing what the program may do: torch's backend.
 
 torch's full backward hooks route every input and output of a hooked module through an identity
 ``BackwardHookFunction``, and torch then forbids updating those outputs in place:
 ``nn.ReLU(inplace=True)`` after a hooked layer, or a ResNet's ``out += identity``, raise
 "Output 0 of BackwardHookFunction is a view and is being modified inplace". An observer must
 not make a working program fail, so modscope does not use them on torch. It watches the same
-moments through hooks that change nothing:
+moments through hooks that change nothing, written against torch's autograd API (``Autograd``
+below), which the engine provides under the same names: the observer runs on both, and records
+the same firing order on both (``tests/capture/engine/test_backward_observer.py``), though the
+engine's backend keeps its own full backward hooks, which are cheaper there and exact (see
+``capture/engine``):
 
 - ``backward_pre`` of a module call: a tensor hook on each of its outputs (torch runs it just
   before the output's node, when that output's gradient is complete); the backward begins when
@@ -26,37 +30,42 @@ moments through hooks that change nothing:
 This gives torch's firing order on chains, nesting, reuse and residual blocks (tested against
 torch's own hooks, ``tests/capture/torch/test_trace_torch.py``); in a branched graph two
 independent branches may interleave differently, since torch would run an identity node at its
-own priority (a branch behind a ``detach`` runs after the call's ``backward`` here). ``grad_output``
-has one entry per output (tuple elements, or the leaves of other containers), ``grad_input`` one
-per positional argument (``None`` for non-tensors), as torch's full hooks give them; where no
-tensor hook can tell uses apart they differ: an output that is an input passed through (or that
-the module itself uses again) gets the gradient of all the tensor's uses, and a tensor passed as
-several arguments gets its whole gradient at the last of them.
+own priority (a branch behind a ``detach`` runs after the call's ``backward`` here).
+``grad_output`` has one entry per output (tuple elements, or the leaves of other containers),
+``grad_input`` one per positional argument (``None`` for non-tensors), as torch's full hooks give
+them; where no tensor hook can tell uses apart they differ: an output that is an input passed
+through (or that the module itself uses again) gets the gradient of all the tensor's uses, and a
+tensor passed as several arguments gets its whole gradient at the last of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
-import torch
-from torch._C._autograd import _get_sequence_nr
-from torch.autograd.graph import get_gradient_edge
+from .values import tensors_in
 
-from ..values import tensors_in
 
-_Tensor = torch.Tensor
-_queue_callback = torch.autograd.Variable._execution_engine.queue_callback  # runs when the backward ends
-_current_node = torch._C._current_autograd_node
-_will_run = torch._C._will_engine_execute_node
+class Autograd(NamedTuple):
+    """The pieces of a framework's autograd the observer uses, by torch's names: torch's own
+    (``capture/torch``) or the engine's (``capture/engine``)."""
+
+    Tensor: type  # torch.Tensor
+    is_grad_enabled: Callable[[], bool]  # torch.is_grad_enabled
+    sequence_nr: Callable[[], int]  # torch._C._autograd._get_sequence_nr: the next node's number
+    gradient_edge: Callable[[Any], Any]  # torch.autograd.graph.get_gradient_edge
+    queue_callback: Callable[[Callable[[], None]], None]  # Variable._execution_engine.queue_callback
+    current_node: Callable[[], Any]  # torch._C._current_autograd_node
+    will_run: Callable[[Any], bool]  # torch._C._will_engine_execute_node
 
 
 class BackwardObserver:
     """Calls ``on_pre(module, grad_output)`` and ``on_post(module, grad_input, grad_output)`` as
     each module call's backward begins and ends, for the calls ``enter``/``leave`` were told of."""
 
-    def __init__(self, on_pre: Callable[..., Any], on_post: Callable[..., Any]) -> None:
+    def __init__(self, on_pre: Callable[..., Any], on_post: Callable[..., Any], autograd: Autograd) -> None:
         self.on_pre, self.on_post = on_pre, on_post
+        self.autograd = autograd
         self.closed = False
         # Hook handles this observer made (tensor and node hooks): torch counts every handle in
         # ``RemovableHandle.next_id``, which the recorder reads to tell that the *user* added a
@@ -76,7 +85,7 @@ class BackwardObserver:
         sends anything else, or until the backward ends (when an output gets no gradient)."""
         if not self._waiting:
             try:
-                _queue_callback(self.flush)
+                self.autograd.queue_callback(self.flush)
             except RuntimeError:  # not inside torch's engine (nothing would flush): send it now
                 self._waiting.append(call)
                 self.flush()
@@ -90,28 +99,30 @@ class BackwardObserver:
 
     def enter(self, args: tuple) -> tuple | None:
         """At the call's forward pre-hook: where its inputs' gradients go (``None`` without grad)."""
-        if not torch.is_grad_enabled():
+        api = self.autograd
+        if not api.is_grad_enabled():
             return None
-        edges = [(i, _edge(a)) for i, a in enumerate(args) if isinstance(a, _Tensor) and a.requires_grad]
+        tensor = api.Tensor
+        edges = [(i, self._edge(a)) for i, a in enumerate(args) if isinstance(a, tensor) and a.requires_grad]
         targets = {(id(node), nr): i for i, (node, nr) in edges}  # ``edges`` keeps the nodes alive
         frame = _Frame(targets)
         self._open.append(frame)
-        return _get_sequence_nr(), len(args), edges, frame, len(self._open) - 1
+        return api.sequence_nr(), len(args), edges, frame, len(self._open) - 1
 
     def leave(self, module: Any, entered: tuple, args: tuple, output: Any) -> None:
         """At the call's forward hook: hook its outputs and its boundary nodes."""
         start, n_args, _, frame, depth = entered
         del self._open[depth:]
-        outputs = _outputs(output)
+        outputs = self._outputs(output)
         hooked = [(i, t) for i, t in enumerate(outputs) if t.requires_grad]
         if not hooked:
             return
         targets = frame.targets
         through, passed = {}, []
         if targets:  # no input needs grad (a model's first layer, the model itself): no walk
-            boundary = _boundary(hooked, targets, start, _get_sequence_nr())
+            boundary = _boundary(hooked, targets, start, self.autograd.sequence_nr())
             for i, t in hooked:
-                node, nr = _edge(t)
+                node, nr = self._edge(t)
                 key = (id(node), nr)
                 j = targets.get(key)
                 if j is not None:
@@ -135,28 +146,40 @@ class BackwardObserver:
             node.register_hook(call.node_hook(hits))
         self.handles += len(boundary)
 
+    def _edge(self, t: Any) -> tuple[Any, int]:
+        """Where ``t``'s gradient goes: ``(node, output_nr)``, read directly for a tensor made by an
+        op (``gradient_edge``, a Python function in torch, only for a leaf's ``AccumulateGrad``)."""
+        node = t.grad_fn
+        if node is None:
+            edge = self.autograd.gradient_edge(t)
+            return edge.node, edge.output_nr
+        return node, t.output_nr
 
-def _edge(t: torch.Tensor) -> tuple[Any, int]:
-    """Where ``t``'s gradient goes: ``(node, output_nr)``, read directly for a tensor made by an
-    op (``get_gradient_edge``, a Python function, only for a leaf's ``AccumulateGrad``)."""
-    node = t.grad_fn
-    if node is None:
-        edge = get_gradient_edge(t)
-        return edge.node, edge.output_nr
-    return node, t.output_nr
+    def _outputs(self, output: Any) -> list[Any]:
+        """The values torch's full hooks give gradients for: a tuple's elements, a tensor alone,
+        or (an extension) the tensors inside any other container."""
+        tensor = self.autograd.Tensor
+        if isinstance(output, tensor):
+            return [output]
+        if type(output) is tuple:
+            return [o if isinstance(o, tensor) else _NotTensor for o in output]
+        return list(tensors_in(output))
+
+    def input_runs(self, pos: int) -> bool:
+        """In a node post-hook: whether this backward runs the node behind the hooked node's
+        input ``pos`` (not when ``backward(inputs=...)`` or ``autograd.grad`` leave it out)."""
+        api = self.autograd
+        node = api.current_node()
+        nxt = node.next_functions[pos][0] if node is not None else None
+        if nxt is None:
+            return False
+        try:
+            return api.will_run(nxt)
+        except RuntimeError:  # a leaf under torch's autograd.grad: torch cannot tell
+            return True
 
 
-def _outputs(output: Any) -> list[Any]:
-    """The values torch's full hooks give gradients for: a tuple's elements, a tensor alone, or
-    (an extension) the tensors inside any other container."""
-    if isinstance(output, _Tensor):
-        return [output]
-    if type(output) is tuple:
-        return [o if isinstance(o, _Tensor) else _NotTensor for o in output]
-    return list(tensors_in(output))
-
-
-def _first_on(t: torch.Tensor, call: _Call, i: int) -> None:
+def _first_on(t: Any, call: _Call, i: int) -> None:
     """Have ``call.on_output(i, grad)`` run on ``t``'s gradient before the calls this observer
     put there earlier.
 
@@ -188,24 +211,11 @@ def _first_on(t: torch.Tensor, call: _Call, i: int) -> None:
 _HOOKS = "_modscope_backward_hooks"
 
 
-def _run_all(calls: list[tuple[_Call, int]]) -> Callable[[torch.Tensor | None], None]:
-    def run(grad: torch.Tensor | None) -> None:
+def _run_all(calls: list[tuple[_Call, int]]) -> Callable[[Any], None]:
+    def run(grad: Any) -> None:
         for call, i in list(calls):
             call.on_output(i, grad)
     return run
-
-
-def _input_runs(pos: int) -> bool:
-    """In a node post-hook: whether this backward runs the node behind the hooked node's input
-    ``pos`` (not when ``backward(inputs=...)`` or ``autograd.grad`` leave it out)."""
-    node = _current_node()
-    nxt = node.next_functions[pos][0] if node is not None else None
-    if nxt is None:
-        return False
-    try:
-        return _will_run(nxt)
-    except RuntimeError:  # a leaf under autograd.grad: torch cannot tell
-        return True
 
 
 class _NotTensorType:
@@ -215,7 +225,7 @@ class _NotTensorType:
 _NotTensor = _NotTensorType()
 
 
-def _boundary(hooked: list[tuple[int, torch.Tensor]], targets: dict[tuple[int, int], int], start: int,
+def _boundary(hooked: list[tuple[int, Any]], targets: dict[tuple[int, int], int], start: int,
               end: int) -> list[tuple[Any, list[tuple[int, int]]]]:
     """The nodes the call created (sequence numbers in ``[start, end)``) reachable from its
     outputs that feed one of its inputs: ``(node, [(position in next_functions, input index)])``."""
@@ -277,7 +287,7 @@ class _Call:
         """Its backward has run (a later forward's call replaces it) or its trace has ended."""
         return self.done or self.observer.closed
 
-    def on_output(self, i: int, grad: torch.Tensor | None) -> None:
+    def on_output(self, i: int, grad: Any) -> None:
         """Output ``i``'s gradient (``None``: torch ran its node without one)."""
         if self.observer.closed:
             return
@@ -312,7 +322,7 @@ class _Call:
                     self.grad_in[j] = g if self.grad_in[j] is None else self.grad_in[j] + g
                     self.reached = True
                 elif not self.reached:
-                    self.reached = _input_runs(pos)
+                    self.reached = self.observer.input_runs(pos)
             self._done_one()
         return hook
 

@@ -3,7 +3,7 @@
 Where things happen:
 - ``_attach``: which hooks are registered (per module with a model, global without one);
 - ``_on_forward_pre`` / ``_on_forward`` / ``_on_backward_pre`` / ``_on_backward``: one event each
-  (on torch, backward arrives through ``capture/torch/backward.py``);
+  (on torch, backward arrives through ``capture/backward.py``);
 - ``UserHook`` (``user_hooks.py``): the user's own hooks, whose firing becomes ``hook`` events;
 - ``ParamEvents`` (``params.py``): the optimizer hooks: ``step`` and ``params`` events, step advance;
 - ``Delivery`` (``delivery.py``): the only place events are created and handed to sinks.

@@ -3,24 +3,26 @@
 The only place (with its modules) where modscope imports torch, and only when a torch model or
 tensor is traced (``capture.backends``). Forward is seen through torch's global or per-module
 forward hooks, optimizer steps through its optimizer step hooks, exactly as for the engine.
-Backward is seen through tensor and node hooks (``backward.py``), not through torch's full
+Backward is seen through tensor and node hooks (``capture/backward.py``), not through torch's full
 backward hooks, which would forbid the traced program to update module outputs in place.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
 import torch
 from torch._C._autograd import _get_sequence_nr
+from torch.autograd.graph import get_gradient_edge
 from torch.nn.modules import module as module_hooks
 from torch.optim import optimizer as optimizer_hooks
 from torch.utils.hooks import RemovableHandle
 
 from ..attribution import walk
 from ..backends import UntraceableError
-from .backward import BackwardObserver
+from ..backward import Autograd, BackwardObserver
 from .graph import graph_event_fields
 from .param_stats import stats_plan
 from .summaries import capture_all, forget_arrays, forget_gradients, resolve
@@ -39,13 +41,21 @@ def check_traceable(model: Any) -> None:
                                "(model._orig_mod, or the model before torch.compile) instead")
 
 
+AUTOGRAD = Autograd(
+    Tensor=torch.Tensor, is_grad_enabled=torch.is_grad_enabled, sequence_nr=_get_sequence_nr,
+    gradient_edge=get_gradient_edge, queue_callback=torch.autograd.Variable._execution_engine.queue_callback,
+    current_node=torch._C._current_autograd_node, will_run=torch._C._will_engine_execute_node,
+)
+
+
 def _same(fn: Any) -> Any:
     return fn
 
 
 BACKEND = SimpleNamespace(
     name="torch", version=torch.__version__, Tensor=torch.Tensor, Module=torch.nn.Module,
-    full_backward_hooks=False, backward_observer=BackwardObserver, module_hooks=module_hooks,
+    full_backward_hooks=False, backward_observer=partial(BackwardObserver, autograd=AUTOGRAD),
+    module_hooks=module_hooks,
     optimizer_hooks=optimizer_hooks, RemovableHandle=RemovableHandle, transparent_hook=_same,
     is_grad_enabled=torch.is_grad_enabled, current_sequence_nr=_get_sequence_nr, capture_all=capture_all,
     forget_arrays=forget_arrays, forget_gradients=forget_gradients, resolve=resolve, stats_plan=stats_plan,
