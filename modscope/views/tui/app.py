@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -23,6 +23,7 @@ from textual.widgets import Footer, Header, Static
 
 from .compare import CompareError, Comparison, OtherTrace, compare_steps
 from .export import describe_export, model_event_of, snapshot_export, write_export
+from .gc_policy import GcPolicy
 from .screens import BreakpointsScreen, CompareScreen, FindScreen, HelpScreen, StepScreen, TextScreen
 from .sources import ChildProcess, Source
 from .state import SessionState
@@ -126,6 +127,7 @@ class ModscopeApp(App[int]):
         self.compare_mode: dict[str, Any] | None = {"mode": "trace"} if compare is not None else None
         self.comparison: Comparison | None = None  # the last result shown
         self._compare_key: Any = None  # the pair asked of the worker (a result for another is stale)
+        self.gc_policy = GcPolicy()  # full collections while the user is idle, not mid-key
 
     # --- layout -------------------------------------------------------------------------------
 
@@ -154,10 +156,17 @@ class ModscopeApp(App[int]):
         self.source.start(self.state)
         self._ticker = self.set_interval(self.refresh_interval, self.refresh_views)
         self._check_size()
+        self.gc_policy.start()
 
     def on_unmount(self) -> None:
         self._ticker.stop()
         self.source.stop()
+        self.gc_policy.stop()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseEvent)):
+            self.gc_policy.touch()  # the user is here: no full collection for a moment
+        await super().on_event(event)
 
     def _check_size(self) -> None:
         """Show a message instead of a broken layout when the terminal is too small (checked on
@@ -287,9 +296,15 @@ class ModscopeApp(App[int]):
             self._update_compare()
         except NoMatches:
             pass  # a tick during shutdown, after the views were removed: nothing left to draw
+        self.gc_policy.tick()
 
     def _refresh_views(self) -> None:
         self._check_size()
+        if self.screen is not self.screen_stack[0]:
+            # A dialog covers the views and shows them as they were when it opened (see
+            # screens.Dialog): updating them now would only cost the dialog repaints. The
+            # revisions not seen yet are drawn at the first tick after it closes.
+            return
         self._fit_left()
         state = self.state
         if not state.lock.acquire(blocking=False):

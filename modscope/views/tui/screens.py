@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from rich.console import Group
+from rich.console import Console, ConsoleOptions, Group, RenderableType
+from rich.segment import Segment
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.color import Color
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
+from textual.renderables.background_screen import BackgroundScreen
+from textual.screen import ModalScreen, Screen, ScreenResultType
 from textual.widgets import Button, Checkbox, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -51,6 +56,81 @@ KEYS = [
 ]
 
 
+class Backdrop:
+    """The screen beneath a dialog, composited and dimmed once per size (a list of segments,
+    cheap to render again). The dimming is Textual's own (``BackgroundScreen``), worked out
+    once per distinct style rather than once per cell."""
+
+    def __init__(self, beneath: BackgroundScreen) -> None:
+        self.beneath = beneath
+        self.renders = 0  # times the screen beneath was composited (the tests count them)
+        self._segments: dict[tuple[int, int | None], list[Segment]] = {}
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> list[Segment]:
+        key = (options.max_width, options.height)
+        segments = self._segments.get(key)
+        if segments is None:
+            segments = self._segments[key] = dim(console.render(self.beneath.screen._compositor, options),
+                                                 self.beneath.color)
+            self.renders += 1
+        return segments
+
+
+def dim(segments: Iterable[Segment], color: Color) -> list[Segment]:
+    """``BackgroundScreen.process_segments(segments, color)``, each distinct style tinted once
+    (a screen has thousands of cells and tens of styles)."""
+    tinted: dict[Style | None, Style | None] = {}
+    out = []
+    for segment in segments:
+        text, style, control = segment
+        if control:
+            out.append(segment)
+            continue
+        new = tinted.get(style, segment)
+        if new is segment:
+            new = tinted[style] = next(iter(BackgroundScreen.process_segments([Segment(" ", style)], color))).style
+        out.append(Segment(text, new, control))
+    return out
+
+
+class Dialog(ModalScreen[ScreenResultType]):
+    """A modal screen over a still, dimmed copy of the screen beneath it.
+
+    Textual draws a modal screen's translucent background by compositing the whole screen
+    beneath and tinting every cell, on each repaint of the dialog: three as the find dialog
+    opened (its mount, its list's new height, the layout of the screen beneath that its
+    Resize event asks for), and one more per live update beneath (ten a second while
+    training). That was most of a dialog's time to open. Here the copy is made again only
+    when the screen beneath is laid out anew (that layout also follows the focus leaving it):
+    the live values behind the dim stay as they were; they are current again once the dialog
+    is closed."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.backdrop: Backdrop | None = None
+        self._watching: Screen | None = None
+
+    def render(self) -> RenderableType:
+        renderable = super().render()
+        if not isinstance(renderable, BackgroundScreen):
+            return renderable  # an opaque background (ansi themes): nothing is composited
+        backdrop = self.backdrop
+        if backdrop is None or backdrop.beneath.screen is not renderable.screen or \
+                backdrop.beneath.color != renderable.color:
+            backdrop = self.backdrop = Backdrop(renderable)
+            self._watch(renderable.screen)
+        return backdrop
+
+    def _watch(self, beneath: Screen) -> None:
+        if beneath is not self._watching:
+            self._watching = beneath
+            beneath.screen_layout_refresh_signal.subscribe(self, self._beneath_laid_out, immediate=True)
+
+    def _beneath_laid_out(self, _screen: Screen) -> None:
+        self.backdrop = None
+        self.refresh()
+
+
 def help_text() -> Group:
     """The help as two tables whose descriptions wrap under themselves at any width."""
     parts: list[Any] = []
@@ -64,7 +144,7 @@ def help_text() -> Group:
     return Group(*parts[:-1])
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Dialog[None]):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
@@ -77,7 +157,7 @@ class HelpScreen(ModalScreen[None]):
             yield Static(help_text())
 
 
-class FindScreen(ModalScreen[str | None]):
+class FindScreen(Dialog[str | None]):
     """Type part of a module path or class; Enter picks the highlighted match."""
 
     BINDINGS = [Binding("escape", "dismiss_none", "cancel")]
@@ -132,7 +212,7 @@ class _EnterApplies(Checkbox, inherit_bindings=False):
     BINDINGS = [Binding("space", "toggle_button", "toggle", show=False)]
 
 
-class BreakpointsScreen(ModalScreen[dict[str, Any] | None]):
+class BreakpointsScreen(Dialog[dict[str, Any] | None]):
     """Pause on NaN/Inf, on a gradient norm above a threshold, on a module's forward. Enter
     (in a field or on the checkbox) applies, as the Apply button does; Escape cancels."""
 
@@ -189,7 +269,7 @@ class BreakpointsScreen(ModalScreen[dict[str, Any] | None]):
         self.dismiss(None)
 
 
-class StepScreen(ModalScreen[int | None]):
+class StepScreen(Dialog[int | None]):
     BINDINGS = [Binding("escape", "dismiss_none", "cancel")]
     DEFAULT_CSS = """
     StepScreen { align: center middle; }
@@ -224,7 +304,7 @@ class StepScreen(ModalScreen[int | None]):
         self.dismiss(None)
 
 
-class CompareScreen(ModalScreen[dict[str, Any] | None]):
+class CompareScreen(Dialog[dict[str, Any] | None]):
     """Pick two kept steps to compare (defaults: the step on screen and the one before it), or,
     with a second trace open (``replay --compare``), compare each step shown with the same step
     of it; Clear turns the comparison off. Enter applies, Escape cancels. Dismisses with
@@ -290,7 +370,7 @@ class CompareScreen(ModalScreen[dict[str, Any] | None]):
         self.dismiss(None)
 
 
-class TextScreen(ModalScreen[None]):
+class TextScreen(Dialog[None]):
     """A scrollable text: errors with tracebacks, or the program's output."""
 
     BINDINGS = [Binding("escape,q", "dismiss", "close")]

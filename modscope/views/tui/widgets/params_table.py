@@ -80,13 +80,20 @@ class ParamsTable(DataTable):
                 self.border_subtitle = ""
             return
         columns = list(self.columns)
+        updated = False
         for p in params:
             cells = self._row(p)
             old = self._cells[p.path]
             for i, (new_cell, old_cell) in enumerate(zip(cells, old)):
                 if str(new_cell) != str(old_cell):
                     self.update_cell(p.path, columns[i], new_cell)
+                    updated = True
             self._cells[p.path] = cells
+        if updated:
+            # DataTable keys its render caches on an update counter: after an update every
+            # entry is dead, yet kept (up to 10,000 cells). Live values update ten times a
+            # second: the caches grew without end, and with them every full garbage collection.
+            self._clear_caches()
 
     async def _on_idle(self, event: events.Idle) -> None:
         """After DataTable has sized its columns to new cells, drop the lines it drew before:
