@@ -24,12 +24,13 @@ import gzip
 import itertools
 import json
 import os
+import re
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .records import event_line
+from .records import VALUES_FIELD, event_line
 from .schema import (
     _ITEM_FIELDS,
     _NULLABLE_ITEMS,
@@ -99,6 +100,27 @@ class LineReader:
                 yield first
             yield from itertools.islice(pieces, 1, None)
         self._keep(rest)
+
+    def lines(self, chunk: bytes) -> list[bytes]:
+        """What ``feed`` yields, as a list: one call per chunk instead of a generator step per
+        line (reading a big trace). In a chunk no longer than ``max_line`` (a file's always are)
+        only its first line can be too long, so the error comes at the same point as ``feed``'s;
+        in a longer one, the lines before a line too long are not returned with the error."""
+        if len(chunk) > self.max_line:
+            return list(self.feed(chunk))
+        if chunk.find(b"\n") < 0:
+            self._keep(chunk)
+            return []
+        pieces = chunk.split(b"\n")
+        rest = pieces.pop()
+        first = self._finish(pieces[0])
+        self.lineno += len(pieces)
+        if first is None:
+            del pieces[0]
+        else:
+            pieces[0] = first
+        self._keep(rest)  # (cannot be too long: the chunk is not, and what was pending ended above)
+        return pieces
 
     def _finish(self, piece: bytes) -> bytes | None:
         """The line that ``piece`` ends (None: skipped for its length)."""
@@ -271,7 +293,7 @@ def _lines(path: Path, stream: TraceStream | None = None,
     try:
         chunks = (stream or TraceStream(path)).chunks(checkpoints=checkpoints)
         for _, chunk in chunks:
-            for line in reader.feed(chunk):  # strict: no line is skipped, so counting numbers them
+            for line in reader.lines(chunk):  # strict: no line is skipped, so counting numbers them
                 lineno += 1
                 yield lineno, offset, line, True
                 offset += len(line) + 1
@@ -306,9 +328,26 @@ class TraceScan:
         self.end = 0
 
     def __iter__(self) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        return self._scan(None)  # type: ignore[return-value]  (no pattern: every item is a dict)
+
+    def module_lines(self) -> Iterator[tuple[int, int, dict[str, Any] | re.Match[bytes]]]:
+        """As iterating, but a module event written in the form ``records.record_line`` writes
+        (``MODULE_LINE``) comes as the ``re.Match`` of that pattern instead of a dict: the match
+        proves it a valid event (see ``MODULE_LINE``) without parsing it, and ``module_line_pair``
+        reads its kind and path. Every other line is parsed and validated as usual."""
+        return self._scan(MODULE_LINE.fullmatch)
+
+    def _scan(self, fast: Any) -> Iterator[tuple[int, int, Any]]:
         path = self.path
         cut = False
         for lineno, offset, line, complete in _lines(path, self.stream, self.checkpoints):
+            if fast is not None:
+                match = fast(line)
+                if match is not None:
+                    self.count += 1
+                    self.end = offset + len(line) + complete
+                    yield offset, lineno, match
+                    continue
             self.end = offset  # the end of the good text: a bad line is not part of it
             try:
                 obj = loads(line)  # (orjson checks the UTF-8 itself: no decoded copy of every line)
@@ -338,6 +377,35 @@ class TraceScan:
         if not self.count:
             raise TraceFileError(f"{path}: empty trace file (no events)")
         self.truncated = cut or not self.ended
+
+
+def _module_line_pattern() -> re.Pattern[bytes]:
+    """The module events that ``records.record_line`` writes, as one regular expression over the
+    line's bytes; what it matches is a JSON object that ``schema.validate`` accepts, so the
+    loading pass checks such a line without parsing it (three times faster: most of a trace's
+    lines are these). The fields in the writer's order, no whitespace; integers non-negative,
+    without leading zeros and at most 18 digits (they fit in 64 bits, as orjson requires);
+    strings of printable ASCII without quote or backslash (so the bytes are the string, and
+    valid UTF-8); summaries ``{"shape", "dtype"[, "tid"]}`` or ``null``; ``dur_ns`` where the
+    kind requires it. Anything else (statistics, escapes, another order) is not matched and is
+    parsed and validated as any line. One alternative per kind, each with one group, its path:
+    ``match.lastindex`` numbers the kind (``MODULE_LINE_KINDS``)."""
+    number = rb"(?:0|[1-9][0-9]{0,17})"
+    text = rb"[\x20\x21\x23-\x5b\x5d-\x7e]"
+    summary = (rb'\{"shape":\[(?:' + number + rb"(?:," + number + rb')*)?\],"dtype":"' + text
+               + rb'+"(?:,"tid":' + number + rb")?\}")
+    value = rb"(?:" + summary + rb"|null)"
+    branches = []
+    for kind, field in VALUES_FIELD.items():
+        dur = rb',"dur_ns":' + number if "dur_ns" in FIELDS[kind] else b""
+        branches.append(kind.encode() + rb'","seq":' + number + rb',"t":' + number + rb',"step":' + number
+                        + rb',"path":"(' + text + rb'*)","call":' + number + rb',"' + field.encode()
+                        + rb'":\[(?:' + value + rb"(?:," + value + rb")*)?\]" + dur)
+    return re.compile(rb'\{"v":%d,"kind":"(?:' % SCHEMA_VERSION + b"|".join(branches) + rb")\}")
+
+
+MODULE_LINE = _module_line_pattern()
+MODULE_LINE_KINDS = (None, *VALUES_FIELD)  # match.lastindex -> the kind
 
 
 # Per kind: its required fields' types, and for each list field with items its item fields'
@@ -405,14 +473,26 @@ class TraceFile:
         scan = TraceScan(self.path, self.stream)
         self.end_event: dict[str, Any] | None = None
         pairs: dict[tuple[str, Any], int] = {}  # (kind, path or None) -> its number
+        # the same for module lines taken by their pattern: per kind, the path's bytes -> its number
+        by_bytes: list[dict[bytes, int]] = [{} for _ in MODULE_LINE_KINDS]
         self._index = index = array.array("I")  # each event's pair number, in order
-        for _, _, event in scan:
+        add = index.append
+        for _, _, event in scan.module_lines():
+            if type(event) is not dict:  # a module line's match: its kind's number and its path
+                kind_number = event.lastindex
+                raw = event[kind_number]
+                number = by_bytes[kind_number].get(raw)
+                if number is None:
+                    pair = (MODULE_LINE_KINDS[kind_number], raw.decode("ascii"))
+                    number = by_bytes[kind_number][raw] = pairs.setdefault(pair, len(pairs))
+                add(number)
+                continue
             kind = event["kind"]
             pair = (kind, event.get("path"))
             number = pairs.get(pair)
             if number is None:
                 number = pairs[pair] = len(pairs)
-            index.append(number)
+            add(number)
             if kind == "end":
                 self.end_event = event
         self._pairs = list(pairs)
@@ -436,14 +516,32 @@ class TraceFile:
         return self._events()
 
     def _events(self) -> Iterator[dict[str, Any]]:
-        # Every line before ``_end`` was validated by the first pass: parsing is enough now.
-        for line in self.stream.read_lines(0, self._end):
+        # Every line before ``_end`` was validated by the first pass: parsing is enough now. The
+        # text is split a chunk at a time (``LineReader.lines``), and this is the only generator
+        # stepped per event: a million events cost a second in nothing but such steps before.
+        end = self._end
+        reader = LineReader(MAX_LINE_BYTES)
+        for offset, chunk in self.stream.chunks(0):
+            last = offset + len(chunk) >= end
+            for line in reader.lines(chunk[:end - offset] if last else chunk):
+                try:
+                    yield loads(line)
+                except json.JSONDecodeError:
+                    self._not_json(line)
+            if last:
+                break
+        tail = reader.pending  # the last line, when the good text ends without a newline
+        if tail:
             try:
-                yield loads(line)
+                yield loads(tail)
             except json.JSONDecodeError:
-                if line.strip():  # (blank lines are allowed) the file changed under us
-                    raise TraceFileError(f"{self.path}: the trace file changed while it was read; "
-                                         "load it again") from None
+                self._not_json(tail)
+
+    def _not_json(self, line: bytes) -> None:
+        """A line of the good text that is not JSON now: a blank line (allowed: skipped), or the
+        file changed under us."""
+        if line.strip():
+            raise TraceFileError(f"{self.path}: the trace file changed while it was read; load it again") from None
 
 
 def _stamp(path: Path) -> tuple[int, int, int]:
