@@ -39,6 +39,7 @@ from .attribution import label_call
 from .backends import Backend, UntraceableError, backend_for, global_backend, load
 from .delivery import Delivery
 from .graph_event import model_tensors
+from .hook_handles import HookHandles
 from .params import ParamEvents
 from .user_hooks import UserHook
 from .values import tensors_in
@@ -109,7 +110,7 @@ class Trace(Delivery, ParamEvents, EventTrace):
         self._step_over = False
         self._events_in_step = 0
         self._running = False
-        self._handles: list[Any] = []
+        self._handles = HookHandles()  # every hook this trace registered
         self._paths: dict[int, str] = {}  # id(module) -> path
         self._roots: list[Any] = []
         self._calls: dict[str, int] = {}
@@ -180,9 +181,7 @@ class Trace(Delivery, ParamEvents, EventTrace):
             return self
         self._running = False
         self.observer = None  # nothing may pause or interrupt the shutdown itself
-        for handle in self._handles:
-            handle.remove()
-        self._handles.clear()
+        self._handles.remove_all()
         if self._backward is not None:
             self._backward.close()
         for hooks, key, original in self._wrapped:
@@ -281,9 +280,7 @@ class Trace(Delivery, ParamEvents, EventTrace):
         self._use_backend(model)
         was_running = self._running
         if was_running:
-            for handle in self._handles:
-                handle.remove()
-            self._handles.clear()
+            self._handles.remove_all()
         self.model = model
         if id(model) not in self._paths or self._paths[id(model)] != "":
             self._paths.clear()
@@ -373,7 +370,11 @@ class Trace(Delivery, ParamEvents, EventTrace):
     def _attach(self) -> None:
         backend = self._backend
         module_mod, optimizer_mod = backend.module_hooks, backend.optimizer_hooks
-        add = self._handles.append
+        add = self._handles.add
+        # One bound method per hook, shared by every module: 10,000 modules register the same
+        # object, not 10,000 method objects the garbage collector would walk.
+        forward_pre, forward = self._on_forward_pre, self._on_forward
+        backward_pre, backward = self._on_backward_pre, self._on_backward
         if not backend.full_backward_hooks:  # torch: backward seen through tensor and node hooks
             self._backward = self._backward or backend.backward_observer(self._on_backward_pre, self._on_backward)
         else:  # the engine: its full backward hooks, marked as observers (in-place updates stay allowed)
@@ -384,8 +385,8 @@ class Trace(Delivery, ParamEvents, EventTrace):
             for path, mod in self._modules:  # the model's named_modules(), found by _add_root
                 if not self._traced(path):
                     continue
-                add(mod.register_forward_pre_hook(self._on_forward_pre, prepend=True))
-                add(mod.register_forward_hook(self._on_forward, always_call=True))
+                add(mod.register_forward_pre_hook(forward_pre, prepend=True))
+                add(mod.register_forward_hook(forward, always_call=True))
                 if not full:
                     continue
                 if mod._is_full_backward_hook is False:
@@ -394,8 +395,8 @@ class Trace(Delivery, ParamEvents, EventTrace):
                                        "mixing it with full backward hooks, so backward is not traced here",
                                traceback="")
                     continue
-                add(mod.register_full_backward_pre_hook(self._on_backward_pre, prepend=True))
-                add(mod.register_full_backward_hook(self._on_backward))
+                add(mod.register_full_backward_pre_hook(backward_pre, prepend=True))
+                add(mod.register_full_backward_hook(backward))
         else:
             add(module_mod.register_module_forward_pre_hook(self._on_forward_pre))
             add(module_mod.register_module_forward_hook(self._on_forward, always_call=True))
