@@ -72,10 +72,10 @@ def _kind(node: Any) -> _Kind:
     return kind
 
 
-def _saved_tensors(node: Any) -> list[tuple[torch.Tensor, bool]]:
+def _saved_tensors(node: Any, kind: _Kind | None = None) -> list[tuple[torch.Tensor, bool]]:
     """``(tensor, is the op's output)`` for each tensor the node saved for backward, in the
-    order the node declares them (``[]`` once backward has freed them)."""
-    kind = _kind(node)
+    order the node declares them (``[]`` once backward has freed them); ``kind``: the node's."""
+    kind = kind or _kind(node)
     found: list[tuple[torch.Tensor, bool]] = []
     never_tensors = None
     for name, result in kind.saved_attrs:
@@ -139,9 +139,15 @@ def graph_event_fields(output: torch.Tensor | Sequence[torch.Tensor],
 
 
 def _facts(node: Any, names: dict[int, str]) -> NodeFacts:
-    leaf = _kind(node).leaf
+    # (called per node inside the traced forward: the helpers' lookups are inlined)
+    kind = _kinds.get(type(node)) or _kind(node)
     saved, total = [], 0
-    for t, out in _saved_tensors(node):
-        total += t.numel() * t.element_size()
-        saved.append({"shape": list(t.shape), "output": out, "param": None if out else names.get(id(t))})
-    return leaf, _shapes(node, leaf), saved, total, node.metadata
+    if kind.saved_attrs:
+        for t, out in _saved_tensors(node, kind):
+            total += t.numel() * t.element_size()
+            saved.append({"shape": list(t.shape), "output": out, "param": None if out else names.get(id(t))})
+    try:
+        shapes = [list(meta.shape) for meta in node._input_metadata]
+    except (AttributeError, RuntimeError):
+        shapes = _shapes(node, kind.leaf)
+    return kind.leaf, shapes, saved, total, node.metadata
