@@ -333,8 +333,9 @@ class TraceScan:
     def module_lines(self) -> Iterator[tuple[int, int, dict[str, Any] | re.Match[bytes]]]:
         """As iterating, but a module event written in the form ``records.record_line`` writes
         (``MODULE_LINE``) comes as the ``re.Match`` of that pattern instead of a dict: the match
-        proves it a valid event (see ``MODULE_LINE``) without parsing it, and ``module_line_pair``
-        reads its kind and path. Every other line is parsed and validated as usual."""
+        proves it a valid event (see ``MODULE_LINE``) without parsing it; its ``lastindex``
+        numbers its kind in ``MODULE_LINE_KINDS`` and that group is its path (ASCII bytes). Every
+        other line is parsed and validated as usual."""
         return self._scan(MODULE_LINE.fullmatch)
 
     def _scan(self, fast: Any) -> Iterator[tuple[int, int, Any]]:
