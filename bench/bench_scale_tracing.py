@@ -13,6 +13,7 @@ Run: ``.venv/bin/python bench/bench_scale_tracing.py [--rounds 3] [--steps 5] [-
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import subprocess
 import sys
@@ -72,11 +73,15 @@ CANDIDATES = {"untraced": {}, "untraced again": {}, "no-op hooks": {"noop_hooks"
               "stats=False": {"stats": False}, "stats=True": {"stats": True}}
 
 
-def one_process(name: str, blocks: int, steps: int) -> float:
-    """The median step of one candidate, alone in this process (see ``main``)."""
+def one_process(name: str, blocks: int, steps: int, no_gc: bool = False) -> float:
+    """The median step of one candidate, alone in this process (see ``main``); with ``no_gc``
+    the garbage collector is off for the timed steps (what the hooks cost in CPU alone)."""
     step, trace = make_step(blocks, **CANDIDATES[name])
     for _ in range(2):
         step()
+    if no_gc:
+        gc.collect()
+        gc.disable()
     times = []
     for _ in range(steps):
         t0 = time.thread_time()
@@ -99,21 +104,24 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=5, help="timed steps per process")
     parser.add_argument("--blocks", type=int, default=2500)
+    parser.add_argument("--no-gc", action="store_true",
+                        help="garbage collector off during the timed steps: the CPU cost without collections")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # child mode: time one candidate
     args = parser.parse_args()
     if args.one:
-        print(one_process(args.one, args.blocks, args.steps))
+        print(one_process(args.one, args.blocks, args.steps, args.no_gc))
         return
     samples: dict[str, list[float]] = {name: [] for name in CANDIDATES}
     for _ in range(args.rounds):
         for name in CANDIDATES:
             out = subprocess.run([sys.executable, __file__, "--one", name, "--blocks", str(args.blocks),
-                                  "--steps", str(args.steps)], capture_output=True, text=True, check=True)
+                                  "--steps", str(args.steps)] + ["--no-gc"] * args.no_gc,
+                                 capture_output=True, text=True, check=True)
             samples[name].append(float(out.stdout.split()[-1]))
     med = {name: statistics.median(s) for name, s in samples.items()}
     base = med["untraced"]
     print(f"{args.blocks} blocks ({4 * args.blocks + 1} modules), batch 2, 1 thread; median over {args.rounds} "
-          f"processes of each one's median of {args.steps} steps")
+          f"processes of each one's median of {args.steps} steps" + (", garbage collector off" * args.no_gc))
     for name, sec in med.items():
         print(f"  {name:15s} {sec * 1e3:8.1f} ms/step   x{sec / base:.3f}")
     start, stop = attach_times(args.blocks, 5)
