@@ -128,6 +128,8 @@ class ModscopeApp(App[int]):
         self.comparison: Comparison | None = None  # the last result shown
         self._compare_key: Any = None  # the pair asked of the worker (a result for another is stale)
         self.gc_policy = GcPolicy()  # full collections while the user is idle, not mid-key
+        self.source_started = False  # after the first frame (``on_mount``)
+        self._unmounted = False
 
     # --- layout -------------------------------------------------------------------------------
 
@@ -153,12 +155,21 @@ class ModscopeApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.source.start(self.state)
         self._ticker = self.set_interval(self.refresh_interval, self.refresh_views)
         self._check_size()
         self.gc_policy.start()
+        # The source starts once the first frame is on screen: a replay's reading thread (a
+        # million events folded in Python) took the UI thread's turns while it drew that frame.
+        self.call_after_refresh(self._start_source)
+
+    def _start_source(self) -> None:
+        if self.source_started or self._unmounted:
+            return
+        self.source_started = True
+        self.source.start(self.state)
 
     def on_unmount(self) -> None:
+        self._unmounted = True
         self._ticker.stop()
         self.source.stop()
         self.gc_policy.stop()
@@ -300,7 +311,8 @@ class ModscopeApp(App[int]):
 
     def _refresh_views(self) -> None:
         self._check_size()
-        if self.screen is not self.screen_stack[0]:
+        stack = self.screen_stack
+        if not stack or stack[-1] is not stack[0]:
             # A dialog covers the views and shows them as they were when it opened (see
             # screens.Dialog): updating them now would only cost the dialog repaints. The
             # revisions not seen yet are drawn at the first tick after it closes.

@@ -1,0 +1,229 @@
+"""What keeps keys fast while a model trains (issue 20) and a replay's first frame first
+(issue 21): when full garbage collections run, dialogs over a still copy of the views, views
+not updated behind a dialog, the params table's caches bounded, the source started after the
+first frame. Behaviour only (what runs, what is kept, what is drawn); the timings are
+``bench/bench_tui_scale.py``'s."""
+
+from __future__ import annotations
+
+import gc
+import re
+
+import pytest
+from rich.segment import Segment
+from rich.style import Style
+from textual.app import App, ComposeResult
+from textual.color import Color
+from textual.renderables.background_screen import BackgroundScreen
+
+from modscope.views.tui import gc_policy
+from modscope.views.tui.app import ModscopeApp
+from modscope.views.tui.gc_policy import OUT_OF_REACH, GcPolicy
+from modscope.views.tui.screens import Dialog, FindScreen, dim
+from modscope.views.tui.sources import EventListSource, QueueSource
+from modscope.views.tui.state import ParamInfo
+from modscope.views.tui.widgets.params_table import COLUMNS, ParamsTable
+from tests.tui.test_app import drawn, settle
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture()
+def policy():
+    """A started policy on a fake clock whose collections are counted, not run."""
+    clock, runs = Clock(), []
+    p = GcPolicy(quiet_s=1.0, min_gap_s=10.0, max_gap_s=60.0, clock=clock, collect=lambda: runs.append(clock.now))
+    p.start()
+    yield p, clock, runs
+    p.stop()
+
+
+# --- garbage collection -----------------------------------------------------------------------
+
+def test_the_policy_freezes_what_is_alive_and_turns_automatic_full_collections_off():
+    before = gc.get_threshold()
+    p = GcPolicy()
+    p.start()
+    try:
+        assert p.active and gc.get_freeze_count() > 0
+        assert gc.get_threshold() == (before[0], before[1], OUT_OF_REACH)
+    finally:
+        p.stop()
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0 and not p.active
+
+
+def test_a_full_collection_waits_for_an_idle_user(policy):
+    p, clock, runs = policy
+    clock.now += 30
+    p.touch()  # a key just now: not while the user is typing
+    assert not p.tick() and runs == []
+    clock.now += 0.5
+    assert not p.tick()
+    clock.now += 0.6  # idle for 1.1 s, 31 s since the last one
+    assert p.tick() and runs == [clock.now] and p.collections == 1
+    clock.now += 5  # idle, but only 5 s after the last one
+    assert not p.tick()
+
+
+def test_a_full_collection_runs_after_max_gap_even_while_typing(policy):
+    p, clock, runs = policy
+    for _ in range(59):
+        clock.now += 1
+        p.touch()
+        assert not p.tick()
+    clock.now += 1
+    p.touch()
+    assert p.tick() and len(runs) == 1
+
+
+def test_one_policy_per_process_and_none_while_the_collector_is_off(policy):
+    second = GcPolicy(collect=lambda: pytest.fail("an inactive policy collected"))
+    second.start()
+    assert not second.active and not second.tick()
+    second.stop()  # does not undo the first one's settings
+    assert gc.get_threshold()[2] == OUT_OF_REACH and policy[0].active
+    policy[0].stop()
+    gc.disable()
+    try:
+        third = GcPolicy()
+        third.start()
+        assert not third.active and gc_policy._active is None
+    finally:
+        gc.enable()
+
+
+@pytest.mark.asyncio
+async def test_the_app_runs_the_policy_and_a_key_counts_as_the_user_being_there(events):
+    before = gc.get_threshold()
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        assert app.gc_policy.active and gc.get_threshold()[2] == OUT_OF_REACH
+        app.gc_policy.last_input = -1.0
+        await pilot.press("down")
+        assert app.gc_policy.last_input > 0
+    assert not app.gc_policy.active and gc.get_threshold() == before
+
+
+# --- dialogs ----------------------------------------------------------------------------------
+
+def test_dim_tints_as_textual_does():
+    segments = [Segment("ab", Style(color="red", bgcolor="blue", bold=True)), Segment("c", None),
+                Segment("\n"), Segment("", Style(), control=[(1,)]),
+                Segment("d", Style(color="red", bgcolor="blue", bold=True, link="x"))]
+    for color in (Color(10, 20, 30, 0.6), Color(0, 0, 0, 0)):
+        assert dim(segments, color) == list(BackgroundScreen.process_segments(segments, color))
+
+
+def step_events(step: int, seq: int) -> list[dict]:
+    """A further training step (a metric and the step itself) after the fixture's last."""
+    return [{"v": 1, "kind": "metric", "seq": seq, "t": seq * 1000, "step": step, "values": {"loss": 0.5}},
+            {"v": 1, "kind": "step", "seq": seq + 1, "t": seq * 1000 + 1, "step": step, "optimizer": "SGD",
+             "index": step, "lrs": [0.1]}]
+
+
+def screen_lines(app: ModscopeApp) -> list[str]:
+    """The main screen's text, line by line (what a terminal beneath the dialog shows)."""
+    return [strip.text for strip in app.screen_stack[0]._compositor.render_strips()]
+
+
+def training_step_line(app: ModscopeApp) -> str:
+    return next(line for line in screen_lines(app) if re.search(r"│ step\s+\d", line) and "SGD" in line)
+
+
+@pytest.mark.asyncio
+async def test_a_dialog_shows_a_still_copy_and_the_views_catch_up_when_it_closes(events):
+    source = QueueSource()
+    app = ModscopeApp(source)
+    async with app.run_test(size=(160, 45)) as pilot:
+        for e in [e for e in events if e["kind"] != "end"]:
+            source.sink.write(e)
+        await settle(pilot, app, lambda a: a.state.step == 5 and drawn(a))
+        assert re.search(r"step\s+5\s", training_step_line(app))
+        await pilot.press("slash")
+        await settle(pilot, app, lambda a: isinstance(a.screen, FindScreen) and a.screen.backdrop is not None)
+        dialog = app.screen
+        assert isinstance(dialog, Dialog)
+        await pilot.pause(0.5)  # the screen beneath settles (its footer shows the dialog's keys)
+        renders, seen = dialog.backdrop.renders, dict(app._seen)
+        for step in range(6, 9):  # training goes on behind the dialog
+            for e in step_events(step, 1000 + 10 * step):
+                source.sink.write(e)
+        await settle(pilot, app, lambda a: a.state.step == 8)
+        await pilot.pause(0.5)  # five ticks
+        assert app._seen == seen  # not drawn behind the dialog
+        assert dialog.backdrop.renders == renders  # the copy beneath was not composited again
+        still = dialog.backdrop
+        await pilot.resize_terminal(150, 44)  # a new size: the screen beneath is composited anew
+        await settle(pilot, app, lambda a: dialog.backdrop is not None and dialog.backdrop is not still
+                     and any(width == 150 for width, _ in dialog.backdrop._segments))
+        await pilot.press("escape")
+        await settle(pilot, app, lambda a: not isinstance(a.screen, FindScreen) and drawn(a))
+        assert app._seen != seen and re.search(r"step\s+8\s", training_step_line(app))
+
+
+# --- the params table -------------------------------------------------------------------------
+
+class TableApp(App):
+    def compose(self) -> ComposeResult:
+        yield ParamsTable()
+
+
+def params(value: float) -> list[ParamInfo]:
+    return [ParamInfo(path=f"lin.{name}", shape=[4, 4], dtype="float32", numel=16,
+                      requires_grad=True, is_buffer=False, persistent=True, norm=value, grad_norm=value / 2,
+                      update_ratio=1e-3, mean=value / 10, std=value / 5)
+            for name in ("weight", "bias")]
+
+
+@pytest.mark.asyncio
+async def test_the_params_tables_render_caches_hold_what_is_on_screen_not_every_update():
+    app = TableApp()
+    async with app.run_test(size=(160, 20)) as pilot:
+        table = app.query_one(ParamsTable)
+        for i in range(40):  # live values: every cell of the norms changes each time
+            table.show("lin", params(1.0 + i))
+            await pilot.pause()
+        assert table.get_cell("lin.weight", table.ordered_columns[6].key) == "40"
+        # what one screen of the table needs (2 rows and the header), not 40 updates of it
+        assert len(table._cell_render_cache) <= 3 * len(COLUMNS)
+        assert len(table._row_render_cache) <= 3
+
+
+# --- the first frame --------------------------------------------------------------------------
+
+class RecordingSource(EventListSource):
+    def __init__(self, events, log) -> None:
+        super().__init__(events)
+        self.log = log
+        self.starts = 0
+
+    def start(self, state) -> None:
+        self.starts += 1
+        self.log.append("source started")
+        super().start(state)
+
+
+@pytest.mark.asyncio
+async def test_the_first_frame_comes_before_the_source_starts(events):
+    log: list[str] = []
+    source = RecordingSource(events, log)
+    app = ModscopeApp(source)
+    display = app._display
+
+    def recording_display(screen, renderable) -> None:
+        display(screen, renderable)
+        if "first frame" not in log:
+            log.append("first frame")
+
+    app._display = recording_display
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, lambda a: a.state.status == "ended" and drawn(a))
+        assert log[:2] == ["first frame", "source started"] and app.source_started
+    app._start_source()  # a call still queued at shutdown: the source is not started again
+    assert source.starts == 1
