@@ -3,7 +3,7 @@
 - ``optimizer.py``     the Optimizer base: param groups, state_dict, zero_grad, step hooks
 - ``_functional.py``   the update rules on NumPy arrays (torch's order of operations)
 - ``sgd.py`` ``adam.py`` ``adamw.py`` ``rmsprop.py`` ``adadelta.py`` ``adagrad.py`` ``adamax.py``
-  ``nadam.py`` ``radam.py`` ``rprop.py`` ``asgd.py``   the optimizers
+  ``nadam.py`` ``radam.py`` ``rprop.py`` ``asgd.py`` ``lbfgs.py``   the optimizers
 - ``lr_scheduler.py``  StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LambdaLR, OneCycleLR,
   CyclicLR, ReduceLROnPlateau, SequentialLR, ...
 """
@@ -15,6 +15,7 @@ from .adam import Adam
 from .adamax import Adamax
 from .adamw import AdamW
 from .asgd import ASGD
+from .lbfgs import LBFGS
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
@@ -23,6 +24,6 @@ from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = [
-    "ASGD", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "Optimizer", "RAdam", "RMSprop",
+    "ASGD", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "Optimizer", "RAdam", "RMSprop",
     "Rprop", "lr_scheduler", "optimizer",
 ]
