@@ -375,6 +375,7 @@ class TraceScan:
             self.count += 1
             self.end = offset + len(line) + complete
             yield offset, lineno, obj
+            del obj  # (a big event, the graph, is not kept alive through the module lines after it)
         if not self.count:
             raise TraceFileError(f"{path}: empty trace file (no events)")
         self.truncated = cut or not self.ended
