@@ -389,7 +389,10 @@ async def test_a_running_program_without_a_model_says_so_and_a_late_model_replac
     async with app.run_test(size=(160, 45)) as pilot:
         for e in without_a_model(events, end=False):
             source.sink.write(e)
-        await settle(pilot, app, lambda a: a.query_one("#left").has_class("no-model"))
+        # every event folded AND drawn (the panel shows from the first step on; the source's
+        # thread may still be folding the rest at that tick)
+        await settle(pilot, app, lambda a: a.state.step == 5 and drawn(a))
+        assert app.query_one("#left").has_class("no-model")
         text = no_model_text(app)
         assert "No model yet" in text and "at step 5" in text and "this program ran none" in text
         model = next(e for e in events if e["kind"] == "model")

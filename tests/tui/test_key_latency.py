@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import re
+import time
 
 import pytest
 from rich.segment import Segment
@@ -22,6 +23,7 @@ from modscope.views.tui.gc_policy import OUT_OF_REACH, GcPolicy
 from modscope.views.tui.screens import Dialog, FindScreen, dim
 from modscope.views.tui.sources import EventListSource, QueueSource
 from modscope.views.tui.state import ParamInfo
+from modscope.views.tui.widgets.module_tree import ModuleTree
 from modscope.views.tui.widgets.params_table import COLUMNS, ParamsTable
 from tests.tui.test_app import drawn, settle
 
@@ -227,3 +229,38 @@ async def test_the_first_frame_comes_before_the_source_starts(events):
         assert log[:2] == ["first frame", "source started"] and app.source_started
     app._start_source()  # a call still queued at shutdown: the source is not started again
     assert source.starts == 1
+
+
+# --- live values at most every LIVE_REDRAW_S --------------------------------------------------
+
+@pytest.mark.asyncio
+async def test_live_values_wait_for_their_turn_but_keys_status_and_a_new_model_do_not(events, monkeypatch):
+    from modscope.views.tui import app as app_module
+    source = QueueSource()
+    app = ModscopeApp(source)
+    async with app.run_test(size=(160, 45)) as pilot:
+        for e in [e for e in events if e["kind"] != "end"]:
+            source.sink.write(e)
+        await settle(pilot, app, lambda a: a.state.step == 5 and drawn(a))
+        monkeypatch.setattr(app_module, "LIVE_REDRAW_S", 1000.0)  # from now on live values wait
+        app._live_drawn_at = time.monotonic()
+        seen = dict(app._seen)
+        for e in step_events(6, 1000):
+            source.sink.write(e)
+        await settle(pilot, app, lambda a: a.state.step == 6)
+        await pilot.pause(0.5)  # five ticks
+        assert app._seen == seen and re.search(r"step\s+5\s", training_step_line(app))  # held
+        with app.state.lock:
+            assert app._hold_live({"training", "params"}) and not app._hold_live({"training", "status"})
+            assert not app._hold_live(set())
+        await pilot.press("right_square_bracket")  # a key's redraw (the timeline) is not held
+        await settle(pilot, app, lambda a: a._seen["timeline"] == a.state.rev.timeline)
+        assert re.search(r"step\s+6\s", training_step_line(app))  # drawn with it
+        source.sink.write({"v": 1, "kind": "end", "seq": 2000, "t": 2_000_000, "step": 7, "status": "ok",
+                           "dropped": 0})
+        await settle(pilot, app, lambda a: drawn(a) and "ended" in a.title)  # a status change: at once
+        app._seen["tree"] = -1  # as if the tree changed: held while it is the same model
+        with app.state.lock:
+            assert app._hold_live({"tree"})
+            app.query_one(ModuleTree).modules = {}  # a model the tree does not show yet: not held
+            assert not app._hold_live({"tree"})

@@ -41,6 +41,8 @@ SIDE_WIDTH = 100
 LEFT_MIN, LEFT_MAX_SHARE = 30, 0.42 # the modules column: as wide as its widest label, within these
 VIEWS = ("tree", "params", "timeline", "graph")
 VIEW_NAMES = {"tree": "Modules", "params": "Parameters", "timeline": "Hooks", "graph": "Graph"}
+LIVE_PARTS = frozenset({"tree", "params", "timeline", "training"})  # live values (see _hold_live)
+LIVE_REDRAW_S = 0.3  # drawn at most this often when nothing else changed
 NO_MODEL_GRACE = 3.0  # seconds of output alone (no steps, no metrics) before the viewer says no model came
 NO_MODEL_HINT = ("modscope traces nn.Module calls: this program ran none. Call modscope.watch(model) in the "
                  "script, or run a script that builds an nn.Module and calls it.")
@@ -129,6 +131,8 @@ class ModscopeApp(App[int]):
         self._compare_key: Any = None  # the pair asked of the worker (a result for another is stale)
         self.gc_policy = GcPolicy()  # full collections while the user is idle, not mid-key
         self.source_started = False  # after the first frame (``on_mount``)
+        self._live_drawn_at = 0.0  # when the views last drew a change (``_hold_live``)
+        self._forced: set[str] = set()  # parts a key asked to redraw now
         self._unmounted = False
 
     # --- layout -------------------------------------------------------------------------------
@@ -324,13 +328,18 @@ class ModscopeApp(App[int]):
         try:
             revs = state.rev.as_dict()
             changed = {k for k, v in revs.items() if self._seen.get(k) != v}
-            snap = self._snapshot(changed)
+            held = self._hold_live(changed)
+            snap = self._snapshot(set() if held else changed)
         finally:
             state.lock.release()
-        self._seen = revs
         self._check_no_model(snap)
+        if held:
+            return  # drawn at a later tick: the revisions stay unseen
+        self._seen = revs
+        self._forced.clear()
         if not changed:
             return
+        self._live_drawn_at = time.monotonic()
         with self.batch_update():
             if "tree" in changed:
                 self._refresh_tree(snap)
@@ -345,6 +354,19 @@ class ModscopeApp(App[int]):
                 self._refresh_title(snap["training"])
             if "errors" in changed:
                 self._announce_errors(snap["errors"])
+
+    def _hold_live(self, changed: set[str]) -> bool:
+        """True when only live values changed (metrics, parameter norms, module timings, the
+        followed timeline: ``LIVE_PARTS``), none of them asked for by a key (``_force``), and
+        they were drawn less than ``LIVE_REDRAW_S`` ago: they wait for a later tick. Each draw
+        repaints most of the screen; at ten a second those paints were most of the UI thread's
+        time while training, and a key pressed during one waited for it. A new model is drawn
+        at once (caller holds the state lock)."""
+        if not changed or not changed <= LIVE_PARTS or changed & self._forced or \
+                time.monotonic() - self._live_drawn_at >= LIVE_REDRAW_S:
+            return False
+        tree = self.query_one(ModuleTree)
+        return len(tree.modules) == len(self.state.modules) and tree.root_name == self.state.model_name
 
     def _snapshot(self, changed: set[str]) -> dict[str, Any]:
         """Copy what the changed views need (caller holds the state lock; keep it short)."""
@@ -488,6 +510,7 @@ class ModscopeApp(App[int]):
         """Redraw ``part`` now (a key asked for it), not at the next tick up to
         ``refresh_interval`` later."""
         self._seen[part] = -1
+        self._forced.add(part)
         self.call_later(self.refresh_views)
 
     # --- actions ------------------------------------------------------------------------------
