@@ -284,26 +284,25 @@ class TraceStream:
             yield reader.pending
 
 
-def _lines(path: Path, stream: TraceStream | None = None,
-           checkpoints: bool = False) -> Iterator[tuple[int, int, bytes, bool]]:
-    """(line number, text offset, line, complete?) for every line of the (decompressed) file; a
-    line longer than ``MAX_LINE_BYTES`` raises ``TraceFileError`` naming the file and the line."""
+def _batches(path: Path, stream: TraceStream | None = None,
+             checkpoints: bool = False) -> Iterator[tuple[list[bytes], bool]]:
+    """The lines of the (decompressed) file, a read chunk's at a time: ``(lines, complete?)``,
+    the last line without its newline in a batch of its own (``complete`` False). A line longer
+    than ``MAX_LINE_BYTES`` raises ``TraceFileError`` naming the file and the line, after the
+    lines before it (the reader asks for the next batch when it is done with one)."""
     reader = LineReader(MAX_LINE_BYTES)
-    lineno = offset = 0
     try:
-        chunks = (stream or TraceStream(path)).chunks(checkpoints=checkpoints)
-        for _, chunk in chunks:
-            for line in reader.lines(chunk):  # strict: no line is skipped, so counting numbers them
-                lineno += 1
-                yield lineno, offset, line, True
-                offset += len(line) + 1
+        for _, chunk in (stream or TraceStream(path)).chunks(checkpoints=checkpoints):
+            lines = reader.lines(chunk)  # strict: no line is skipped, so counting numbers them
+            if lines:
+                yield lines, True
     except LineTooLong as e:
         what = "not a modscope trace (" if e.lineno == 1 else "corrupt trace file ("
         raise TraceFileError(f"{path}:{e.lineno}: {what}a line longer than {_size(e.max_line)}; "
                              f"no trace event is that long)") from None
     pending = reader.pending
     if pending:
-        yield lineno + 1, offset, pending, False
+        yield [pending], False
 
 
 def _size(n: int) -> str:
@@ -341,41 +340,45 @@ class TraceScan:
     def _scan(self, fast: Any) -> Iterator[tuple[int, int, Any]]:
         path = self.path
         cut = False
-        for lineno, offset, line, complete in _lines(path, self.stream, self.checkpoints):
-            if fast is not None:
-                match = fast(line)
-                if match is not None:
-                    self.count += 1
-                    self.end = offset + len(line) + complete
-                    yield offset, lineno, match
-                    continue
-            self.end = offset  # the end of the good text: a bad line is not part of it
-            try:
-                obj = loads(line)  # (orjson checks the UTF-8 itself: no decoded copy of every line)
-            except json.JSONDecodeError as e:
-                if not line.strip():  # a blank line: allowed
-                    self.end = offset + len(line) + complete
-                    continue
-                e = _not_utf8(line) or e
-                if not complete and self.count:  # the last line, cut by a crash: keep what came before
-                    cut = True
-                    break
-                if lineno == 1:
-                    raise TraceFileError(f"{path}:1: not a modscope trace (not JSON Lines: {_reason(e)})") from None
-                raise TraceFileError(f"{path}:{lineno}: not valid JSON ({_reason(e)})") from None
-            try:
-                if not valid_event(obj):  # validate's checks, in a fraction of its time
-                    validate(obj)
-            except EventError as e:
-                if lineno == 1:
-                    raise TraceFileError(f"{path}:1: not a modscope trace ({e})") from None
-                raise TraceFileError(f"{path}:{lineno}: {e}") from None
-            if obj["kind"] == "end":
-                self.ended = True
-            self.count += 1
-            self.end = offset + len(line) + complete
-            yield offset, lineno, obj
-            del obj  # (a big event, the graph, is not kept alive through the module lines after it)
+        lineno = offset = 0
+        for lines, complete in _batches(path, self.stream, self.checkpoints):
+            for line in lines:  # (one loop per line: a million lines made generator steps the cost)
+                lineno += 1
+                start, offset = offset, offset + len(line) + 1
+                if fast is not None:
+                    match = fast(line)
+                    if match is not None:
+                        self.count += 1
+                        self.end = start + len(line) + complete
+                        yield start, lineno, match
+                        continue
+                self.end = start  # the end of the good text: a bad line is not part of it
+                try:
+                    obj = loads(line)  # (orjson checks the UTF-8 itself: no decoded copy of every line)
+                except json.JSONDecodeError as e:
+                    if not line.strip():  # a blank line: allowed
+                        self.end = start + len(line) + complete
+                        continue
+                    e = _not_utf8(line) or e
+                    if not complete and self.count:  # the last line, cut by a crash: keep what came before
+                        cut = True
+                        break
+                    if lineno == 1:
+                        raise TraceFileError(f"{path}:1: not a modscope trace (not JSON Lines: {_reason(e)})") from None
+                    raise TraceFileError(f"{path}:{lineno}: not valid JSON ({_reason(e)})") from None
+                try:
+                    if not valid_event(obj):  # validate's checks, in a fraction of its time
+                        validate(obj)
+                except EventError as e:
+                    if lineno == 1:
+                        raise TraceFileError(f"{path}:1: not a modscope trace ({e})") from None
+                    raise TraceFileError(f"{path}:{lineno}: {e}") from None
+                if obj["kind"] == "end":
+                    self.ended = True
+                self.count += 1
+                self.end = start + len(line) + complete
+                yield start, lineno, obj
+                del obj  # (a big event, the graph, is not kept alive through the module lines after it)
         if not self.count:
             raise TraceFileError(f"{path}: empty trace file (no events)")
         self.truncated = cut or not self.ended
