@@ -30,6 +30,7 @@ from ._functional.activation import (
 from ._functional.activation_more import hardshrink, prelu, rrelu, softmin, softshrink, threshold
 from ._functional.attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._functional.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
+from ._functional.ctc import ctc_loss
 from ._functional.distance import cosine_similarity, normalize, pairwise_distance
 from ._functional.dropout import dropout, dropout2d
 from ._functional.loss import (
@@ -106,7 +107,7 @@ __all__ = [
     "cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss", "kl_div",
     "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
     "poisson_nll_loss", "smooth_l1_loss", "soft_margin_loss", "triplet_margin_loss",
-    "triplet_margin_with_distance_loss",
+    "triplet_margin_with_distance_loss", "ctc_loss",
     # the remaining activations, norms, dropouts
     "alpha_dropout", "bilinear", "dropout1d", "dropout3d", "feature_alpha_dropout", "gumbel_softmax", "hardshrink",
     "prelu", "rms_norm", "rrelu", "softmin", "softshrink", "threshold",
