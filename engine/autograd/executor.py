@@ -245,11 +245,10 @@ def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
                     outs = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)]
             else:
                 outs = node._fn(*grads)
-            if node._array_hooks:  # a module's backward hooks: on arrays, wrapped only for its hooks
-                for hook in node._array_hooks:
-                    res = hook(outs, grads)
-                    if res is not None:
-                        outs = res
+            if node._array_hooks is not None:  # a module's backward hooks: on arrays, wrapped only for its hooks
+                res = node._run_array_hooks(outs, grads)
+                if res is not None:
+                    outs = res
             if node._post_hooks:
                 outs = _call_post_hooks(node, outs, grads)
             if not retain_graph:
@@ -311,13 +310,12 @@ def _execute_graph(root, deps, needed, captures, captured, retain_graph) -> None
                     outs = grads
                 else:
                     outs = _tensor_backward(node)(*grads)
-                if node._array_hooks:  # observers on arrays: what they return replaces the graph's value
+                if node._array_hooks is not None:  # module hooks on arrays: what they return replaces the value
                     arrays = [None if g is None else g._data for g in outs]
-                    for hook in node._array_hooks:
-                        res = hook(arrays, [None if g is None else g._data for g in grads])
-                        if res is not None:
-                            outs = [o if o is None or (a is not None and a is o._data) else Tensor._wrap(a)
-                                    for o, a in zip(outs, res)] if len(res) == len(outs) else res
+                    res = node._run_array_hooks(arrays, [None if g is None else g._data for g in grads])
+                    if res is not None:
+                        outs = [o if o is None or (a is not None and a is o._data) else Tensor._wrap(a)
+                                for o, a in zip(outs, res)] if len(res) == len(outs) else res
                 if node._post_hooks:
                     outs = _call_tensor_post_hooks(node, outs, grads)
             if not retain_graph:

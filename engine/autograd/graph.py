@@ -96,11 +96,11 @@ class Node:
         # Under anomaly detection, where forward made this node (torch's metadata key).
         self._metadata: dict | None = {"traceback_": forward_stack()} if _anomaly.enabled else None
 
-    # Hooks the engine itself runs on raw arrays, before the post hooks: ``hook(grad_inputs,
-    # grad_outputs) -> arrays | None``. Only a module's BackwardHook identity nodes have them (a
-    # slot of their class); registering them creates no RemovableHandle, so ``next_id`` counts
-    # only hooks someone can remove.
-    _array_hooks: tuple | None = None
+    # A module's BackwardHook, on its identity nodes only (``engine.utils.hooks``): the executor
+    # calls ``node._run_array_hooks(grad_inputs, grad_outputs) -> arrays | None`` on raw arrays,
+    # before the post hooks. Registering it creates no RemovableHandle, so ``next_id`` counts only
+    # hooks someone can remove.
+    _array_hooks: Any = None
 
     def name(self) -> str:
         """The node's op name, e.g. ``'MulBackward0'``."""
