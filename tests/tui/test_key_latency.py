@@ -197,6 +197,18 @@ async def test_the_params_tables_render_caches_hold_what_is_on_screen_not_every_
         assert len(table._row_render_cache) <= 3
 
 
+@pytest.mark.asyncio
+async def test_a_new_module_sizes_the_params_table_at_once_not_when_idle():
+    app = TableApp()
+    async with app.run_test(size=(160, 20)) as pilot:
+        await pilot.pause()
+        table = app.query_one(ParamsTable)
+        table.show("lin", params(1.0))  # no await: nothing has run since, no idle, no paint
+        name = table.ordered_columns[0]
+        assert name.content_width >= len("weight")  # the header alone is 4 wide ("name")
+        assert table.virtual_size.height == 3  # the header and two rows: laid out with this paint
+
+
 # --- the first frame --------------------------------------------------------------------------
 
 class RecordingSource(EventListSource):

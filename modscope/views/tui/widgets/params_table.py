@@ -78,6 +78,7 @@ class ParamsTable(DataTable):
                 self.border_subtitle = "this module owns no parameters or buffers"
             else:
                 self.border_subtitle = ""
+            self._size_now()
             return
         columns = list(self.columns)
         updated = False
@@ -94,6 +95,20 @@ class ParamsTable(DataTable):
             # entry is dead, yet kept (up to 10,000 cells). Live values update ten times a
             # second: the caches grew without end, and with them every full garbage collection.
             self._clear_caches()
+
+    def _size_now(self) -> None:
+        """Size the columns and the table for the new rows now, as DataTable would do when idle:
+        then the table's new size is laid out with the key that selected the module, in one
+        paint, not in a second one after the app is idle (a tree move took two)."""
+        # DataTable's private names, read defensively: without them sizing waits for idle
+        new_rows = getattr(self, "_new_rows", None)
+        update = getattr(self, "_update_dimensions", None)
+        if not getattr(self, "_require_update_dimensions", False) or new_rows is None or update is None:
+            return
+        self._require_update_dimensions = False
+        rows = new_rows.copy()
+        new_rows.clear()
+        update(rows)
 
     async def _on_idle(self, event: events.Idle) -> None:
         """After DataTable has sized its columns to new cells, drop the lines it drew before:
