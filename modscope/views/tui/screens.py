@@ -65,15 +65,30 @@ class Backdrop:
         self.beneath = beneath
         self.renders = 0  # times the screen beneath was composited (the tests count them)
         self._segments: dict[tuple[int, int | None], list[Segment]] = {}
+        self._options: dict[tuple[int, int | None], ConsoleOptions] = {}
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> list[Segment]:
         key = (options.max_width, options.height)
         segments = self._segments.get(key)
         if segments is None:
-            segments = self._segments[key] = dim(console.render(self.beneath.screen._compositor, options),
-                                                 self.beneath.color)
-            self.renders += 1
+            segments = self._segments[key] = self._composite(console, options)
+            self._options[key] = options
         return segments
+
+    def _composite(self, console: Console, options: ConsoleOptions) -> list[Segment]:
+        self.renders += 1
+        return dim(console.render(self.beneath.screen._compositor, options), self.beneath.color)
+
+    def recapture(self, console: Console) -> bool:
+        """Composite the screen beneath again at each size drawn so far; True if it looks
+        different now (then the dialog is to be repainted)."""
+        changed = False
+        for key, options in self._options.items():
+            segments = self._composite(console, options)
+            if segments != self._segments[key]:
+                self._segments[key] = segments
+                changed = True
+        return changed
 
 
 def dim(segments: Iterable[Segment], color: Color) -> list[Segment]:
@@ -101,9 +116,9 @@ class Dialog(ModalScreen[ScreenResultType]):
     opened (its mount, its list's new height, the layout of the screen beneath that its
     Resize event asks for), and one more per live update beneath (ten a second while
     training). That was most of a dialog's time to open. Here the copy is made again only
-    when the screen beneath is laid out anew (that layout also follows the focus leaving it):
-    the live values behind the dim stay as they were; they are current again once the dialog
-    is closed."""
+    when the screen beneath is laid out anew (its footer shows the dialog's keys a moment
+    after it opens), and the dialog repainted only if the copy changed: the live values behind
+    the dim stay as they were; they are current again once the dialog is closed."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -127,8 +142,10 @@ class Dialog(ModalScreen[ScreenResultType]):
             beneath.screen_layout_refresh_signal.subscribe(self, self._beneath_laid_out, immediate=True)
 
     def _beneath_laid_out(self, _screen: Screen) -> None:
-        self.backdrop = None
-        self.refresh()
+        # (a layout that changed nothing visible, as the one the dialog's Resize asks for,
+        # costs no repaint of the dialog)
+        if self.backdrop is not None and self.backdrop.recapture(self.app.console):
+            self.refresh()
 
 
 def help_text() -> Group:
