@@ -99,7 +99,13 @@ def _saved_tensors(node: Any, kind: _Kind | None = None) -> list[tuple[torch.Ten
 
 
 def _bytes(t: torch.Tensor) -> int:
-    return t.numel() * t.element_size()
+    """``numel() * element_size()``: ``nbytes`` is that, read as an attribute (two method calls
+    cost more, more still while a tool like torchlens wraps torch's methods); sparse tensors
+    have no ``nbytes``."""
+    try:
+        return t.nbytes
+    except RuntimeError:
+        return t.numel() * t.element_size()
 
 
 def saved_bytes(node: Any) -> int:
@@ -144,7 +150,10 @@ def _facts(node: Any, names: dict[int, str]) -> NodeFacts:
     saved, total = [], 0
     if kind.saved_attrs:
         for t, out in _saved_tensors(node, kind):
-            total += t.numel() * t.element_size()
+            try:
+                total += t.nbytes  # (``_bytes``, inlined)
+            except RuntimeError:
+                total += t.numel() * t.element_size()
             saved.append({"shape": list(t.shape), "output": out, "param": None if out else names.get(id(t))})
     try:
         shapes = [list(meta.shape) for meta in node._input_metadata]

@@ -443,6 +443,27 @@ def test_a_class_first_seen_after_backward_keeps_its_tensor_attributes(monkeypat
     assert node["saved_bytes"] == (12 + 6) * 4
 
 
+def test_a_saved_sparse_tensor_counts_its_dense_size():
+    """Sparse tensors have no ``nbytes``: their bytes are ``numel() * element_size()``, as a
+    dense tensor's are."""
+
+    class KeepSparse(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, mask):
+            ctx.save_for_backward(mask)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2, None
+
+    mask = torch.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 3))
+    out = KeepSparse.apply(torch.randn(2, 3, requires_grad=True), mask)
+    [node] = [n for n in graph_event_fields(out, {})["nodes"] if n["op"] == "KeepSparseBackward"]
+    assert node["saved"] == [{"shape": [2, 3], "output": False, "param": None}]
+    assert node["saved_bytes"] == saved_bytes(out.grad_fn) == 6 * 4
+
+
 # --- torch against the engine ----------------------------------------------------------------------
 
 def both(build, shape) -> tuple[dict, dict, list[str]]:
