@@ -40,6 +40,17 @@ Measured 2026-11-26 (2 shared cores, load average ~14; ``--rounds 3``, before = 
       spill=file                     0 / 72 / 72 / 72    (10,000 events kept beside the file)
       keep everything; before        0 / 168 / 244 / 397;  0 / 166 / 243 / 395
     step CPU s, steps 2-6 vs the last 5: 1.70 vs 1.60 (default), 1.47 vs 1.63 (before)
+
+Measured again 2026-11-26 (load average ~2; ``--rounds 3 --skip-rss``, before = commit cbd641c;
+after: module lines checked by ``files.MODULE_LINE`` instead of parsed, lines split a chunk at
+a time, one generator step per event when iterating):
+
+    save, 1,000,154 events            CPU s (after / again / before)     peak extra MiB
+                                      1.47 / 1.53 / 1.49                 61.4 each
+    load_trace / iterate / firing_order, CPU s                       total   peak extra MiB
+      after                 1.41 / 0.901 / 0.024                      2.34    89.6
+      after again           1.40 / 0.904 / 0.024                      2.33    89.6
+      before                2.23 / 1.01 / 0.026                       3.27    92.4
 """
 
 from __future__ import annotations
