@@ -20,6 +20,7 @@ from . import (
     autograd,
     backends,
     distributions,
+    fft,
     linalg,
     nn,  # noqa: E402 - after Tensor: nn builds on it
     optim,
@@ -54,6 +55,10 @@ from ._dtype import (
     bool_ as bool,  # noqa: A004 - torch.bool
 )
 from ._dtype import (
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
     double,
     dtype,
     float,
@@ -86,6 +91,7 @@ from ._legacy_types import (
 )
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ._ops.comparison import allclose, isclose
+from ._ops.fft import angle, complex, conj, imag, real, view_as_complex, view_as_real  # noqa: A004
 from ._ops.indexing import gather, index_select, masked_select, nonzero, select, take_along_dim, where
 from ._ops.linalg import addmm, bmm, cdist, cross, dot, einsum, matmul, mm, mv, outer
 from ._ops.linalg_more import (
@@ -351,6 +357,10 @@ def is_inference(input: Tensor) -> bool:  # noqa: A002
 
 def is_floating_point(input: Tensor) -> bool:  # noqa: A002
     return input.is_floating_point()
+
+
+def is_complex(input: Tensor) -> bool:  # noqa: A002
+    return input.is_complex()
 
 
 def isnan(input: Tensor) -> Tensor:  # noqa: A002

@@ -41,7 +41,9 @@ def _infer(data: Any, float_dtype: np.dtype | None = None) -> np.ndarray:
         return arr.astype(float_dtype if float_dtype is not None else _dtype._default_float.np)
     if arr.dtype.kind in "iu" and not typed:
         return arr.astype(np.int64)
-    if arr.dtype.kind not in "fiub":
+    if arr.dtype.kind == "c" and not typed:  # Python complex numbers: the default float's complex
+        return arr.astype(np.complex64 if _dtype._default_float.np == np.float32 else np.complex128)
+    if arr.dtype.kind not in "fiubc":
         raise TypeError(f"can't convert data of type {arr.dtype} to a tensor: {data!r:.60}")
     _dtype.from_numpy_dtype(arr.dtype)
     return arr

@@ -8,12 +8,13 @@ import numpy as np
 class dtype:  # noqa: N801 - torch spells it lower-case
     """A tensor element type. ``str(engine.float32) == 'engine.float32'``."""
 
-    __slots__ = ("name", "np", "is_floating_point", "itemsize")
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "itemsize")
 
     def __init__(self, name: str, np_dtype: type) -> None:
         self.name = name
         self.np = np.dtype(np_dtype)
         self.is_floating_point = self.np.kind == "f"
+        self.is_complex = self.np.kind == "c"
         self.itemsize = self.np.itemsize
 
     def __repr__(self) -> str:
@@ -32,12 +33,18 @@ int16 = dtype("int16", np.int16)
 int32 = dtype("int32", np.int32)
 int64 = dtype("int64", np.int64)
 bool_ = dtype("bool", np.bool_)
+# complex tensors: what engine.fft returns; .real/.imag/abs/angle, view_as_real/view_as_complex,
+# conj, add/sub/mul/div and the fft ops handle them (with torch's conjugate-Wirtinger gradients)
+complex64 = dtype("complex64", np.complex64)
+complex128 = dtype("complex128", np.complex128)
 half, float, double = float16, float32, float64  # noqa: A001 - torch's aliases
 short, int, long = int16, int32, int64  # noqa: A001
+cfloat, cdouble = complex64, complex128
 
 _ALL = (float16, float32, float64, int8, uint8, int16, int32, int64, bool_)
-_FROM_NP = {d.np: d for d in _ALL}
-_NAMES = {d.name: d for d in _ALL}
+# not in _ALL: serialization and the dtype tables built from _ALL do not handle complex yet
+_FROM_NP = {d.np: d for d in (*_ALL, complex64, complex128)}
+_NAMES = {d.name: d for d in (*_ALL, complex64, complex128)}
 
 _default_float = float32
 
@@ -47,7 +54,8 @@ def _by_name(name: str) -> dtype:
 
 
 _SCALAR_TYPE = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "uint8": "Byte",
-                "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool"}
+                "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool", "complex64": "ComplexFloat",
+                "complex128": "ComplexDouble"}
 
 
 def scalar_type_name(np_dtype) -> str:
@@ -91,13 +99,14 @@ def to_numpy_dtype(d) -> np.dtype:
 
 
 builtins_float, builtins_int, builtins_bool = (1.0).__class__, (1).__class__, True.__class__
+builtins_complex = (1j).__class__
 builtins_abs = abs
 
 
 def _category(np_dtype: np.dtype) -> int:
-    """0 bool, 1 integer, 2 floating: torch promotes across categories, not within 0-dim."""
+    """0 bool, 1 integer, 2 floating, 3 complex: torch promotes across categories, not within 0-dim."""
     k = np_dtype.kind
-    return 2 if k == "f" else 0 if k == "b" else 1
+    return 2 if k == "f" else 3 if k == "c" else 0 if k == "b" else 1
 
 
 def result_type(a: np.ndarray, b) -> np.dtype:
@@ -114,10 +123,14 @@ def result_type(a: np.ndarray, b) -> np.dtype:
         if (a.ndim == 0) == (b.ndim == 0):
             ca, cb = _category(da), _category(db)
             if ca != cb:  # across categories the higher one's dtype wins (float16 + int64 -> float16)
+                if ca + cb == 5:  # float with complex: complex64 + float64 -> complex128
+                    return np.promote_types(da, db)
                 return da if ca > cb else db
             return np.promote_types(da, db)
         dim_t, zero_t = (da, db) if b.ndim == 0 else (db, da)
         return zero_t if _category(zero_t) > _category(dim_t) else dim_t
+    if isinstance(b, builtins_complex):  # a Python complex: complex of the tensor's float precision
+        return da if da.kind == "c" else np.promote_types(da if da.kind == "f" else _default_float.np, np.complex64)
     cat_b = 2 if isinstance(b, builtins_float) else 0 if isinstance(b, builtins_bool) else 1
     if cat_b > _category(da):
         return _default_float.np if cat_b == 2 else np.dtype(np.int64)

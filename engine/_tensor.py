@@ -160,6 +160,29 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
+    @property
+    def real(self) -> Tensor:
+        """The real part (``self`` for a real tensor); a copy, not a view, for a complex one."""
+        from ._ops import fft as fft_ops
+        return fft_ops.real(self)
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part of a complex tensor (a copy, not a view)."""
+        from ._ops import fft as fft_ops
+        return fft_ops.imag(self)
+
+    def conj(self) -> Tensor:
+        from ._ops import fft as fft_ops
+        return fft_ops.conj(self)
+
+    def angle(self) -> Tensor:
+        from ._ops import fft as fft_ops
+        return fft_ops.angle(self)
+
     def element_size(self) -> int:
         return self._data.itemsize
 
@@ -232,7 +255,7 @@ class Tensor:
                     "use var_no_grad = var.detach()."
                 )
             return self
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients"
             )

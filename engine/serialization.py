@@ -74,6 +74,13 @@ _MAX_INFLATE_RATIO = 1100
 FileLike = str | os.PathLike | IO[bytes]
 
 
+def _refuse_complex(np_dtype: np.dtype, where: str) -> None:
+    """Complex tensors (engine.fft's results) are not saved or loaded yet: a clear error, not a
+    file other tools would misread."""
+    if np_dtype.kind == "c":
+        raise TypeError(f"engine.save/load do not support complex dtypes yet ({np_dtype} at {where})")
+
+
 class LoadError(RuntimeError):
     """``engine.load`` was given something that is not an intact ``engine.save`` file."""
 
@@ -119,6 +126,7 @@ class _Encoder:
         if type(obj) is bytes:
             return {"t": "bytes", "a": self.array(np.frombuffer(obj, dtype=np.uint8), where)}
         if isinstance(obj, _dtype.dtype):
+            _refuse_complex(obj.np, where)
             return {"t": "dtype", "name": obj.name}
         if type(obj) in (list, tuple, Size):
             tag = {list: "list", tuple: "tuple", Size: "size"}[type(obj)]
@@ -146,6 +154,7 @@ class _Encoder:
         return node
 
     def tensor(self, t: Tensor, where: str) -> dict[str, Any]:
+        _refuse_complex(t._data.dtype, where)
         if id(t) not in self._tensor_index:
             self._tensor_index[id(t)] = len(self._tensor_index)
             self._keepalive.append(t)
@@ -412,7 +421,9 @@ class _Decoder:
                 raise ValueError(f"bad float {node['v']!r}")
             return float(node["v"])
         if tag == "dtype":
-            return _dtype._by_name(node["name"])
+            found = _dtype._by_name(node["name"])
+            _refuse_complex(found.np, "a dtype")
+            return found
         raise ValueError(f"unknown manifest tag {tag!r:.40}")
 
     def array(self, index: Any) -> np.ndarray:
@@ -435,6 +446,7 @@ class _Decoder:
             return self.tensors[obj]
         arr = self.array(node["a"])
         _dtype.from_numpy_dtype(arr.dtype)  # raises TypeError for dtypes a tensor cannot have
+        _refuse_complex(arr.dtype, "a tensor")
         t: Tensor = Tensor._wrap(arr)
         requires_grad = bool(node["requires_grad"])
         if node.get("param"):
@@ -547,6 +559,7 @@ class _TorchPickler:
         elif isinstance(obj, Tensor):
             self.tensor(obj)
         elif isinstance(obj, _dtype.dtype):
+            _refuse_complex(obj.np, "a dtype")
             self.glob("torch", obj.name)
         elif type(obj) is Size:
             self.glob("torch", "Size")
@@ -594,6 +607,7 @@ class _TorchPickler:
             self.out += b"b"  # BUILD: torch's weights_only loader allows it on an OrderedDict
 
     def tensor(self, t: Tensor) -> None:
+        _refuse_complex(t._data.dtype, "a tensor")
         if id(t) in self._memo:
             self.out += b"j" + struct.pack("<I", self._memo[id(t)])  # LONG_BINGET
             return

@@ -112,6 +112,23 @@ def _tensor_only(name: str, a, b) -> None:
 
 # --- arithmetic -------------------------------------------------------------------------------
 
+# Complex results (engine.fft): a product's gradient uses the conjugate of the other factor
+# (torch's conjugate-Wirtinger convention) and a real operand gets the real part of its gradient
+# (torch's ``handle_r_to_c``). Real results, the hot path, pay one ``is not None`` test for it.
+
+_C64, _C128 = np.dtype(np.complex64), np.dtype(np.complex128)  # NumPy's results carry these very objects
+
+
+def _real_inputs(a, tb) -> tuple[bool, bool]:
+    """Which operands of a complex result were real."""
+    return a._data.dtype.kind != "c", tb is not None and tb._data.dtype.kind != "c"
+
+
+def _to_inputs(ga, gb, real: tuple[bool, bool]) -> tuple:
+    """The gradients of a complex result's operands, real parts for the real ones."""
+    return (ga.real if real[0] and ga is not None else ga, gb.real if real[1] and gb is not None else gb)
+
+
 def add(a, b, alpha: float = 1):
     """``a + alpha * b``."""
     x, y, tb, dt = _binary_operands(a, b)
@@ -120,10 +137,12 @@ def add(a, b, alpha: float = 1):
     out = _compute(np.add, x, y, dt)
     sa, sb = a.shape, np.shape(y)
     ra, rb = a._requires_grad, tb is not None and tb._requires_grad
+    cx = _real_inputs(a, tb) if dt is _C64 or dt is _C128 else None
 
     def backward(g):
-        return (unbroadcast(g, sa) if ra else None,
-                (unbroadcast(g * alpha if alpha != 1 else g, sb)) if rb else None)
+        grads = (unbroadcast(g, sa) if ra else None,
+                 (unbroadcast(g * alpha if alpha != 1 else g, sb)) if rb else None)
+        return grads if cx is None else _to_inputs(*grads, cx)
 
     def tensor_backward(g):
         return (sum_to(g, sa) if ra else None, sum_to(mul(g, alpha) if alpha != 1 else g, sb) if rb else None)
@@ -139,9 +158,11 @@ def sub(a, b, alpha: float = 1):
     out = _compute(np.subtract, x, y, dt)
     sa, sb = a.shape, np.shape(y)
     ra, rb = a._requires_grad, tb is not None and tb._requires_grad
+    cx = _real_inputs(a, tb) if dt is _C64 or dt is _C128 else None
 
     def backward(g):
-        return (unbroadcast(g, sa) if ra else None, unbroadcast(-alpha * g, sb) if rb else None)
+        grads = (unbroadcast(g, sa) if ra else None, unbroadcast(-alpha * g, sb) if rb else None)
+        return grads if cx is None else _to_inputs(*grads, cx)
 
     def tensor_backward(g):
         return (sum_to(g, sa) if ra else None, sum_to(mul(g, -alpha), sb) if rb else None)
@@ -164,8 +185,12 @@ def mul(a, b):
     x, y, tb, dt = _binary_operands(a, b)
     out = _compute(np.multiply, x, y, dt)
     ra, rb = a._requires_grad, tb is not None and tb._requires_grad
+    cx = _real_inputs(a, tb) if dt is _C64 or dt is _C128 else None
 
     def backward(g):
+        if cx is not None:
+            return _to_inputs(unbroadcast(g * np.conj(y), x.shape) if ra else None,
+                              unbroadcast(g * np.conj(x), np.shape(y)) if rb else None, cx)
         return (unbroadcast(g * y, x.shape) if ra else None,
                 unbroadcast(g * x, np.shape(y)) if rb else None)
 
@@ -181,12 +206,16 @@ def div(a, b, rounding_mode: str | None = None):
     x, y, tb, dt = _binary_operands(a, b)
     if rounding_mode is not None:
         return _rounded_div(a, tb, x, y, dt, rounding_mode)
-    if dt.kind != "f":
+    if dt.kind not in "fc":
         x, y, dt = _float_operands(a, b)
     out = _compute(np.true_divide, x, y, dt)
     ra, rb = a._requires_grad, tb is not None and tb._requires_grad
+    cx = _real_inputs(a, tb) if dt is _C64 or dt is _C128 else None
 
     def backward(g):
+        if cx is not None:
+            return _to_inputs(unbroadcast(g / np.conj(y), x.shape) if ra else None,
+                              unbroadcast(-g * np.conj(x / (y * y)), np.shape(y)) if rb else None, cx)
         return (unbroadcast(g / y, x.shape) if ra else None,
                 unbroadcast(-g * x / (y * y), np.shape(y)) if rb else None)
 
@@ -321,6 +350,8 @@ def pow(a, b):  # noqa: A001 - torch's name
         def backward(g):
             if e == 0:
                 return (np.zeros_like(g),)
+            if x.dtype.kind == "c":
+                return (g * np.conj(e * np.power(x, e - 1)),)
             return (g * e * np.power(x, e - 1),)
 
         def tensor_backward(g):
