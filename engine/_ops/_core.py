@@ -221,5 +221,18 @@ def default_float() -> np.dtype:
 
 
 def float_like(data: np.ndarray) -> np.ndarray:
-    """Integer/bool inputs of float-valued ops (exp, mean, ...) become the default float."""
-    return data if data.dtype.kind == "f" else data.astype(default_float())
+    """Integer/bool inputs of float-valued ops (exp, mean, ...) become the default float.
+    Complex inputs raise (casting would drop their imaginary parts; see ``no_complex``)."""
+    if data.dtype.kind == "f":
+        return data
+    no_complex("this operation", data)
+    return data.astype(default_float())
+
+
+def no_complex(name: str, *arrays: Any) -> None:
+    """Raise for complex operands of ops whose values or gradients are written for real numbers
+    only (the engine's complex support covers engine.fft, real/imag/abs/angle/conj,
+    add/sub/mul/div, pow by a number, sums, shapes and indexing)."""
+    for x in arrays:
+        if getattr(x, "dtype", None) is not None and x.dtype.kind == "c":
+            raise NotImplementedError(f"{name} does not support complex tensors in the engine yet")

@@ -47,6 +47,7 @@ def _check_2d(name: str, a, b) -> None:
 def mm(a, b):
     _check_2d("mm", a, b)
     x, y = a._data, b._data
+    _core.no_complex("mm", x, y)
     ra, rb = a._requires_grad, b._requires_grad
 
     def backward(g):
@@ -102,6 +103,7 @@ def bmm(a, b):
             f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}]."
         )
     x, y = a._data, b._data
+    _core.no_complex("bmm", x, y)
     ra, rb = a._requires_grad, b._requires_grad
 
     def backward(g):
@@ -152,6 +154,7 @@ def dot(a, b):
 def matmul(a, b):
     """``a @ b`` with torch's decomposition by operand ranks."""
     b = _core.to_tensor(b)
+    _core.no_complex("matmul", a._data, b._data)
     da, db = a.ndim, b.ndim
     if da == 0 or db == 0:
         raise RuntimeError(
@@ -369,6 +372,7 @@ def einsum(equation: str, *operands):
     if len(operands) == 1 and isinstance(operands[0], list | tuple):
         operands = tuple(operands[0])
     arrays = [o._data for o in operands]
+    _core.no_complex("einsum", *arrays)
     terms, out_sub = _parse_einsum(equation, arrays)
     _same_dtype(operands)
     sizes: dict[str, int] = {}

@@ -359,6 +359,7 @@ def pow(a, b):  # noqa: A001 - torch's name
 
         return result(out, "PowBackward0", (a,), backward, saved=(a,), tensor_backward=tensor_backward)
     x, y, _, dt = _binary_operands(a, b)
+    _core.no_complex("pow with a tensor exponent", x)
     if dt.kind == "b":
         raise _not_implemented("pow", dt)
     if dt.kind in "iu":
@@ -492,6 +493,8 @@ def relu(a):
     out = np.maximum(x, 0)
     if out.dtype != x.dtype:  # only bool changes dtype here
         raise RuntimeError("Boolean inputs not supported for relu")
+    if out.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
     return result(out, "ReluBackward0", (a,), lambda g: (g * (out > 0),), save_output=True,
                   tensor_backward=lambda g: (_core.masked(g, out > 0, _core.saved_output(out),
                                                           "ThresholdBackwardBackward0"),))
@@ -520,6 +523,9 @@ def _zero_grad_unary(name: str, fn, kernel: str | None):
             out = fn(x)
         elif k == "b" and kernel is not None:
             raise _not_implemented(kernel, x.dtype)
+        elif k == "c":  # rounding and sign of complex numbers: torch refuses them too
+            raise NotImplementedError(f"{name.removesuffix('Backward0').lower()} is not supported for complex "
+                                      "tensors")
         else:
             out = fn(x) if kernel is None and k != "b" else x.copy()
         return result(out, name, (a,), lambda g: (np.zeros_like(g),))
@@ -558,6 +564,8 @@ def clamp(a, min=None, max=None):  # noqa: A002 - torch's names
     tensor_bounds = tmin is not None or tmax is not None
     xo = x
     if not (x.dtype.kind == "f" and not tensor_bounds):
+        if x.dtype.kind == "c":
+            raise NotImplementedError("clamp is not supported for complex types")
         dt = _dtype.result_type_many(x, lo, hi)
         if dt.kind == "b" and not (tensor_bounds and (lo is None or hi is None)):
             # bool clamps only against a single tensor bound

@@ -200,6 +200,7 @@ def _others_product(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
 
 
 def prod(a, dim=None, keepdim: bool = False, dtype=None):
+    _core.no_complex("prod", a._data)
     dims = wrap_dims(dim, a._data.ndim)
     x, acc = _accumulated(a, dtype)
     out = np.asarray(np.prod(x, axis=dims, keepdims=keepdim, dtype=acc))
@@ -793,6 +794,7 @@ def _cumprod_backward(x: np.ndarray, out: np.ndarray, g: np.ndarray, d: int) -> 
 
 
 def cumprod(a, dim, dtype=None):
+    _core.no_complex("cumprod", a._data)
     x, d = _scan_input(a, dim, dtype, "cumprod")
     out = x.copy() if d is None else np.cumprod(x, axis=d, dtype=x.dtype)
     in_dtype = a._data.dtype

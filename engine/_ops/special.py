@@ -152,11 +152,13 @@ def _addc(name: str, input, tensor1, tensor2, value):  # noqa: A002
 
 def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
     """``input + value * tensor1 * tensor2`` with broadcasting."""
+    _core.no_complex("addcmul", input._data, tensor1._data, tensor2._data)
     return _addc("AddcmulBackward0", input, tensor1, tensor2, value)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
     """``input + value * tensor1 / tensor2``; integer division is refused with torch's message."""
+    _core.no_complex("addcdiv", input._data, tensor1._data, tensor2._data)
     return _addc("AddcdivBackward0", input, tensor1, tensor2, value)
 
 

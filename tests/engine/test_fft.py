@@ -226,3 +226,26 @@ def test_complex_division_and_power_gradients():
     for e, t in ((ez, tz), (ew, tw), (ex, tx)):
         np.testing.assert_allclose(e, t, rtol=1e-9, atol=1e-10)
     assert ex.dtype == np.float64
+
+
+@pytest.mark.parametrize(("name", "call", "message"), [
+    ("exp", lambda z: z.exp(), "this operation does not support complex tensors in the engine yet"),
+    ("sqrt", lambda z: z.sqrt(), "this operation does not support complex tensors"),
+    ("matmul", lambda z: z @ z, "matmul does not support complex tensors"),
+    ("mm", lambda z: engine.mm(z, z), "mm does not support complex tensors"),
+    ("bmm", lambda z: engine.bmm(z[None], z[None]), "bmm does not support complex tensors"),
+    ("einsum", lambda z: engine.einsum("ij,jk->ik", z, z), "einsum does not support complex tensors"),
+    ("pow", lambda z: z ** z, "pow with a tensor exponent does not support complex tensors"),
+    ("prod", lambda z: z.prod(), "prod does not support complex tensors"),
+    ("cumprod", lambda z: z.cumprod(0), "cumprod does not support complex tensors"),
+    ("addcmul", lambda z: engine.addcmul(z, z, z), "addcmul does not support complex tensors"),
+    ("clamp", lambda z: z.clamp(min=0), "clamp is not supported for complex types"),
+    ("relu", lambda z: z.relu(), "clamp is not supported for complex types"),
+    ("sign", lambda z: z.sign(), "sign is not supported for complex tensors"),
+])
+def test_ops_without_complex_support_refuse_it(name, call, message):
+    """Ops whose values or gradients are written for real numbers raise rather than drop the
+    imaginary part or miss a conjugate."""
+    z = engine.fft.fft(engine.randn(3, 3))
+    with pytest.raises(NotImplementedError, match=message):
+        call(z)
