@@ -38,15 +38,20 @@ class Clock:
 
 @pytest.fixture()
 def policy():
-    """A started policy on a fake clock whose collections are counted, not run."""
-    clock, runs = Clock(), []
-    p = GcPolicy(quiet_s=1.0, min_gap_s=10.0, max_gap_s=60.0, clock=clock, collect=lambda: runs.append(clock.now))
+    """A started policy on a fake clock and a fake count of young collections; its full
+    collections are counted, not run (and reset that count, as CPython's do)."""
+    clock, runs, count, live = Clock(), [], [0], [70_000]
+
+    def collect() -> None:
+        runs.append(clock.now)
+        count[0] = 0
+
+    p = GcPolicy(quiet_s=1.0, busy_factor=4, max_gap_s=60.0, clock=clock, collect=collect,
+                 pending=lambda: count[0], survivors=lambda: live[0])
     p.start()
-    yield p, clock, runs
+    yield p, clock, runs, count, live
     p.stop()
 
-
-# --- garbage collection -----------------------------------------------------------------------
 
 def test_the_policy_freezes_what_is_alive_and_turns_automatic_full_collections_off():
     before = gc.get_threshold()
@@ -60,28 +65,51 @@ def test_the_policy_freezes_what_is_alive_and_turns_automatic_full_collections_o
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0 and not p.active
 
 
-def test_a_full_collection_waits_for_an_idle_user(policy):
-    p, clock, runs = policy
-    clock.now += 30
-    p.touch()  # a key just now: not while the user is typing
+def test_a_due_full_collection_waits_for_an_idle_user(policy):
+    p, clock, runs, count, _ = policy
+    assert p.due == 10  # 70,000 objects: a quarter is under CPython's own threshold2 (10)
+    count[0] = 9
+    clock.now += 5
+    assert not p.tick()  # idle, but not due yet
+    count[0] = 10
+    p.touch()  # due, but a key just now
     assert not p.tick() and runs == []
-    clock.now += 0.5
-    assert not p.tick()
-    clock.now += 0.6  # idle for 1.1 s, 31 s since the last one
+    clock.now += 1.1  # idle
     assert p.tick() and runs == [clock.now] and p.collections == 1
-    clock.now += 5  # idle, but only 5 s after the last one
-    assert not p.tick()
 
 
-def test_a_full_collection_runs_after_max_gap_even_while_typing(policy):
-    p, clock, runs = policy
-    for _ in range(59):
-        clock.now += 1
+def test_while_the_user_is_active_a_collection_waits_for_four_times_its_due(policy):
+    p, clock, runs, count, _ = policy
+    for pending in (10, 25, 39):
+        count[0] = pending
+        clock.now += 0.2
         p.touch()
         assert not p.tick()
+    count[0] = 40
+    assert p.tick() and len(runs) == 1
+
+
+def test_a_full_collection_runs_after_max_gap_whatever_is_pending(policy):
+    p, clock, runs, count, _ = policy
+    clock.now += 59
+    p.touch()
+    assert not p.tick()
     clock.now += 1
     p.touch()
     assert p.tick() and len(runs) == 1
+
+
+def test_the_due_count_follows_the_live_heap(policy):
+    p, clock, runs, count, live = policy
+    live[0] = 7_000_000  # after this collection: a quarter of it is 250 young collections
+    count[0] = 10
+    clock.now += 2
+    assert p.tick() and p.due == 250
+    count[0] = 249
+    clock.now += 2
+    assert not p.tick()
+    count[0] = 250
+    assert p.tick()
 
 
 def test_one_policy_per_process_and_none_while_the_collector_is_off(policy):
@@ -166,6 +194,7 @@ async def test_a_dialog_shows_a_still_copy_and_the_views_catch_up_when_it_closes
         await pilot.press("escape")
         await settle(pilot, app, lambda a: not isinstance(a.screen, FindScreen) and drawn(a))
         assert app._seen != seen and re.search(r"step\s+8\s", training_step_line(app))
+        assert dialog.backdrop is None  # the closed dialog's copy is freed at once, not by the collector
 
 
 # --- the params table -------------------------------------------------------------------------

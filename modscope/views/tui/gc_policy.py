@@ -1,5 +1,5 @@
 """When the viewer's full garbage collections run: while the user is idle, not between a key
-and its screen.
+and its screen, and as often as CPython would run them.
 
 A full (oldest-generation) collection scans every object the collector tracks. In the viewer,
 live data keeps adding objects and CPython ran one every few seconds: 90-120 ms each while the
@@ -9,9 +9,13 @@ demo trained (the UI thread stalled; most of the slowest key presses). The polic
   (``gc.freeze``): the collector never scans it again; reference counting still frees it;
 * automatic full collections are off (the oldest generation's threshold is set out of reach);
   the young generations are collected as usual (cheap: in proportion to the new objects);
-* the app's ticker calls ``tick``: a full collection runs once the user has been idle
-  ``quiet_s`` seconds (at most every ``min_gap_s``), and after ``max_gap_s`` anyway, so cyclic
-  garbage is still collected, at a time of the viewer's choosing.
+* the app's ticker calls ``tick``. A full collection is *due* by CPython's own measure: once
+  the objects that reached the oldest generation since the last one (counted as young
+  collections, ``gc.get_count()[2]``) are a quarter of those it left alive. It runs when due and
+  the user has been idle ``quiet_s`` seconds; while the user is active, only once
+  ``busy_factor`` times as many are pending (garbage stays bounded by the live heap: a 10,000
+  -line tree expanded and collapsed leaves 10,000 cyclic lines each time), or after
+  ``max_gap_s`` anyway.
 
 ``stop`` gives the thresholds and the frozen objects back (a test process runs many apps).
 Only one policy is active per process: a second one started meanwhile does nothing.
@@ -24,24 +28,28 @@ import time
 from collections.abc import Callable
 
 QUIET_S = 1.0  # no key or mouse event for this long: the user is reading, a collection is unseen
-MIN_GAP_S = 10.0  # full collections at most this often while idle
-MAX_GAP_S = 60.0  # and at least this often: cyclic garbage waits at most this long
+BUSY_FACTOR = 4  # while the user is active, a full collection waits for this many times its due
+MAX_GAP_S = 60.0  # and at most this long
 OUT_OF_REACH = 1 << 30  # an oldest-generation threshold that is never reached
 
 _active: GcPolicy | None = None
 
 
 class GcPolicy:
-    """See the module docstring. ``clock`` and ``collect`` are injectable for the tests."""
+    """See the module docstring. ``clock``, ``collect``, ``pending`` (young collections since
+    the last full one) and ``survivors`` (objects tracked after one) are injectable for the tests."""
 
-    def __init__(self, *, quiet_s: float = QUIET_S, min_gap_s: float = MIN_GAP_S, max_gap_s: float = MAX_GAP_S,
+    def __init__(self, *, quiet_s: float = QUIET_S, busy_factor: float = BUSY_FACTOR, max_gap_s: float = MAX_GAP_S,
                  clock: Callable[[], float] = time.monotonic,
-                 collect: Callable[[], object] = lambda: gc.collect(2)) -> None:
-        self.quiet_s, self.min_gap_s, self.max_gap_s = quiet_s, min_gap_s, max_gap_s
-        self.clock, self.collect = clock, collect
+                 collect: Callable[[], object] = lambda: gc.collect(2),
+                 pending: Callable[[], int] = lambda: gc.get_count()[2],
+                 survivors: Callable[[], int] = lambda: len(gc.get_objects())) -> None:
+        self.quiet_s, self.busy_factor, self.max_gap_s = quiet_s, busy_factor, max_gap_s
+        self.clock, self.collect, self.pending, self.survivors = clock, collect, pending, survivors
         self.active = False
         self.collections = 0  # full collections run by ``tick`` (the tests count them)
         self.last_input = self.last_collection = clock()
+        self.due = 10  # young collections that make a full one due (set by ``start``, after each)
         self._saved: tuple[int, int, int] | None = None
         self._froze = False
 
@@ -58,6 +66,7 @@ class GcPolicy:
         if self._froze:
             gc.freeze()
         gc.set_threshold(self._saved[0], self._saved[1], OUT_OF_REACH)
+        self._set_due()
         self.last_input = self.last_collection = self.clock()
 
     def stop(self) -> None:
@@ -81,11 +90,19 @@ class GcPolicy:
         if not self.active:
             return False
         now = self.clock()
-        since = now - self.last_collection
         idle = now - self.last_input >= self.quiet_s
-        if not (since >= self.max_gap_s or (idle and since >= self.min_gap_s)):
+        wanted = self.due if idle else self.due * self.busy_factor
+        if self.pending() < wanted and now - self.last_collection < self.max_gap_s:
             return False
         self.collect()
         self.collections += 1
+        self._set_due()
         self.last_collection = self.clock()
         return True
+
+    def _set_due(self) -> None:
+        """CPython's rule (a full collection once the objects new to the oldest generation are a
+        quarter of those it holds), counted in young collections of ``threshold0 * threshold1``
+        allocations each; never sooner than CPython's own ``threshold2``."""
+        t0, t1, t2 = self._saved or gc.get_threshold()
+        self.due = max(t2, round(self.survivors() / 4 / max(t0 * t1, 1)))

@@ -136,6 +136,11 @@ class Dialog(ModalScreen[ScreenResultType]):
             self._watch(renderable.screen)
         return backdrop
 
+    def on_unmount(self) -> None:
+        # The copy is large (every cell of the screen); a closed dialog is freed by the cyclic
+        # collector, which runs while the user is idle (see gc_policy): its copy is freed now.
+        self.backdrop = None
+
     def _watch(self, beneath: Screen) -> None:
         if beneath is not self._watching:
             self._watching = beneath
