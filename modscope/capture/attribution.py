@@ -26,20 +26,27 @@ CALL_KEY = "module_call"  # set by label_call: which call of the module made the
 def walk(roots: Any) -> list[Any]:
     """Every node reachable from ``roots`` (a grad_fn, or a list of them), each once, parents
     before children."""
-    roots = list(roots) if isinstance(roots, list | tuple) else [roots]
-    order, seen, stack = [], set(), []
+    return walk_with_inputs(list(roots) if isinstance(roots, list | tuple) else [roots])[0]
+
+
+def walk_with_inputs(roots: list[Any]) -> tuple[list[Any], list[tuple]]:
+    """``walk``'s nodes, and beside each its ``next_functions``, read once (torch builds that
+    tuple anew at each read)."""
+    order, inputs, seen, stack = [], [], set(), []
     for root in reversed(roots):
         if id(root) not in seen:
             seen.add(id(root))
             stack.append(root)
     while stack:
         node = stack.pop()
+        nexts = node.next_functions
         order.append(node)
-        for nxt, _ in node.next_functions:
+        inputs.append(nexts)
+        for nxt, _ in nexts:
             if nxt is not None and id(nxt) not in seen:
                 seen.add(id(nxt))
                 stack.append(nxt)
-    return order
+    return order, inputs
 
 
 def label_call(path: str, start_seq: int, outputs: Any, call: int | None = None) -> int:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..events.records import dtype_name
-from .attribution import CALL_KEY, MODULE_KEY
+from .attribution import CALL_KEY, MODULE_KEY, walk_with_inputs
 
 # What a backend's ``facts(node, names)`` returns for one node, in this order: ``leaf`` (an
 # ``AccumulateGrad``), ``shapes`` of its outputs (``list[list[int]]``), the tensors it ``saved``
@@ -27,26 +27,6 @@ from .attribution import CALL_KEY, MODULE_KEY
 NodeFacts = tuple[bool, list[list[int]], list[dict[str, Any]], int, dict[str, Any]]
 
 EMPTY = {"nodes": [], "edges": [], "leaves": [], "outputs": []}
-
-
-def walk_with_inputs(roots: list[Any]) -> tuple[list[Any], list[tuple]]:
-    """Every node reachable from ``roots``, each once, parents before children (the order of
-    ``attribution.walk``), and beside each its ``next_functions``, read once."""
-    order, inputs, seen, stack = [], [], set(), []
-    for root in reversed(roots):
-        if id(root) not in seen:
-            seen.add(id(root))
-            stack.append(root)
-    while stack:
-        node = stack.pop()
-        nexts = node.next_functions
-        order.append(node)
-        inputs.append(nexts)
-        for nxt, _ in nexts:
-            if nxt is not None and id(nxt) not in seen:
-                seen.add(id(nxt))
-                stack.append(nxt)
-    return order, inputs
 
 
 def graph_event(roots: list[Any], out_shapes: list[list[int]], param_paths: dict[str, Any],
