@@ -133,6 +133,7 @@ async def test_the_app_runs_the_policy_and_a_key_counts_as_the_user_being_there(
     before = gc.get_threshold()
     app = ModscopeApp(EventListSource(events))
     async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, lambda a: a.source_started)  # with the source, after the first frame
         assert app.gc_policy.active and gc.get_threshold()[2] == OUT_OF_REACH
         app.gc_policy.last_input = -1.0
         await pilot.press("down")

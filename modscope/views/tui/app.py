@@ -161,15 +161,16 @@ class ModscopeApp(App[int]):
     def on_mount(self) -> None:
         self._ticker = self.set_interval(self.refresh_interval, self.refresh_views)
         self._check_size()
-        self.gc_policy.start()
         # The source starts once the first frame is on screen: a replay's reading thread (a
         # million events folded in Python) took the UI thread's turns while it drew that frame.
+        # So does the garbage collection policy (it counts the objects alive: O(heap)).
         self.call_after_refresh(self._start_source)
 
     def _start_source(self) -> None:
         if self.source_started or self._unmounted:
             return
         self.source_started = True
+        self.gc_policy.start()
         self.source.start(self.state)
 
     def on_unmount(self) -> None:
