@@ -20,7 +20,7 @@ from textual.renderables.background_screen import BackgroundScreen
 from modscope.views.tui import gc_policy
 from modscope.views.tui.app import ModscopeApp
 from modscope.views.tui.gc_policy import OUT_OF_REACH, GcPolicy
-from modscope.views.tui.screens import Dialog, FindScreen, dim
+from modscope.views.tui.screens import RECAPTURE_DELAY_S, Dialog, FindScreen, dim
 from modscope.views.tui.sources import EventListSource, QueueSource
 from modscope.views.tui.state import ParamInfo
 from modscope.views.tui.widgets.module_tree import ModuleTree
@@ -196,6 +196,23 @@ async def test_a_dialog_shows_a_still_copy_and_the_views_catch_up_when_it_closes
         await settle(pilot, app, lambda a: not isinstance(a.screen, FindScreen) and drawn(a))
         assert app._seen != seen and re.search(r"step\s+8\s", training_step_line(app))
         assert dialog.backdrop is None  # the closed dialog's copy is freed at once, not by the collector
+
+
+@pytest.mark.asyncio
+async def test_layouts_beneath_a_dialog_close_together_make_one_copy(events):
+    app = ModscopeApp(QueueSource())
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("slash")
+        await settle(pilot, app, lambda a: isinstance(a.screen, FindScreen) and a.screen.backdrop is not None)
+        dialog = app.screen
+        await pilot.pause(0.5)
+        renders = dialog.backdrop.renders
+        beneath = app.screen_stack[0]
+        for _ in range(3):  # three layouts of the screen beneath within a few milliseconds
+            beneath.screen_layout_refresh_signal.publish(beneath)
+        assert dialog.backdrop.renders == renders  # none copied yet
+        await pilot.pause(RECAPTURE_DELAY_S * 4)
+        assert dialog.backdrop.renders == renders + 1  # one copy for the three
 
 
 # --- the params table -------------------------------------------------------------------------

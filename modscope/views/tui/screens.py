@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import islice
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType
@@ -108,6 +109,9 @@ def dim(segments: Iterable[Segment], color: Color) -> list[Segment]:
     return out
 
 
+RECAPTURE_DELAY_S = 0.05  # layouts beneath closer together than this share one copy
+
+
 class Dialog(ModalScreen[ScreenResultType]):
     """A modal screen over a still, dimmed copy of the screen beneath it.
 
@@ -124,6 +128,7 @@ class Dialog(ModalScreen[ScreenResultType]):
         super().__init__(*args, **kwargs)
         self.backdrop: Backdrop | None = None
         self._watching: Screen | None = None
+        self._recapture_due = False  # a copy of the screen beneath is to be made (``_recapture``)
 
     def render(self) -> RenderableType:
         renderable = super().render()
@@ -147,8 +152,17 @@ class Dialog(ModalScreen[ScreenResultType]):
             beneath.screen_layout_refresh_signal.subscribe(self, self._beneath_laid_out, immediate=True)
 
     def _beneath_laid_out(self, _screen: Screen) -> None:
+        # Opening a dialog lays the screen beneath out two or three times within a few frames
+        # (the dialog's Resize, the footer showing its keys): one copy after they settle, not
+        # one each (a copy composites and dims the whole screen).
+        if self.backdrop is not None and not self._recapture_due:
+            self._recapture_due = True
+            self.set_timer(RECAPTURE_DELAY_S, self._recapture)
+
+    def _recapture(self) -> None:
         # (a layout that changed nothing visible, as the one the dialog's Resize asks for,
         # costs no repaint of the dialog)
+        self._recapture_due = False
         if self.backdrop is not None and self.backdrop.recapture(self.app.console):
             self.refresh()
 
@@ -193,27 +207,37 @@ class FindScreen(Dialog[str | None]):
     def __init__(self, modules: list[tuple[str, str]]) -> None:
         super().__init__()
         self.modules = modules  # (path, class)
+        self._query = ""  # what the list shows matches for
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label("Find a module (path or class)")
             yield Input(placeholder="e.g. conv2 or Linear", id="query")
-            yield OptionList(id="matches")
+            # The first matches are there from the start: filled after mounting, the list would
+            # grow from empty and cost the dialog a second layout and paint.
+            yield OptionList(*self._options(""), id="matches")
 
     def on_mount(self) -> None:
-        self._update("")
+        options = self.query_one("#matches", OptionList)
+        if options.option_count:
+            options.highlighted = 0
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        self._update(event.value)
+        if event.value != self._query:
+            self._update(event.value)
+
+    def _options(self, query: str) -> list[Option]:
+        """The first 200 modules whose path or class contains ``query`` (any case)."""
+        q = query.lower()
+        matches = islice(((p, c) for p, c in self.modules if q in p.lower() or q in c.lower()), 200)
+        return [Option(Text.assemble((p or "(root)", "bold"), f"  {c}"), id=f"m:{p}") for p, c in matches]
 
     def _update(self, query: str) -> None:
-        q = query.lower()
-        matches = [(p, c) for p, c in self.modules if q in p.lower() or q in c.lower()][:200]
+        self._query = query
         options = self.query_one("#matches", OptionList)
         options.clear_options()
-        options.add_options([Option(Text.assemble((p or "(root)", "bold"), f"  {c}"), id=f"m:{p}")
-                             for p, c in matches])
-        if matches:
+        options.add_options(self._options(query))
+        if options.option_count:
             options.highlighted = 0
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
