@@ -206,11 +206,13 @@ async def test_layouts_beneath_a_dialog_close_together_make_one_copy(events):
         await settle(pilot, app, lambda a: isinstance(a.screen, FindScreen) and a.screen.backdrop is not None)
         dialog = app.screen
         await pilot.pause(0.5)
+        await settle(pilot, app, lambda a: not dialog._recapture_due)  # the opening's own copy made
         renders = dialog.backdrop.renders
         beneath = app.screen_stack[0]
         for _ in range(3):  # three layouts of the screen beneath within a few milliseconds
             beneath.screen_layout_refresh_signal.publish(beneath)
         assert dialog.backdrop.renders == renders  # none copied yet
+        await settle(pilot, app, lambda a: dialog.backdrop.renders > renders)  # the timer, however late
         await pilot.pause(RECAPTURE_DELAY_S * 4)
         assert dialog.backdrop.renders == renders + 1  # one copy for the three
 
