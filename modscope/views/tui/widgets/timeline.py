@@ -18,7 +18,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
-from textual.events import Click
+from textual.events import Click, Resize
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -149,6 +149,9 @@ class HookTimeline(ScrollView, can_focus=True):
         self.virtual_size = Size(width, len(rows))
         self.cursor = len(rows) - 1 if self.follow else min(self.cursor, max(len(rows) - 1, 0))
         self._scroll_to_cursor()
+        # and again once the new size is laid out: until then the scroll range is the old one,
+        # and the cursor could stay out of view (how far depended on which came first)
+        self.call_after_refresh(self._scroll_to_cursor)
         self.refresh()
         mode = "following" if self.follow else "paused"
         shown = f"{len(rows)}/{len(events)} events" + (f", {overflow} not kept" if overflow else "")
@@ -226,6 +229,13 @@ class HookTimeline(ScrollView, can_focus=True):
 
     def _scroll_to_cursor(self) -> None:
         self.scroll_to_region(Region(0, self.cursor, 1, 1), animate=False, immediate=True)
+
+    def on_resize(self, event: Resize) -> None:
+        # A step drawn before the pane had its size could not be scrolled to its cursor (the
+        # last event, when following): whether it was depended on which came first, the step
+        # or the layout. Scrolling again at each new size keeps the cursor in view either way.
+        if self._rows:
+            self._scroll_to_cursor()
 
     def action_cursor(self, delta: int) -> None:
         self._move(self.cursor + delta)
