@@ -167,14 +167,19 @@ def training_step_line(app: ModscopeApp) -> str:
     return next(line for line in screen_lines(app) if re.search(r"│ step\s+\d", line) and "SGD" in line)
 
 
+async def training_to_step_5(pilot, app: ModscopeApp, source: QueueSource, events: list[dict]) -> None:
+    """The fixture run, still going (no ``end``), fed in and drawn up to its step 5."""
+    for e in [e for e in events if e["kind"] != "end"]:
+        source.sink.write(e)
+    await settle(pilot, app, lambda a: a.state.step == 5 and drawn(a))
+
+
 @pytest.mark.asyncio
 async def test_a_dialog_shows_a_still_copy_and_the_views_catch_up_when_it_closes(events):
     source = QueueSource()
     app = ModscopeApp(source)
     async with app.run_test(size=(160, 45)) as pilot:
-        for e in [e for e in events if e["kind"] != "end"]:
-            source.sink.write(e)
-        await settle(pilot, app, lambda a: a.state.step == 5 and drawn(a))
+        await training_to_step_5(pilot, app, source, events)
         assert re.search(r"step\s+5\s", training_step_line(app))
         await pilot.press("slash")
         await settle(pilot, app, lambda a: isinstance(a.screen, FindScreen) and a.screen.backdrop is not None)
@@ -299,9 +304,7 @@ async def test_live_values_wait_for_their_turn_but_keys_status_and_a_new_model_d
     source = QueueSource()
     app = ModscopeApp(source)
     async with app.run_test(size=(160, 45)) as pilot:
-        for e in [e for e in events if e["kind"] != "end"]:
-            source.sink.write(e)
-        await settle(pilot, app, lambda a: a.state.step == 5 and drawn(a))
+        await training_to_step_5(pilot, app, source, events)
         monkeypatch.setattr(app_module, "LIVE_REDRAW_S", 1000.0)  # from now on live values wait
         app._live_drawn_at = time.monotonic()
         seen = dict(app._seen)
