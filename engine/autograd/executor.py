@@ -245,8 +245,8 @@ def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
                     outs = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)]
             else:
                 outs = node._fn(*grads)
-            if node._array_hooks is not None:  # a module's backward hooks: on arrays, wrapped only for its hooks
-                res = node._run_array_hooks(outs, grads)
+            if node._backward_hook is not None:  # a module's backward hooks: on arrays, wrapped only for its hooks
+                res = node._run_backward_hook(outs, grads)
                 if res is not None:
                     outs = res
             if node._post_hooks:
@@ -293,7 +293,7 @@ def _execute_graph(root, deps, needed, captures, captured, retain_graph) -> None
                 outs = node._fn()
             else:
                 if node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks:
-                    grads = _call_tensor_pre_hooks(node, grads)
+                    grads = _call_tensor_pre_hooks(node, grads, Tensor)
                 if captures is not None and node in captures:
                     for nr, i in captures[node]:
                         captured[i] = grads[nr]
@@ -310,9 +310,9 @@ def _execute_graph(root, deps, needed, captures, captured, retain_graph) -> None
                     outs = grads
                 else:
                     outs = _tensor_backward(node)(*grads)
-                if node._array_hooks is not None:  # module hooks on arrays: what they return replaces the value
+                if node._backward_hook is not None:  # module hooks on arrays: what they return replaces the value
                     arrays = [None if g is None else g._data for g in outs]
-                    res = node._run_array_hooks(arrays, [None if g is None else g._data for g in grads])
+                    res = node._run_backward_hook(arrays, [None if g is None else g._data for g in grads])
                     if res is not None:
                         outs = [o if o is None or (a is not None and a is o._data) else Tensor._wrap(a)
                                 for o, a in zip(outs, res)] if len(res) == len(outs) else res
@@ -387,18 +387,14 @@ _CREATE_GRAPH_CYCLE_WARNING = (
 )
 
 
-def _call_tensor_pre_hooks(node: Node, grads: list) -> list:
-    from .._tensor import Tensor
-
+def _call_tensor_pre_hooks(node: Node, grads: list, Tensor) -> list:
     if node._tensor_pre_hooks:
         for nr, hooks in node._tensor_pre_hooks.items():
             for hook in tuple(hooks.values()):
                 if grads[nr] is not None:
                     out = hook(grads[nr])
                     if out is not None:
-                        if not isinstance(out, Tensor):
-                            raise TypeError(f"expected Variable, but hook returned '{type(out).__name__}'")
-                        grads[nr] = out
+                        grads[nr] = _hook_tensor(out, Tensor)
     if node._retains_grad_hooks:  # retain_grad keeps the value (torch's retained grad has no graph either)
         for nr, hook in node._retains_grad_hooks.items():
             if grads[nr] is not None:
@@ -460,15 +456,20 @@ def _accumulate(node: AccumulateGrad, g, captures, captured, Tensor) -> None:
 _EXCLUSIVE_REFS = 3  # the ready buffer's list, the ``g`` argument, getrefcount's own argument
 
 
+def _hook_tensor(out: Any, Tensor) -> Any:
+    """What a tensor hook returned, which must be a tensor (torch's words otherwise)."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(out).__name__}'")
+    return out
+
+
 def _run_tensor_hooks(hooks, g: np.ndarray, meta: tuple, Tensor) -> np.ndarray:
     for hook in tuple(hooks):
         # Hooks may update the gradient in place (torch allows it); a broadcast view is read-only.
         g = g if g.flags.writeable else g.copy()
         out = hook(Tensor._wrap(g))
         if out is not None:
-            if not isinstance(out, Tensor):
-                raise TypeError(f"expected Variable, but hook returned '{type(out).__name__}'")  # torch's words
-            new = out._data
+            new = _hook_tensor(out, Tensor)._data
             if new.shape != tuple(meta[0]):
                 raise RuntimeError(
                     f"hook '{getattr(hook, '__qualname__', hook)}' has changed the size of value: "

@@ -97,10 +97,10 @@ class Node:
         self._metadata: dict | None = {"traceback_": forward_stack()} if _anomaly.enabled else None
 
     # A module's BackwardHook, on its identity nodes only (``engine.utils.hooks``): the executor
-    # calls ``node._run_array_hooks(grad_inputs, grad_outputs) -> arrays | None`` on raw arrays,
+    # calls ``node._run_backward_hook(grad_inputs, grad_outputs) -> arrays | None`` on raw arrays,
     # before the post hooks. Registering it creates no RemovableHandle, so ``next_id`` counts only
     # hooks someone can remove.
-    _array_hooks: Any = None
+    _backward_hook: Any = None
 
     def name(self) -> str:
         """The node's op name, e.g. ``'MulBackward0'``."""

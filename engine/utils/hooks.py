@@ -132,7 +132,7 @@ def _identity(tensors: list, keep_inplace: bool, owner: BackwardHook, cls: type)
     (``keep_inplace``)."""
     node = cls(_pass_through, tuple([_edge(t) for t in tensors]),
                tuple([(t._data.shape, t._data.dtype) for t in tensors]))
-    node._array_hooks = owner  # the module's BackwardHook, run on raw arrays (see the executor)
+    node._backward_hook = owner  # the module's BackwardHook, run on raw arrays (see the executor)
     wrap = _Tensor._wrap
     outs = []
     for nr, t in enumerate(tensors):
@@ -151,7 +151,7 @@ def _identity_one(t: Any, keep_inplace: bool, owner: BackwardHook, cls: type) ->
     and output), without the loops."""
     data = t._data
     node = cls(_pass_through, (_edge(t),), ((data.shape, data.dtype),))
-    node._array_hooks = owner
+    node._backward_hook = owner
     out = _Tensor._wrap(data)
     out._version, out._requires_grad, out.grad_fn = t._version, True, node
     if not keep_inplace:
@@ -177,7 +177,7 @@ def _identity_node_classes() -> tuple[type, type]:
     a custom Function's materialized grads), while the hooks see the raw ``None`` for those, as in
     torch. The executor does the passing (``_passes_through``): no Python call per node.
 
-    Why a class per kind: the node then holds only its ``BackwardHook`` (``_array_hooks``), not a
+    Why a class per kind: the node then holds only its ``BackwardHook`` (``_backward_hook``), not a
     bound method in a tuple: two objects fewer per node, which live from forward to backward, on
     every call of every hooked module; on a 10,000-module model they are 40,000 objects a step
     that Python's garbage collector walks."""
@@ -186,15 +186,15 @@ def _identity_node_classes() -> tuple[type, type]:
         from ..autograd.graph import Node
 
         def on_inputs(node: Any, grads_in: Any, grads_out: Any) -> Any:
-            return node._array_hooks._input_hook(grads_in, grads_out)
+            return node._backward_hook._input_hook(grads_in, grads_out)
 
         def on_outputs(node: Any, grads_in: Any, grads_out: Any) -> Any:
-            return node._array_hooks._output_hook(grads_in, grads_out)
+            return node._backward_hook._output_hook(grads_in, grads_out)
 
-        body = {"__slots__": ("_array_hooks",), "_materialize_in_engine": False, "_passes_through": True,
+        body = {"__slots__": ("_backward_hook",), "_materialize_in_engine": False, "_passes_through": True,
                 "__module__": Node.__module__}
-        _identity_classes = (type("BackwardHookFunctionBackward", (Node,), {**body, "_run_array_hooks": on_inputs}),
-                             type("BackwardHookFunctionBackward", (Node,), {**body, "_run_array_hooks": on_outputs}))
+        _identity_classes = (type("BackwardHookFunctionBackward", (Node,), {**body, "_run_backward_hook": on_inputs}),
+                             type("BackwardHookFunctionBackward", (Node,), {**body, "_run_backward_hook": on_outputs}))
     return _identity_classes
 
 
