@@ -43,7 +43,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from .values import tensors_in
+from .attribution import CALL_KEY, MODULE_KEY
+from .values import container_values, tensors_in
 
 
 class Autograd(NamedTuple):
@@ -57,6 +58,10 @@ class Autograd(NamedTuple):
     queue_callback: Callable[[Callable[[], None]], None]  # Variable._execution_engine.queue_callback
     current_node: Callable[[], Any]  # torch._C._current_autograd_node
     will_run: Callable[[Any], bool]  # torch._C._will_engine_execute_node
+    # ``add_hook(t, fn)``: what ``t.register_hook(fn)`` does, without the handle the observer
+    # would never use (it leaves its hooks on the graph); returns the handles it made, which
+    # ``RemovableHandle.next_id`` counted. ``None``: ``register_hook`` itself (one handle).
+    add_hook: Callable[[Any, Callable[[Any], None]], int] | None = None
 
 
 class BackwardObserver:
@@ -109,27 +114,31 @@ class BackwardObserver:
         self._open.append(frame)
         return api.sequence_nr(), len(args), edges, frame, len(self._open) - 1
 
-    def leave(self, module: Any, entered: tuple, args: tuple, output: Any) -> None:
-        """At the call's forward hook: hook its outputs and its boundary nodes."""
+    def leave(self, module: Any, entered: tuple, args: tuple, output: Any,
+              label: tuple[str, int] | None = None) -> bool:
+        """At the call's forward hook: hook its outputs and its boundary nodes. With ``label``
+        (``(path, call)``), also label the nodes the call created as ``attribution.label_call``
+        would, in the same walk; returns whether it did (else the caller labels them)."""
         start, n_args, _, frame, depth = entered
         del self._open[depth:]
         outputs = self._outputs(output)
         hooked = [(i, t) for i, t in enumerate(outputs) if t.requires_grad]
+        # The walk sets ``label_call``'s labels only where it starts from the same tensors: a
+        # tuple holding containers has tensors ``label_call`` reaches and the observer does not.
+        if label is not None and type(output) is tuple and any(container_values(o) is not None for o in output):
+            label = None
         if not hooked:
-            return
+            return label is not None  # nothing requires grad: no node to label either
         targets = frame.targets
         through, passed = {}, []
-        if targets:  # no input needs grad (a model's first layer, the model itself): no walk
-            boundary = _boundary(hooked, targets, start, self.autograd.sequence_nr())
-            for i, t in hooked:
-                node, nr = self._edge(t)
-                key = (id(node), nr)
-                j = targets.get(key)
-                if j is not None:
-                    through[i] = j
-                    passed.append(key)
-        else:
-            boundary = []
+        boundary = _walk(hooked, targets, start, self.autograd.sequence_nr(), label) if targets or label else []
+        for i, t in hooked if targets else ():  # no input needs grad (a model's first layer): none passes
+            node, nr = self._edge(t)
+            key = (id(node), nr)
+            j = targets.get(key)
+            if j is not None:
+                through[i] = j
+                passed.append(key)
         # An inner call that returns one of this call's inputs as it is sees its gradient only
         # when that input's gradient is complete, after this call's own nodes: torch's identity
         # nodes would still run its backward inside this call's, so this call waits for it.
@@ -140,11 +149,13 @@ class BackwardObserver:
         if self._open:  # the call around this one waits for those that pass one of its own inputs
             outer = self._open[-1]
             outer.passing += [(c, key) for c, key in waits + [(call, key) for key in passed] if key in outer.targets]
+        add_hook = self.autograd.add_hook
         for i, t in hooked:
-            _first_on(t, call, i)
+            _first_on(t, call, i, add_hook)
         for node, hits in boundary:
             node.register_hook(call.node_hook(hits))
         self.handles += len(boundary)
+        return label is not None
 
     def _edge(self, t: Any) -> tuple[Any, int]:
         """Where ``t``'s gradient goes: ``(node, output_nr)``, read directly for a tensor made by an
@@ -179,7 +190,7 @@ class BackwardObserver:
             return True
 
 
-def _first_on(t: Any, call: _Call, i: int) -> None:
+def _first_on(t: Any, call: _Call, i: int, add_hook: Callable[[Any, Callable[[Any], None]], int] | None) -> None:
     """Have ``call.on_output(i, grad)`` run on ``t``'s gradient before the calls this observer
     put there earlier.
 
@@ -200,8 +211,11 @@ def _first_on(t: Any, call: _Call, i: int) -> None:
     if held is None or held[0] != value:
         calls: list[tuple[_Call, int]] = []
         t.__dict__[_HOOKS] = (value, calls)
-        t.register_hook(_run_all(calls))
-        call.observer.handles += 1
+        if add_hook is None:
+            t.register_hook(_run_all(calls))
+            call.observer.handles += 1
+        else:
+            call.observer.handles += add_hook(t, _run_all(calls))
     else:
         calls = held[1]
         calls[:] = [entry for entry in calls if not entry[0].stale]
@@ -225,10 +239,13 @@ class _NotTensorType:
 _NotTensor = _NotTensorType()
 
 
-def _boundary(hooked: list[tuple[int, Any]], targets: dict[tuple[int, int], int], start: int,
-              end: int) -> list[tuple[Any, list[tuple[int, int]]]]:
-    """The nodes the call created (sequence numbers in ``[start, end)``) reachable from its
-    outputs that feed one of its inputs: ``(node, [(position in next_functions, input index)])``."""
+def _walk(hooked: list[tuple[int, Any]], targets: dict[tuple[int, int], int], start: int, end: int,
+          label: tuple[str, int] | None) -> list[tuple[Any, list[tuple[int, int]]]]:
+    """The call's *boundary*: the nodes it created (sequence numbers in ``[start, end)``)
+    reachable from its outputs that feed one of its inputs, as ``(node, [(position in
+    next_functions, input index)])``. With ``label`` (``(path, call)``), every node of the walk
+    without a module gets it (``attribution.label_call``'s labels: its walk is this one; the
+    inputs' nodes were made before ``start``, and an ``AccumulateGrad`` ranks above ``end``)."""
     stack = [t.grad_fn for _, t in hooked if t.grad_fn is not None and start <= t.grad_fn._sequence_nr() < end]
     seen: set[int] = set()
     found = []
@@ -237,6 +254,10 @@ def _boundary(hooked: list[tuple[int, Any]], targets: dict[tuple[int, int], int]
         if id(node) in seen:
             continue
         seen.add(id(node))
+        if label is not None:
+            meta = node.metadata
+            if MODULE_KEY not in meta:
+                meta[MODULE_KEY], meta[CALL_KEY] = label
         hits = []
         for pos, (nxt, nr) in enumerate(node.next_functions):
             if nxt is None:

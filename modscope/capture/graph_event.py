@@ -15,6 +15,7 @@ reason: one pass over the modules the tracer has already walked.
 from __future__ import annotations
 
 from collections.abc import Callable
+from math import prod
 from typing import Any
 
 from ..events.records import dtype_name
@@ -66,20 +67,23 @@ def model_tensors(modules: list[tuple[str, Any]]) -> tuple[list[dict[str, Any]],
     ``named_parameters()`` and ``named_buffers()`` would list (a module's own in registration
     order, module by module, a shared tensor under its first name), read in one pass over the
     modules' own dicts instead of two more walks of the tree. A buffer is ``persistent`` unless
-    its module registered it with ``persistent=False``."""
+    its module registered it with ``persistent=False``. ``numel`` is the product of the shape
+    (what ``numel()`` returns, without a method call, which tools like torchlens wrap)."""
     params, buffers, seen_params, seen_buffers = [], [], set(), set()
     for path, mod in modules:
         head = path + "." if path else ""
         for name, t in mod._parameters.items():
             if t is not None and id(t) not in seen_params:
                 seen_params.add(id(t))
-                params.append({"path": head + name, "shape": list(t.shape), "dtype": dtype_name(t.dtype),
-                               "numel": t.numel(), "requires_grad": t.requires_grad})
+                shape = list(t.shape)
+                params.append({"path": head + name, "shape": shape, "dtype": dtype_name(t.dtype),
+                               "numel": prod(shape), "requires_grad": t.requires_grad})
         if mod._buffers:
             transient = mod._non_persistent_buffers_set
             for name, t in mod._buffers.items():
                 if t is not None and id(t) not in seen_buffers:
                     seen_buffers.add(id(t))
-                    buffers.append({"path": head + name, "shape": list(t.shape), "dtype": dtype_name(t.dtype),
-                                    "numel": t.numel(), "persistent": name not in transient})
+                    shape = list(t.shape)
+                    buffers.append({"path": head + name, "shape": shape, "dtype": dtype_name(t.dtype),
+                                    "numel": prod(shape), "persistent": name not in transient})
     return params, buffers

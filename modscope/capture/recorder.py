@@ -469,13 +469,16 @@ class Trace(Delivery, ParamEvents, EventTrace):
             self._record("forward", path, call, outputs, dur, t)
             if self.stats:
                 self._check_finite(outputs, path, "forward output")
+            label = (path, call) if self._graph_pending and backend.is_grad_enabled() else None
+            labelled = False  # the observer's walk labels the call's nodes too: one walk, not two
             if entered is not None:
-                self._backward.leave(module, entered, args, output)
+                labelled = self._backward.leave(module, entered, args, output, label)
             if not self._fstack and backend.full_backward_hooks:
                 # a top-level call: its graph is where tensor hooks will fire (engine)
                 self._roots_of_step = [weakref.ref(o.grad_fn) for o in tensors_in(output) if o.grad_fn is not None]
-            if self._graph_pending and backend.is_grad_enabled():
-                label_call(path, start_seq, output, call)
+            if label is not None:
+                if not labelled:
+                    label_call(path, start_seq, output, call)
                 root = None if self._fstack else next((o for o in tensors_in(output) if o.grad_fn is not None), None)
                 if root is not None:
                     self._graph_pending = False

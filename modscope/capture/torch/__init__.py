@@ -9,11 +9,15 @@ backward hooks, which would forbid the traced program to update module outputs i
 
 from __future__ import annotations
 
+import itertools
+from collections import OrderedDict
+from collections.abc import Callable
 from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
 import torch
+from torch._C import _has_torch_function_unary
 from torch._C._autograd import _get_sequence_nr
 from torch.autograd.graph import get_gradient_edge
 from torch.nn.modules import module as module_hooks
@@ -34,17 +38,41 @@ def check_traceable(model: Any) -> None:
     if isinstance(model, torch.jit.ScriptModule):
         raise UntraceableError(f"modscope cannot trace the TorchScript module {type(model).__name__}: "
                                "TorchScript runs no Python hooks; trace the nn.Module before torch.jit.script/trace")
+    if type(model).__name__ != "OptimizedModule":  # first: a missing attribute costs a module an exception
+        return
     original = getattr(model, "_orig_mod", None)
-    if isinstance(original, torch.nn.Module) and type(model).__name__ == "OptimizedModule":
+    if isinstance(original, torch.nn.Module):
         raise UntraceableError(f"modscope cannot trace a torch.compile'd model ({type(original).__name__}): "
                                "compiled code skips the hooks it traces; trace the original module "
                                "(model._orig_mod, or the model before torch.compile) instead")
 
 
+_hook_keys = itertools.count(-1, -1)  # below every RemovableHandle id (those count up from 0)
+
+
+def add_hook(t: torch.Tensor, fn: Callable[[torch.Tensor], None]) -> int:
+    """What ``t.register_hook(fn)`` does (``torch/_tensor.py``), minus the ``RemovableHandle``,
+    which the backward observer never uses (its hooks stay on the graph, silent once its trace
+    ends) and which cost it two thirds of the registration (more under tools that wrap torch's
+    methods). Only for a plain tensor made by an op, outside any ``__torch_function__`` override
+    or mode; anything else goes through ``register_hook``. Returns the handles made (0 or 1)."""
+    node = t.grad_fn
+    if node is None or type(t) is not _Tensor or _has_torch_function_unary(t):
+        t.register_hook(fn)
+        return 1
+    hooks = t._backward_hooks
+    if hooks is None:
+        hooks = t._backward_hooks = OrderedDict()
+        node._register_hook_dict(t)
+    hooks[next(_hook_keys)] = fn
+    return 0
+
+
+_Tensor = torch.Tensor
 AUTOGRAD = Autograd(
     Tensor=torch.Tensor, is_grad_enabled=torch.is_grad_enabled, sequence_nr=_get_sequence_nr,
     gradient_edge=get_gradient_edge, queue_callback=torch.autograd.Variable._execution_engine.queue_callback,
-    current_node=torch._C._current_autograd_node, will_run=torch._C._will_engine_execute_node,
+    current_node=torch._C._current_autograd_node, will_run=torch._C._will_engine_execute_node, add_hook=add_hook,
 )
 
 
