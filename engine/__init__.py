@@ -21,6 +21,7 @@ from . import (
     backends,
     distributions,
     fft,
+    func,
     linalg,
     nn,  # noqa: E402 - after Tensor: nn builds on it
     optim,

@@ -1,6 +1,6 @@
 """``engine.nn.utils``: gradient clipping and parameter/vector conversion (torch.nn.utils)."""
 
-from . import parametrizations, parametrize, rnn
+from . import parametrizations, parametrize, rnn, stateless
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 from .spectral_norm import remove_spectral_norm, spectral_norm
@@ -9,5 +9,5 @@ from .weight_norm import remove_weight_norm, weight_norm
 __all__ = [
     "clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm",
     "parameters_to_vector", "parametrizations", "parametrize", "remove_spectral_norm", "remove_weight_norm",
-    "rnn", "spectral_norm", "vector_to_parameters", "weight_norm",
+    "rnn", "spectral_norm", "stateless", "vector_to_parameters", "weight_norm",
 ]
