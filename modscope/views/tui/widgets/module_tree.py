@@ -13,8 +13,10 @@ from collections.abc import Sequence
 from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
+from textual.geometry import Size
 from textual.message import Message
 from textual.widgets import Tree
+from textual.widgets._tree import _TreeLine
 from textual.widgets.tree import TreeNode
 
 from ..state import ModuleInfo
@@ -80,6 +82,9 @@ class ModuleTree(Tree[str]):
     DEFAULT_CSS = """
     ModuleTree { border: round $primary 60%; border-title-color: $text; }
     ModuleTree:focus { border: round $accent; }
+    /* A model too big to open expanded keeps its vertical scrollbar: expanding a node of
+       thousands of children would show it, and showing it lays the screen out a second time. */
+    ModuleTree.-large { overflow-y: scroll; }
     """
 
     class Selected(Message):
@@ -105,6 +110,7 @@ class ModuleTree(Tree[str]):
         """(Re)build from the model structure; keeps what was expanded when paths still exist."""
         expanded = {p for p, n in self._node_by_path.items() if n.is_expanded}
         self.modules, self.root_name = modules, root_name
+        self.set_class(len(modules) > AUTO_EXPAND_LIMIT, "-large")
         self.clear()
         self._node_by_path = {}
         self._populated = set()
@@ -215,6 +221,45 @@ class ModuleTree(Tree[str]):
         if width is None:
             return super().get_label_width(node)
         return width + (cell_len(self.ICON_NODE) if node.allow_expand else 0)
+
+    def _build(self) -> None:
+        """Tree's own line building (the lines in order, each node's ``_line``, the widest line,
+        the cursor kept on its node), written as one loop per parent: Tree's recursion and
+        per-line width calls were most of an expand's time on a node of 10,000 children."""
+        lines: list[_TreeLine[str]] = []
+        add = lines.append
+        widest = 0
+        widths, by_path = self._widths, self._node_by_path
+        icon, guide = cell_len(self.ICON_NODE), self.guide_depth
+
+        def add_children(path: list[TreeNode[str]], children: list[TreeNode[str]], lasts: bool) -> None:
+            nonlocal widest
+            indent = len(path) * guide  # Tree's guide width: a line's depth below the first level
+            final = len(children) - 1
+            for i, node in enumerate(children):
+                node_path = [*path, node]
+                node._line = len(lines)
+                add(_TreeLine(node_path, lasts or i == final))
+                width = widths.get(node.data) if by_path.get(node.data) is node else None
+                if width is None:
+                    width = super(ModuleTree, self).get_label_width(node)
+                elif node._allow_expand:
+                    width += icon
+                widest = max(widest, width + indent)
+                if node._expanded:
+                    add_children(node_path, node._children, False)
+
+        if self.show_root:
+            add_children([], [self.root], True)
+        else:
+            add_children([], self.root._children, True)
+        self._tree_lines_cached = lines
+        self.virtual_size = Size(widest if lines else self.size.width, len(lines))
+        if self.cursor_line != -1:
+            if self.cursor_node is not None:
+                self.cursor_line = self.cursor_node._line
+            if self.cursor_line >= len(lines):
+                self.cursor_line = -1
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[str]) -> None:
         self._populate(event.node)

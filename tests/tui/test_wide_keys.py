@@ -1,0 +1,122 @@
+"""Expand and find on the 10,001-module model (issue 21): the tree's lines are Textual's own,
+built faster; a big model's tree keeps its scrollbar (one layout per expand); the find dialog
+lists, finds and picks any module. Behaviour only: ``bench/bench_tui_scale.py`` times the keys."""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.widgets import Tree
+
+from modscope.views.tui.app import ModscopeApp
+from modscope.views.tui.state import ModuleInfo
+from modscope.views.tui.widgets.module_tree import AUTO_EXPAND_LIMIT, ModuleTree
+from tests.tui.test_app import settle
+from tests.tui.test_scale import DirectSource, forward, wide_model_event
+
+
+def info(path: str, cls: str, children: list[str], aliases: list[str] | None = None) -> ModuleInfo:
+    return ModuleInfo(path=path, cls=cls, extra_repr="", training=True, children=children, aliases=aliases or [])
+
+
+def nested_model() -> tuple[dict[str, ModuleInfo], list[str]]:
+    """A root with a block of three layers, a shared layer named twice (``block.tied`` is
+    ``head``) and a loss called outside the model."""
+    modules = [
+        info("", "Net", ["block", "head", "wide"]),
+        info("block", "Block", ["a", "b", "tied"]),
+        info("block.a", "Linear", []), info("block.b", "ReLU", []),
+        info("head", "Linear", [], aliases=["block.tied"]),
+        info("wide", "Sequential", [str(i) for i in range(30)]),
+        *[info(f"wide.{i}", "Linear", []) for i in range(30)],
+        info("loss", "MSELoss", []),
+    ]
+    return {m.path: m for m in modules}, [m.path for m in modules]
+
+
+class TreeApp(App):
+    def compose(self) -> ComposeResult:
+        yield ModuleTree()
+
+
+def lines_of(tree: ModuleTree) -> tuple[list[tuple[list[int], bool]], list[int], object]:
+    """The lines as (ids of the nodes on each line's path, last), each node's line, the
+    virtual size."""
+    lines = tree._tree_lines_cached or []
+    return ([([id(n) for n in line.path], line.last) for line in lines], [line.node._line for line in lines],
+            tree.virtual_size)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("show_root", [True, False])
+async def test_the_tree_builds_the_lines_textuals_tree_builds(show_root):
+    app = TreeApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        tree = app.query_one(ModuleTree)
+        modules, order = nested_model()
+        tree.set_model(modules, order, "Net")
+        tree.show_root = show_root
+        for path in ("block", "wide"):
+            tree.select_path(f"{path}.a" if path == "block" else "wide.29")
+        tree.set_badges({"wide.3": tree._name_label(modules["wide.3"])})  # a wider line
+        await pilot.pause()
+        for collapse in ("", "wide", "block"):
+            if collapse:
+                tree._node_by_path[collapse].collapse()
+            tree._build()
+            mine = lines_of(tree)
+            Tree._build(tree)
+            assert lines_of(tree) == mine
+            assert len(mine[0]) > 1
+
+
+@pytest.mark.asyncio
+async def test_a_big_models_tree_keeps_its_scrollbar_and_expands_with_one_layout():
+    app = ModscopeApp(DirectSource([wide_model_event(100)]))  # 401 modules: opened collapsed below the root
+    async with app.run_test(size=(200, 55)) as pilot:
+        tree = app.query_one(ModuleTree)
+        await settle(pilot, app, lambda a: len(tree.root.children) == 400 and a.selected)
+        assert len(tree.modules) > AUTO_EXPAND_LIMIT and tree.has_class("-large")
+        tree.focus()
+        tree.move_cursor(tree.root)
+        await pilot.press("enter")  # collapse: one line, the scrollbar stays
+        await settle(pilot, app, lambda a: not tree.root.is_expanded and tree.last_line == 0)
+        await pilot.pause(0.2)
+        assert tree.show_vertical_scrollbar
+        screen, layouts = app.screen, []
+        original = screen._refresh_layout
+
+        def counted(*args, **kwargs):
+            layouts.append(tree.root.is_expanded)
+            return original(*args, **kwargs)
+
+        screen._refresh_layout = counted
+        await pilot.press("enter")
+        await settle(pilot, app, lambda a: tree.root.is_expanded and tree.last_line == 400)
+        await pilot.pause(0.3)
+        assert tree.show_vertical_scrollbar
+        assert layouts == [True]  # not a second one for a scrollbar that appeared
+
+
+@pytest.mark.asyncio
+async def test_a_small_models_tree_shows_its_scrollbar_only_when_needed():
+    app = ModscopeApp(DirectSource([wide_model_event(5)]))
+    async with app.run_test(size=(200, 55)) as pilot:
+        tree = app.query_one(ModuleTree)
+        await settle(pilot, app, lambda a: len(tree.root.children) == 20 and a.selected)
+        await pilot.pause(0.2)
+        assert not tree.has_class("-large") and not tree.show_vertical_scrollbar
+
+
+@pytest.mark.asyncio
+async def test_an_expanded_big_tree_finds_selects_and_labels_any_module():
+    app = ModscopeApp(DirectSource([wide_model_event()]))
+    async with app.run_test(size=(200, 55)) as pilot:
+        tree = app.query_one(ModuleTree)
+        await settle(pilot, app, lambda a: len(tree.root.children) == 10_000 and a.selected)
+        app._select("9998")
+        await settle(pilot, app, lambda a: tree.cursor_node is not None and tree.cursor_node.data == "9998")
+        assert tree.cursor_line == 9999 and tree._tree_lines[tree.cursor_line].node.data == "9998"
+        with app.state.lock:  # its statistics arrive: the line on screen shows them
+            app.state.apply(forward("9998", 1, 7_000_000))
+        await settle(pilot, app, lambda a: "7.00ms" in str(tree.cursor_node.label))
