@@ -56,6 +56,21 @@ from .modules.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose
 from .modules.distance import CosineSimilarity, PairwiseDistance
 from .modules.dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .modules.fold import Fold, Unfold
+from .modules.lazy import (
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+    LazyLinear,
+)
 from .modules.loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -128,4 +143,4 @@ from .modules.transformer import (
     TransformerEncoderLayer,
 )
 from .modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
