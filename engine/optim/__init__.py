@@ -8,7 +8,7 @@
   CyclicLR, ReduceLROnPlateau, SequentialLR, ...
 """
 
-from . import lr_scheduler, optimizer
+from . import lr_scheduler, optimizer, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
@@ -25,5 +25,5 @@ from .sgd import SGD
 
 __all__ = [
     "ASGD", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "Optimizer", "RAdam", "RMSprop",
-    "Rprop", "lr_scheduler", "optimizer",
+    "Rprop", "lr_scheduler", "optimizer", "swa_utils",
 ]
