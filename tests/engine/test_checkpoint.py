@@ -509,3 +509,42 @@ def test_modscope_trace_firing_order_matches_torch_twin(torch, reentrant, graph)
                    "unpacks a saved tensor and re-runs the block (5 extra forward passes in the trace)")
 def test_modscope_trace_with_graph_non_reentrant_matches_torch_twin(torch):
     assert traced_order(engine, False, True) == traced_order(torch, False, True)
+
+
+# ---- more call shapes --------------------------------------------------------------------
+
+def _edge_run(lib, case, reentrant):
+    checkpoint = ck(lib).checkpoint
+    x = lib.tensor(np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3), requires_grad=True)
+    w = lib.tensor(np.linspace(0.5, 1.5, 9, dtype=np.float32).reshape(3, 3), requires_grad=True)
+    if case == "gradient_penalty":  # create_graph through the recomputed closures
+        y = checkpoint(lambda t: lib.tanh(t @ w), x, use_reentrant=reentrant)
+        (g,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+        (g ** 2).sum().backward()
+    elif case == "tuple_output":  # one output unused
+        a, _ = checkpoint(lambda t: (lib.sin(t @ w), lib.cos(t)), x, use_reentrant=reentrant)
+        a.sum().backward()
+    elif case == "non_tensor_args":
+        y = checkpoint(lambda t, k, s: lib.sin(t @ w) * k + (s == "a"), x, 3.0, "a", use_reentrant=reentrant)
+        y.sum().backward()
+    elif case == "identity":
+        (checkpoint(lambda t: t, x, use_reentrant=reentrant) * 2).sum().backward()
+        return [x.grad.numpy()]
+    return [x.grad.numpy(), w.grad.numpy()]
+
+
+@pytest.mark.parametrize("case, reentrant", [
+    ("gradient_penalty", False), ("tuple_output", True), ("tuple_output", False), ("non_tensor_args", True),
+    ("non_tensor_args", False), ("identity", True), ("identity", False)])
+def test_call_shapes_match_torch(torch, case, reentrant):
+    for a, b in zip(_edge_run(engine, case, reentrant), _edge_run(torch, case, reentrant)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_under_no_grad_no_graph_is_made(torch):
+    for lib in (engine, torch):
+        for reentrant in MODES:
+            with lib.no_grad():
+                y = ck(lib).checkpoint(lambda t, lib=lib: lib.sin(t), lib.ones(2, requires_grad=True),
+                                       use_reentrant=reentrant)
+            assert not y.requires_grad and y.grad_fn is None
