@@ -26,6 +26,7 @@ from . import (
     nn,  # noqa: E402 - after Tensor: nn builds on it
     optim,
     random,
+    special,
     version,
 )
 from ._creation import (
@@ -93,6 +94,7 @@ from ._legacy_types import (
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ._ops.comparison import allclose, isclose
 from ._ops.fft import angle, complex, conj, imag, real, view_as_complex, view_as_real  # noqa: A004
+from ._ops.gamma import digamma, lgamma, mvlgamma, polygamma
 from ._ops.indexing import gather, index_select, masked_select, nonzero, select, take_along_dim, where
 from ._ops.linalg import addmm, bmm, cdist, cross, dot, einsum, matmul, mm, mv, outer
 from ._ops.linalg_more import (
@@ -317,6 +319,7 @@ from ._ops.special import (
     sinh,
     xlogy,
 )
+from ._ops.special_more import i0
 from ._random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ._tensor import Size, Tensor, device
 from .autograd import (

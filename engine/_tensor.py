@@ -21,6 +21,7 @@ from . import _dtype
 from ._ops import (
     _core,
     comparison,
+    gamma,
     indexing,
     linalg,
     linalg_more,
@@ -32,6 +33,7 @@ from ._ops import (
     shape_composite,
     sorting,
     special,
+    special_more,
 )
 from ._ops import shape as shape_ops
 from ._tensor_str import tensor_repr
@@ -642,6 +644,12 @@ class Tensor:
     def clamp_max_(self, max): return self._inplace_unary(pointwise.clamp, None, max)  # noqa: A002, E704
     def erfinv_(self): return self._inplace_unary(special.erfinv)  # noqa: E704
     def logit_(self, eps=None): return self._inplace_unary(special.logit, eps)  # noqa: E704
+    def lgamma_(self): return self._inplace_unary(gamma.lgamma)  # noqa: E704
+    def digamma_(self): return self._inplace_unary(gamma.digamma)  # noqa: E704
+    def polygamma_(self, n): return self._inplace_unary(lambda t: gamma.polygamma(n, t))  # noqa: E704
+    def mvlgamma_(self, p): return self._inplace_unary(gamma.mvlgamma, p)  # noqa: E704
+    def i0_(self): return self._inplace_unary(special_more.i0)  # noqa: E704
+    def polygamma(self, n): return gamma.polygamma(n, self)  # noqa: E704
     def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):  # noqa: E704
         return self._inplace_unary(special.nan_to_num, nan, posinf, neginf)
     def lerp_(self, end, weight): return self._inplace_unary(special.lerp, end, weight)  # noqa: E704
@@ -904,6 +912,7 @@ class Tensor:
     arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
     deg2rad, rad2deg, hypot, logaddexp, xlogy, signbit = (special.deg2rad, special.rad2deg, special.hypot,
                                                           special.logaddexp, special.xlogy, special.signbit)
+    lgamma, digamma, mvlgamma, i0 = gamma.lgamma, gamma.digamma, gamma.mvlgamma, special_more.i0
     eq, ne, lt, le, gt, ge = (pointwise.eq, pointwise.ne, pointwise.lt, pointwise.le,
                               pointwise.gt, pointwise.ge)
     logical_and, logical_or, logical_xor = (pointwise.logical_and, pointwise.logical_or,

@@ -1,0 +1,284 @@
+"""The gamma family: lgamma, digamma, polygamma, mvlgamma and the Hurwitz zeta function.
+
+NumPy has none of them (and scipy is not a dependency), so they are written here, vectorised:
+loops run over a fixed number of series terms or recurrence shifts, never over elements.
+digamma, trigamma, polygamma(n >= 2) and zeta follow the formulas torch's CPU kernels use
+(``aten/src/ATen/native/Math.h``: digamma's shift to x >= 10 and asymptotic series, trigamma's
+six shifts, Cephes' Euler-Maclaurin zeta), so values at poles and infinities are torch's too.
+lgamma (torch calls the C library's) is Stirling's series for x >= 10 and a Lanczos sum below,
+with the reflection formula for x < 0.5.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from . import _core
+from ._core import float_like, result, unbroadcast
+
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+_LANCZOS_G = 7.0
+_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+            -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
+            1.5056327351493116e-7)
+# Stirling's series for lgamma: B_2k / (2k (2k - 1) x^(2k - 1)), k = 1..5
+_STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188)
+_PSI_10 = 2.25175258906672110764
+_DIGAMMA_A = (8.33333333333333333333e-2, -2.10927960927960927961e-2, 7.57575757575757575758e-3,
+              -4.16666666666666666667e-3, 3.96825396825396825397e-3, -8.33333333333333333333e-3,
+              8.33333333333333333333e-2)
+
+
+def _bernoulli_even(count: int) -> list[Fraction]:
+    """B_2, B_4, ..., B_2count (Akiyama-Tanigawa), exact."""
+    n_max = 2 * count
+    a = [Fraction(0)] * (n_max + 1)
+    out = []
+    for m in range(n_max + 1):
+        a[m] = Fraction(1, m + 1)
+        for j in range(m, 0, -1):
+            a[j - 1] = j * (a[j - 1] - a[j])
+        if m >= 2 and m % 2 == 0:
+            out.append(a[0])
+    return out
+
+
+# Cephes' zeta: (2k)! / B_2k for k = 1..12, the Euler-Maclaurin correction's denominators
+_ZETA_A = tuple(float(math.factorial(2 * k) / b) for k, b in enumerate(_bernoulli_even(12), start=1))
+_MACHEP = 1.11022302462515654042e-16
+
+
+def _sinpi(x: np.ndarray) -> np.ndarray:
+    """sin(pi x) with the argument reduced first (pi * 1e10 loses every digit of the fraction)."""
+    return np.sin(np.pi * (x - np.round(x)))
+
+
+def _lgamma_pos(x: np.ndarray) -> np.ndarray:
+    """lgamma for x >= 0.5 (float64)."""
+    big = x >= 10.0
+    xs = np.where(big, 1.0, x)  # Lanczos lanes; the big ones are overwritten below
+    z = xs - 1.0
+    s = np.full_like(xs, _LANCZOS[0])
+    for i, c in enumerate(_LANCZOS[1:], start=1):
+        s = s + c / (z + i)
+    t = z + _LANCZOS_G + 0.5
+    lanczos = _HALF_LOG_2PI + (z + 0.5) * np.log(t) - t + np.log(s)
+    xb = np.where(big, x, 10.0)
+    inv, inv2 = 1.0 / xb, 1.0 / (xb * xb)
+    series = np.zeros_like(xb)
+    for c in reversed(_STIRLING):
+        series = series * inv2 + c
+    stirling = (xb - 0.5) * np.log(xb) - xb + _HALF_LOG_2PI + series * inv
+    return np.where(big, stirling, lanczos)
+
+
+def lgamma_array(x: np.ndarray) -> np.ndarray:
+    """log|Gamma(x)| in float64: +inf at 0, the negative integers and +-inf; exact 0 at 1 and 2."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        xd = x.astype(np.float64)
+        refl = xd < 0.5
+        pos = _lgamma_pos(np.where(refl, 1.0 - xd, xd))
+        s = np.abs(_sinpi(np.where(refl & np.isfinite(xd), xd, 0.5)))
+        out = np.where(refl, np.log(np.pi / s) - pos, pos)
+        pole = (xd <= 0) & (xd == np.floor(xd))  # 0, -0, negative integers and -inf
+        out = np.where(pole | np.isposinf(xd), np.inf, out)
+        return np.where((xd == 1.0) | (xd == 2.0), 0.0, out)
+
+
+def digamma_array(x: np.ndarray) -> np.ndarray:
+    """torch's calc_digamma in float64: -inf at +0, +inf at -0, NaN at negative integers."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        xd = x.astype(np.float64)
+        neg = xd < 0
+        negint = neg & (xd == np.trunc(xd))
+        # reflection: psi(x) = psi(1 - x) - pi / tan(pi * frac(x))
+        refl = np.where(neg & ~negint, -np.pi / np.tan(np.pi * (xd - np.trunc(xd))), 0.0)
+        y = np.where(neg, 1.0 - xd, xd)
+        acc = np.zeros_like(y)
+        for _ in range(10):  # push y up to >= 10 (y >= 1 here unless 0 <= x < 1)
+            low = y < 10
+            acc = acc - np.where(low, 1.0 / np.where(low, y, 1.0), 0.0)
+            y = np.where(low, y + 1, y)
+        z = 1.0 / (y * y)
+        poly = np.zeros_like(z)
+        for c in _DIGAMMA_A:
+            poly = poly * z + c
+        tail = np.where(y < 1e17, z * poly, 0.0)
+        out = np.where(y == 10, acc + _PSI_10, acc + np.log(y) - 0.5 / y - tail) + refl
+        out = np.where(negint, np.nan, out)
+        return np.where(xd == 0, np.copysign(np.inf, -xd), out)
+
+
+def trigamma_array(x: np.ndarray) -> np.ndarray:
+    """torch's calc_trigamma, in ``x``'s own precision as torch computes it (so a negative
+    integer gives pi^2 / sin(pi x)^2 of the rounded sine: 1.29e15 at -1 in float32)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        dt = x.dtype
+        pi = dt.type(np.pi)
+        refl = x < 0.5
+        s = np.sin(pi * x)
+        acc = np.where(refl, -(pi * pi) / (s * s), dt.type(0)).astype(dt)
+        y = np.where(refl, 1 - x, x).astype(dt)
+        for _ in range(6):
+            acc = acc + 1 / (y * y)
+            y = y + 1
+        ixx = 1 / (y * y)
+        acc = acc + (1 + 1 / (2 * y) + ixx * (dt.type(1 / 6) - ixx * (dt.type(1 / 30) - ixx * dt.type(1 / 42)))) / y
+        return np.where(refl, -acc, acc).astype(dt, copy=False)
+
+
+def zeta_array(s: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Hurwitz zeta(s, q) = sum_k (q + k)^-s in float64: inf at s == 1, NaN for s < 1, inf at q a
+    non-positive integer, NaN for other q <= 0 unless s is an integer (Cephes' rules, as torch's).
+    q < -20 (integer s) is folded onto positive arguments (``_zeta_negative``) instead of summing
+    the -q terms before q + k > 9 one vectorised step at a time."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        s, q = np.broadcast_arrays(s.astype(np.float64), q.astype(np.float64))
+        far = (q < -20) & (s > 1) & (s == np.floor(s)) & (q != np.floor(q))
+        if far.any():
+            return np.where(far, _zeta_negative(np.where(far, s, 2.0), np.where(far, q, -20.5)),
+                            _zeta_cephes(s, np.where(far, 1.0, q)))
+        return _zeta_cephes(s, q)
+
+
+def _zeta_negative(s: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """zeta(s, q) for integer s > 1 and non-integer q < 0. With f = q - floor(q) and m = -floor(q),
+    the m terms before q + k turns positive are (f - j)^-s = (-1)^s (j - f)^-s for j = 1..m, so
+    zeta(s, q) = zeta(s, f) + (-1)^s (zeta(s, 1 - f) - zeta(s, m + 1 - f))."""
+    f = q - np.floor(q)
+    m = -np.floor(q)
+    sign = np.where(s % 2 == 0, 1.0, -1.0)
+    return _zeta_cephes(s, f) + sign * (_zeta_cephes(s, 1 - f) - _zeta_cephes(s, m + 1 - f))
+
+
+def _zeta_cephes(s: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Cephes' zeta as torch runs it: direct terms until q + k > 9 (and at least 9), then the
+    Euler-Maclaurin tail with 12 Bernoulli corrections; each lane stops where Cephes returns."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        s, q = np.broadcast_arrays(s, q)
+        done = np.zeros(s.shape, bool)
+        out = np.zeros(s.shape)
+        special = np.select([s == 1, s < 1, (q <= 0) & (q == np.floor(q)), (q <= 0) & (s != np.floor(s))],
+                            [np.inf, np.nan, np.inf, np.nan], default=0.0)
+        done |= (s <= 1) | (q <= 0) & ((q == np.floor(q)) | (s != np.floor(s)))
+        out = np.where(done, special, out)
+        acc = np.power(q, -s)
+        a, b, i = q.copy(), np.zeros_like(q), 0
+        while True:
+            live = ~done & ((i < 9) | (a <= 9.0))
+            if not live.any():
+                break
+            i += 1
+            a = np.where(live, a + 1.0, a)
+            b = np.where(live, np.power(a, -s), b)
+            acc = np.where(live, acc + b, acc)
+            conv = live & (-_MACHEP * acc < b) & (b < _MACHEP * acc)
+            out, done = np.where(conv, acc, out), done | conv
+        w = a
+        acc = np.where(done, acc, acc + b * w / (s - 1.0) - 0.5 * b)
+        fa, k = np.ones_like(acc), 0.0
+        for c in _ZETA_A:
+            live = ~done
+            fa = fa * (s + k)
+            b = b / w
+            t = fa * b / c
+            acc = np.where(live, acc + t, acc)
+            conv = live & (np.abs(t / acc) < _MACHEP)
+            out, done = np.where(conv, acc, out), done | conv
+            k += 1.0
+            fa = fa * (s + k)
+            b = b / w
+            k += 1.0
+        return np.where(done, out, acc)
+
+
+def polygamma_array(n: int, x: np.ndarray) -> np.ndarray:
+    """The n-th derivative of digamma, in ``x``'s dtype."""
+    if n == 0:
+        return digamma_array(x).astype(x.dtype, copy=False)
+    if n == 1:
+        return trigamma_array(x)
+    sign = 1.0 if n % 2 else -1.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        z = zeta_array(np.asarray(float(n + 1)), x).astype(x.dtype)
+        return (x.dtype.type(sign * math.exp(math.lgamma(n + 1.0))) * z).astype(x.dtype, copy=False)
+
+
+def _float_input(a) -> np.ndarray:
+    _core.no_complex("this operation", a._data)
+    return float_like(a._data)
+
+
+def lgamma(a):
+    """log|Gamma(a)|; +inf at the poles; its gradient is digamma."""
+    x = _float_input(a)
+    return result(lgamma_array(x).astype(x.dtype, copy=False), "LgammaBackward0", (a,),
+                  lambda g: (g * digamma_array(x).astype(x.dtype, copy=False),), saved=(a,),
+                  tensor_backward=lambda g: (g * digamma(a),))
+
+
+def digamma(a):
+    """d/dx lgamma; torch's values at the poles (see ``digamma_array``); gradient trigamma."""
+    x = _float_input(a)
+    return result(digamma_array(x).astype(x.dtype, copy=False), "DigammaBackward0", (a,),
+                  lambda g: (g * trigamma_array(x),), saved=(a,),
+                  tensor_backward=lambda g: (g * polygamma(1, a),))
+
+
+def polygamma(n: int, a):
+    """The ``n``-th derivative of digamma (``n >= 0``); gradient ``polygamma(n + 1, a)``."""
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    x = _float_input(a)
+    return result(polygamma_array(n, x), "PolygammaBackward0", (a,),
+                  lambda g: (g * polygamma_array(n + 1, x),), saved=(a,),
+                  tensor_backward=lambda g: (g * polygamma(n + 1, a),))
+
+
+def mvlgamma(a, p: int):
+    """The multivariate log-gamma of dimension ``p >= 1``: ``sum_i lgamma(a - i/2) + p(p-1)/4 log(pi)``
+    (torch 2.13 no longer checks ``a > (p - 1) / 2``: elements at the poles give inf)."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    x = _float_input(a)
+    # the shifted arguments in x's own dtype, as torch forms them: in float32, 1e-16 - 1 is the pole -1
+    shifts = -(np.arange(p, dtype=x.dtype) / x.dtype.type(2))[::-1]
+    xs = x[..., None] + shifts
+    out = (lgamma_array(xs).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)).astype(x.dtype)
+
+    def backward(g):
+        return (g * digamma_array(xs).sum(-1).astype(x.dtype),)
+
+    return result(out, "MvlgammaBackward0", (a,), backward, saved=(a,))
+
+
+def zeta(s, q):
+    """Hurwitz zeta ``sum_k (q + k)^-s``; either argument may be a number. torch has a gradient
+    only for ``q`` (``-s * zeta(s + 1, q)``); asking for one for ``s`` raises as there."""
+    ts = s if isinstance(s, _core._Tensor) else None
+    tq = q if isinstance(q, _core._Tensor) else None
+    like = ts if ts is not None else tq
+    xs = float_like(ts._data) if ts is not None else np.asarray(s, dtype=float_like(like._data).dtype)
+    xq = float_like(tq._data) if tq is not None else np.asarray(q, dtype=float_like(like._data).dtype)
+    dt = np.result_type(xs, xq) if ts is not None and tq is not None else (xs if ts is not None else xq).dtype
+    try:
+        np.broadcast_shapes(xs.shape, xq.shape)
+    except ValueError:
+        raise _core.broadcast_error(xs.shape, xq.shape) from None
+    out = zeta_array(xs, xq).astype(dt, copy=False)
+
+    def grad_q(g):
+        return unbroadcast(g * (-xs * zeta_array(xs + 1, xq)).astype(dt, copy=False), xq.shape)
+
+    def no_grad_s(g):
+        raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+
+    if ts is not None and tq is not None:
+        return result(out, "SpecialZetaBackward0", (ts, tq),
+                      lambda g: (no_grad_s(g) if ts._requires_grad else None, grad_q(g)), saved=(ts, tq))
+    if tq is not None:
+        return result(out, "SpecialZetaBackward1", (tq,), lambda g: (grad_q(g),), saved=(tq,))
+    return result(out, "SpecialZetaBackward2", (ts,), lambda g: (no_grad_s(g),), saved=(ts,))
