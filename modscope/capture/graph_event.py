@@ -31,32 +31,65 @@ EMPTY = {"nodes": [], "edges": [], "leaves": [], "outputs": []}
 
 
 def graph_event(roots: list[Any], out_shapes: list[list[int]], param_paths: dict[str, Any],
-                facts: Callable[[Any, dict[int, str]], NodeFacts]) -> dict[str, Any]:
+                facts: Callable[[Any, dict[int, str]], NodeFacts],
+                label: tuple[str, int, int] | None = None) -> dict[str, Any]:
     """The fields of a ``graph`` event for the graph behind ``roots`` (the nodes of the outputs,
     whose shapes are ``out_shapes``), parameters named by ``param_paths``; see a backend's
-    ``graph_event_fields`` for the schema."""
+    ``graph_event_fields`` for the schema. ``label``: ``(path, call, start_seq)`` of the module
+    call whose outputs are ``roots``: its nodes are labelled first, exactly as
+    ``attribution.label_call(path, start_seq, roots' tensors, call)`` would, from this walk."""
     if not roots:
         return {key: [] for key in EMPTY}
     names = {id(p): path for path, p in param_paths.items()}
     nodes, next_functions = walk_with_inputs(roots)
     ids = {id(n): i for i, n in enumerate(nodes)}
+    known = [facts(node, names) for node in nodes]
+    seqs = [None if f[0] else node._sequence_nr() for node, f in zip(nodes, known, strict=True)]
+    if label is not None:
+        _label(roots, next_functions, ids, known, seqs, label)
     node_items, edges, leaves = [], [], []
     for i, node in enumerate(nodes):
-        leaf, shapes, saved, nbytes, metadata = facts(node, names)
-        inputs = [None if nxt is None else ids[id(nxt)] for nxt, _ in next_functions[i]]
+        leaf, shapes, saved, nbytes, metadata = known[i]
+        inputs = []  # (a loop: a list comprehension is a function call per node before Python 3.12)
+        for nxt, _ in next_functions[i]:
+            if nxt is None:
+                inputs.append(None)
+            else:
+                j = ids[id(nxt)]
+                inputs.append(j)
+                edges.append([j, i])
         item = {"id": i, "op": node.name(), "module": metadata.get(MODULE_KEY),
                 "shape": shapes[0] if shapes else [], "saved_bytes": nbytes, "inputs": inputs,
-                "seq": None if leaf else node._sequence_nr(), "call": metadata.get(CALL_KEY), "saved": saved}
+                "seq": seqs[i], "call": metadata.get(CALL_KEY), "saved": saved}
         if len(shapes) != 1:
             item["shapes"] = shapes
         node_items.append(item)
-        for j in inputs:
-            if j is not None:
-                edges.append([j, i])
         if leaf:
             leaves.append({"id": i, "path": names.get(id(node.variable)), "shape": list(node.variable.shape)})
     outputs = [{"id": ids[id(root)], "shape": shape} for root, shape in zip(roots, out_shapes, strict=True)]
     return {"nodes": node_items, "edges": edges, "leaves": leaves, "outputs": outputs}
+
+
+def _label(roots: list[Any], next_functions: list[tuple], ids: dict[int, int], known: list[NodeFacts],
+           seqs: list[int | None], label: tuple[str, int, int]) -> None:
+    """``label_call``'s walk and labels (from the roots, through the nodes numbered ``>=
+    start_seq`` that are not leaves, each labelled unless it has a module already), run on what
+    the graph's walk has read: no node is asked for anything again."""
+    path, call, start = label
+    stack, seen = [ids[id(root)] for root in roots], set()
+    while stack:
+        i = stack.pop()
+        seq = seqs[i]
+        if i in seen or seq is None or seq < start:  # a leaf (no number) or made before the call
+            continue
+        seen.add(i)
+        metadata = known[i][4]
+        if MODULE_KEY not in metadata:
+            metadata[MODULE_KEY] = path
+            metadata[CALL_KEY] = call
+        for nxt, _ in next_functions[i]:
+            if nxt is not None:
+                stack.append(ids[id(nxt)])
 
 
 # --- the model event's parameter and buffer tables -------------------------------------------------

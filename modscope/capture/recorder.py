@@ -309,9 +309,14 @@ class Trace(Delivery, ParamEvents, EventTrace):
             self._advance()
             self._begin_step()
 
-    def record_graph(self, output: Any) -> None:
-        """Emit a ``graph`` event for the autograd graph behind ``output`` now."""
-        self._emit("graph", **self._backend.graph_event_fields(output, self._param_paths()))
+    def record_graph(self, output: Any, label: tuple[str, int, int] | None = None) -> None:
+        """Emit a ``graph`` event for the autograd graph behind ``output`` now. ``label``
+        (``(path, call, start_seq)``, backends with ``graph_labels``): the call that returned
+        ``output`` has its nodes labelled in the graph's walk first, as ``label_call`` would."""
+        if label is None:
+            self._emit("graph", **self._backend.graph_event_fields(output, self._param_paths()))
+        else:
+            self._emit("graph", **self._backend.graph_event_fields(output, self._param_paths(), label))
 
     def _advance(self) -> None:
         """End step ``_step``. The next begins at its first module (or module hook) event
@@ -470,19 +475,23 @@ class Trace(Delivery, ParamEvents, EventTrace):
             if self.stats:
                 self._check_finite(outputs, path, "forward output")
             label = (path, call) if self._graph_pending and backend.is_grad_enabled() else None
-            labelled = False  # the observer's walk labels the call's nodes too: one walk, not two
+            root = None if label is None or self._fstack else next(
+                (o for o in tensors_in(output) if o.grad_fn is not None), None)
+            # One walk labels a call's nodes: the graph event's for a top-level call that returns
+            # one tensor (torch: ``graph_labels``), else the backward observer's, else label_call's.
+            in_graph = root is not None and root is output and getattr(backend, "graph_labels", False)
+            labelled = in_graph
             if entered is not None:
-                labelled = self._backward.leave(module, entered, args, output, label)
+                labelled = self._backward.leave(module, entered, args, output, None if in_graph else label) or in_graph
             if not self._fstack and backend.full_backward_hooks:
                 # a top-level call: its graph is where tensor hooks will fire (engine)
                 self._roots_of_step = [weakref.ref(o.grad_fn) for o in tensors_in(output) if o.grad_fn is not None]
             if label is not None:
                 if not labelled:
                     label_call(path, start_seq, output, call)
-                root = None if self._fstack else next((o for o in tensors_in(output) if o.grad_fn is not None), None)
                 if root is not None:
                     self._graph_pending = False
-                    self.record_graph(root)
+                    self.record_graph(root, (path, call, start_seq) if in_graph else None)
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="forward hook", module=self._paths.get(id(module)))
 

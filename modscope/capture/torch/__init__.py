@@ -88,4 +88,5 @@ BACKEND = SimpleNamespace(
     is_grad_enabled=torch.is_grad_enabled, current_sequence_nr=_get_sequence_nr, capture_all=capture_all,
     forget_arrays=forget_arrays, forget_gradients=forget_gradients, resolve=resolve, stats_plan=stats_plan,
     graph_event_fields=graph_event_fields, walk=walk, check_traceable=check_traceable,
+    graph_labels=True,  # graph_event_fields(..., label=) labels the call's nodes in its own walk
 )

@@ -121,8 +121,8 @@ def _shapes(node: Any, leaf: bool) -> list[list[int]]:
         return [list(node.variable.shape)] if leaf else []
 
 
-def graph_event_fields(output: torch.Tensor | Sequence[torch.Tensor],
-                       param_paths: dict[str, torch.Tensor]) -> dict[str, Any]:
+def graph_event_fields(output: torch.Tensor | Sequence[torch.Tensor], param_paths: dict[str, torch.Tensor],
+                       label: tuple[str, int, int] | None = None) -> dict[str, Any]:
     """The fields of a ``graph`` event for the graph behind ``output`` (a tensor, or a list or
     tuple of tensors: one graph reaching all of them); the schema is the engine's (see
     ``modscope.capture.engine.graph.graph_event_fields``).
@@ -131,7 +131,9 @@ def graph_event_fields(output: torch.Tensor | Sequence[torch.Tensor],
     its ``inputs`` by position (``None`` where that input needs no gradient). Also ``outputs``
     (``[{"id", "shape"}]``, the node behind each output requiring grad: a leaf output's is its
     ``AccumulateGrad``) and per node ``seq``, ``call``, ``saved`` (``[{"shape", "output",
-    "param"}]``) and, for an op with other than one output, ``shapes``."""
+    "param"}]``) and, for an op with other than one output, ``shapes``. ``label``: ``(path, call,
+    start_seq)`` of the module call that returned ``output``: its nodes are labelled first, as
+    ``attribution.label_call`` would, in the graph's own walk (``graph_event``)."""
     tensors = [output] if isinstance(output, torch.Tensor) else list(output)
     roots, out_shapes = [], []
     for t in tensors:
@@ -141,7 +143,7 @@ def graph_event_fields(output: torch.Tensor | Sequence[torch.Tensor],
         if node is not None:
             roots.append(node)
             out_shapes.append(list(t.shape))
-    return graph_event(roots, out_shapes, param_paths, _facts)
+    return graph_event(roots, out_shapes, param_paths, _facts, label)
 
 
 def _facts(node: Any, names: dict[int, str]) -> NodeFacts:
@@ -156,7 +158,9 @@ def _facts(node: Any, names: dict[int, str]) -> NodeFacts:
                 total += t.numel() * t.element_size()
             saved.append({"shape": list(t.shape), "output": out, "param": None if out else names.get(id(t))})
     try:
-        shapes = [list(meta.shape) for meta in node._input_metadata]
+        metas = node._input_metadata
+        # (one output is the rule: no list comprehension, a function call per node before 3.12)
+        shapes = [list(metas[0].shape)] if len(metas) == 1 else [list(meta.shape) for meta in metas]
     except (AttributeError, RuntimeError):
         shapes = _shapes(node, kind.leaf)
     return kind.leaf, shapes, saved, total, node.metadata
