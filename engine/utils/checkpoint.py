@@ -28,7 +28,7 @@ from typing import Any
 
 from ..autograd import executor, grad_mode
 from ..autograd.function import Function
-from ..autograd.graph import AccumulateGrad, Node, current_sequence_nr
+from ..autograd.graph import AccumulateGrad, Node, check_saved_versions, current_sequence_nr
 
 __all__ = [
     "CheckpointError", "CheckpointFunction", "check_backward_validity", "checkpoint", "checkpoint_sequential",
@@ -303,9 +303,25 @@ def _watching_modules(on_hook: Callable[[Any], None]) -> Iterator[None]:
         post.remove()
 
 
-def _stripped(saved: tuple) -> tuple:
-    """A node's saved entries without the tensors: the version checks stay, the memory goes."""
-    return tuple((counter, version, None) for counter, version, _ in saved)
+def _version_checks(saved: tuple, inputs: tuple) -> tuple:
+    """The entries of a node's ``_saved`` that hold one of the checkpoint's inputs (kept: the
+    frame holds them anyway). The recomputation reads their current values, so torch refuses if
+    they were modified in place since the forward. Tensors made inside the region are
+    recomputed, and their twins check themselves; the op's own output (``None``) is recomputed
+    too, so modifying the region's output in place is allowed, as in torch."""
+    return tuple((counter, version, tensor) for counter, version, tensor in saved
+                 if tensor is not None and any(tensor is a for a in inputs))
+
+
+def _check_versions(node: Node, checks: tuple) -> None:
+    """torch's error if a tensor in ``checks`` was modified in place since the forward saved it
+    (torch raises when the node unpacks it; here, when the region is recomputed)."""
+    if any(counter[0] != version for counter, version, _ in checks):
+        kept, node._saved = node._saved, checks
+        try:
+            check_saved_versions(node)
+        finally:
+            node._saved = kept
 
 
 class _Frame:
@@ -319,18 +335,20 @@ class _Frame:
         self.early_stop, self.check, self.debug = early_stop, check, debug
         self.names: list[str] = []
         self.metas: list[tuple] = []
-        self.stubbed: list[tuple[int, weakref.ref, tuple]] = []  # (rank, node, its saved entries stripped)
+        # (rank, node, the version checks of what it saved: see _version_checks)
+        self.stubbed: list[tuple[int, weakref.ref, tuple]] = []
 
     def give_up_closures(self, nodes: list[Node]) -> None:
-        """Replace the backward of every node that saved something with one that recomputes."""
+        """Replace the backward of every node that saved something with one that recomputes;
+        such a node keeps nothing saved (``_saved`` is empty) until the recomputation."""
         self.names = [type(n).__name__ for n in nodes]
         self.metas = [n._out_meta for n in nodes]
         for rank, node in enumerate(nodes):
             if node._saved:
-                self.stubbed.append((rank, weakref.ref(node), _stripped(node._saved)))
-                self._stub(node, _stripped(node._saved))
+                self.stubbed.append((rank, weakref.ref(node), _version_checks(node._saved, self.args)))
+                self._stub(node)
 
-    def _stub(self, node: Node, saved: tuple) -> None:
+    def _stub(self, node: Node) -> None:
         # The stub holds the frame (and so the inputs) for as long as the graph holds the node;
         # the frame holds the node only weakly, so no reference cycle delays freeing either.
         def recompute_then(*grads: Any) -> Any:
@@ -342,7 +360,7 @@ class _Frame:
             return executor._tensor_backward(node_ref())(*grads)
 
         node_ref = weakref.ref(node)
-        node._fn, node._tbw, node._saved = recompute_then, recompute_then_tensors, saved
+        node._fn, node._tbw, node._saved = recompute_then, recompute_then_tensors, ()
 
     def recompute(self) -> None:
         """Re-run ``fn`` with grad enabled and the forward's RNG state, and give each stubbed node
@@ -370,10 +388,11 @@ class _Frame:
 
     def _take_closures(self, twins: list[Node]) -> None:
         self._check_twins(twins)
-        for rank, ref, _ in self.stubbed:
+        for rank, ref, checks in self.stubbed:
             node, twin = ref(), twins[rank]
             if node is None:
                 continue
+            _check_versions(node, checks)
             node._fn, node._saved = twin._fn, twin._saved
             node._tbw = getattr(twin, "_tbw", None) or _tensor_backward_of(twin)
 
@@ -411,10 +430,10 @@ class _Frame:
     def _give_up_again(self) -> None:
         """After the backward: nodes the graph still holds (``retain_graph``) drop the
         recomputed closures, so the next backward recomputes (torch's behaviour)."""
-        for _, ref, saved in self.stubbed:
+        for _, ref, _checks in self.stubbed:
             node = ref()
             if node is not None and not node._released:
-                self._stub(node, saved)
+                self._stub(node)
 
 
 def _tensor_backward_of(node: Node) -> Callable[..., Any]:

@@ -210,6 +210,31 @@ def test_retain_graph_recomputes_each_backward_as_torch(torch):
             y.backward()
 
 
+@pytest.mark.parametrize("what", ["input", "output"])
+def test_in_place_change_before_backward_as_torch(torch, what):
+    """Non-reentrant: an input of the region modified in place before backward is refused with
+    torch's error (the recomputation would read the new value); the region's output modified in
+    place is allowed (it is recomputed, not read), with torch's gradients."""
+    blocks = {torch: mlp_block(torch), engine: mlp_block(engine)}
+    copy_weights(blocks[torch], blocks[engine])
+    got = {}
+    for lib, block in blocks.items():
+        a = inputs((2, 6), lib)
+        x = a * 2
+        y = ck(lib).checkpoint(block, x, use_reentrant=False)
+        (x if what == "input" else y).mul_(3)
+        try:
+            y.pow(2).sum().backward()
+            got[lib] = a.grad.numpy()
+        except RuntimeError as e:
+            got[lib] = str(e).replace(f"{lib.__name__}.", "LIB.")
+    if what == "input":
+        assert got[engine] == got[torch]
+        assert "modified by an inplace operation" in got[engine]
+    else:
+        np.testing.assert_allclose(got[engine], got[torch], rtol=1e-5, atol=1e-6)
+
+
 # ---- RNG ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("reentrant", MODES)
