@@ -108,8 +108,14 @@ class BackwardObserver:
         if not api.is_grad_enabled():
             return None
         tensor = api.Tensor
-        edges = [(i, self._edge(a)) for i, a in enumerate(args) if isinstance(a, tensor) and a.requires_grad]
-        targets = {(id(node), nr): i for i, (node, nr) in edges}  # ``edges`` keeps the nodes alive
+        # (loops, not comprehensions: each is a function call before Python 3.12, and this runs
+        # at every module call)
+        edges, targets = [], {}  # ``edges`` keeps the nodes alive
+        for i, a in enumerate(args):
+            if isinstance(a, tensor) and a.requires_grad:
+                node, nr = edge = self._edge(a)
+                edges.append((i, edge))
+                targets[(id(node), nr)] = i
         frame = _Frame(targets)
         self._open.append(frame)
         return api.sequence_nr(), len(args), edges, frame, len(self._open) - 1
@@ -122,7 +128,10 @@ class BackwardObserver:
         start, n_args, _, frame, depth = entered
         del self._open[depth:]
         outputs = self._outputs(output)
-        hooked = [(i, t) for i, t in enumerate(outputs) if t.requires_grad]
+        hooked = []
+        for i, t in enumerate(outputs):
+            if t.requires_grad:
+                hooked.append((i, t))
         # The walk sets ``label_call``'s labels only where it starts from the same tensors: a
         # tuple holding containers has tensors ``label_call`` reaches and the observer does not.
         if label is not None and type(output) is tuple and any(container_values(o) is not None for o in output):
@@ -246,7 +255,11 @@ def _walk(hooked: list[tuple[int, Any]], targets: dict[tuple[int, int], int], st
     next_functions, input index)])``. With ``label`` (``(path, call)``), every node of the walk
     without a module gets it (``attribution.label_call``'s labels: its walk is this one; the
     inputs' nodes were made before ``start``, and an ``AccumulateGrad`` ranks above ``end``)."""
-    stack = [t.grad_fn for _, t in hooked if t.grad_fn is not None and start <= t.grad_fn._sequence_nr() < end]
+    stack = []
+    for _, t in hooked:
+        node = t.grad_fn
+        if node is not None and start <= node._sequence_nr() < end:
+            stack.append(node)
     seen: set[int] = set()
     found = []
     while stack:
@@ -285,6 +298,9 @@ class _Frame:
 
 class _Call:
     """One module call's backward in progress: the gradients seen so far."""
+
+    __slots__ = ("arrived", "begun", "done", "grad_in", "grad_out", "module", "n_boundary", "n_hooked", "n_in",
+                 "n_out", "observer", "parents", "reached", "remaining", "through")
 
     def __init__(self, observer: BackwardObserver, module: Any, n_out: int, n_hooked: int, n_in: int,
                  n_boundary: int, through: dict[int, int]) -> None:
