@@ -1,0 +1,437 @@
+"""engine.distributions beyond Categorical/Normal -- Bernoulli, Uniform, Independent, Laplace,
+Exponential, Gamma, Beta, Dirichlet, MultivariateNormal, OneHotCategorical -- against
+torch.distributions: log_prob/entropy/moments/cdf/icdf/KL values and gradients w.r.t. the
+parameters, shapes of sample/rsample, seeded sample statistics, reprs, torch's ValueError texts,
+register_kl dispatch, and a VAE-style and a PPO-style loss computed under both."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import engine
+import engine.distributions as D
+from tests.gradcheck import gradcheck
+
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(3)
+A = RNG.uniform(0.5, 3.0, (2, 3))
+B = RNG.uniform(0.5, 3.0, (2, 3))
+LOC = RNG.standard_normal((2, 3))
+P = RNG.uniform(0.1, 0.9, (2, 3))
+LOGIT = RNG.standard_normal((2, 3))
+UNIT = RNG.uniform(0.05, 0.95, (2, 3))
+POS = RNG.uniform(0.1, 4.0, (2, 3))
+REAL = RNG.standard_normal((2, 3)) * 2
+SIMPLEX = RNG.dirichlet([1.0, 2.0, 3.0], size=2)
+M = RNG.standard_normal((2, 3, 3))
+COV = M @ np.swapaxes(M, -1, -2) + 0.5 * np.eye(3)
+VEC = RNG.standard_normal((2, 3))
+
+
+@pytest.fixture(autouse=True)
+def torch_validating():
+    """torch with its default argument validation on (an earlier torch.compile may turn it off)."""
+    before = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(True)
+    yield
+    torch.distributions.Distribution.set_default_validate_args(before)
+
+
+def _d(lib):
+    return importlib.import_module(f"{lib.__name__}.distributions")
+
+
+def _t(lib, arr, dtype, grad=False):
+    return lib.tensor(arr, dtype=dtype, requires_grad=grad)
+
+
+# name -> (param arrays, build(d, *params), value array or None)
+FAMILIES = {
+    "bernoulli_probs": ([P], lambda d, p: d.Bernoulli(probs=p), (RNG.uniform(size=(2, 3)) < 0.5) * 1.0),
+    "bernoulli_logits": ([LOGIT], lambda d, x: d.Bernoulli(logits=x), (RNG.uniform(size=(2, 3)) < 0.5) * 1.0),
+    "uniform": ([LOC, LOC + POS], lambda d, lo, hi: d.Uniform(lo, hi), LOC + 0.5 * POS),
+    "laplace": ([LOC, POS], lambda d, m, s: d.Laplace(m, s), REAL),
+    "exponential": ([POS], lambda d, r: d.Exponential(r), POS[::-1].copy()),
+    "gamma": ([A, B], lambda d, a, b: d.Gamma(a, b), POS),
+    "beta": ([A, B], lambda d, a, b: d.Beta(a, b), UNIT),
+    "dirichlet": ([A], lambda d, a: d.Dirichlet(a), SIMPLEX),
+    "independent_normal": ([LOC, POS], lambda d, m, s: d.Independent(d.Normal(m, s), 1), REAL),
+    "mvn_cov": ([LOC, COV], lambda d, m, c: d.MultivariateNormal(m, covariance_matrix=c), VEC),
+    "mvn_prec": ([LOC, COV], lambda d, m, c: d.MultivariateNormal(m, precision_matrix=c), VEC),
+    "mvn_tril": ([LOC, np.linalg.cholesky(COV)], lambda d, m, l: d.MultivariateNormal(m, scale_tril=l), VEC),
+    "onehot": ([SIMPLEX], lambda d, p: d.OneHotCategorical(probs=p), np.eye(3)[[2, 0]]),
+    "onehot_logits": ([LOGIT], lambda d, x: d.OneHotCategorical(logits=x), np.eye(3)[[1, 1]]),
+}
+STATS = ("log_prob", "entropy", "mean", "variance", "stddev", "mode", "cdf", "icdf")
+HAS = {  # which of STATS torch defines for each family (the rest raise NotImplementedError there)
+    "bernoulli_probs": {"log_prob", "entropy", "mean", "variance", "stddev", "mode"},
+    "uniform": set(STATS), "laplace": set(STATS), "exponential": set(STATS),
+    "gamma": {"log_prob", "entropy", "mean", "variance", "stddev", "mode"},
+    "beta": {"log_prob", "entropy", "mean", "variance", "stddev", "mode"},
+    "dirichlet": {"log_prob", "entropy", "mean", "variance", "stddev", "mode"},
+    "independent_normal": {"log_prob", "entropy", "mean", "variance", "stddev", "mode"},
+    "mvn_cov": {"log_prob", "entropy", "mean", "variance", "stddev", "mode"},
+    "onehot": {"log_prob", "entropy", "mean", "variance", "stddev", "mode"},
+}
+HAS["bernoulli_logits"] = HAS["bernoulli_probs"]
+HAS["mvn_prec"] = HAS["mvn_tril"] = HAS["mvn_cov"]
+HAS["onehot_logits"] = HAS["onehot"]
+
+
+def _stat(lib, name, stat, dtype):
+    arrays, build, value = FAMILIES[name]
+    params = [_t(lib, a, dtype, grad=True) for a in arrays]
+    dist = build(_d(lib), *params)
+    if stat in ("log_prob", "cdf"):
+        out = getattr(dist, stat)(_t(lib, value, dtype))
+    elif stat == "icdf":
+        out = dist.icdf(_t(lib, UNIT, dtype))
+    elif stat == "entropy":
+        out = dist.entropy()
+    else:
+        out = getattr(dist, stat)
+    grads = []
+    if out.requires_grad:
+        w = _t(lib, np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)), dtype)
+        grads = lib.autograd.grad((out * w).sum(), params, allow_unused=True)
+    return out, grads
+
+
+CASES = [(n, s) for n in sorted(FAMILIES) for s in STATS if s in HAS[n]]
+
+
+@pytest.mark.parametrize("name,stat", CASES)
+def test_values_and_parameter_gradients_match_torch(name, stat):
+    e_out, e_grads = _stat(engine, name, stat, engine.float64)
+    t_out, t_grads = _stat(torch, name, stat, torch.float64)
+    assert tuple(e_out.shape) == tuple(t_out.shape)
+    np.testing.assert_allclose(e_out.detach().numpy(), t_out.detach().numpy(), rtol=1e-9, atol=1e-12,
+                               equal_nan=True)
+    assert len(e_grads) == len(t_grads)
+    for e, t in zip(e_grads, t_grads):
+        if t is None:
+            assert e is None or not np.any(e.numpy())
+        else:
+            np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["gamma", "beta", "dirichlet", "laplace", "mvn_tril", "bernoulli_logits"])
+def test_log_prob_gradcheck(name):
+    arrays, build, value = FAMILIES[name]
+    params = [_t(engine, a, engine.float64, grad=True) for a in arrays]
+    if name == "mvn_tril":  # perturbing an upper entry would leave LowerCholesky: differentiate through tril
+        gradcheck(lambda m, l: build(D, m, l.tril()).log_prob(_t(engine, value, engine.float64)), *params)
+        return
+    gradcheck(lambda *ps: build(D, *ps).log_prob(_t(engine, value, engine.float64)), *params)
+
+
+KL_PAIRS = {
+    "bernoulli": (lambda d, a, b: d.Bernoulli(probs=a / 4), lambda d, a, b: d.Bernoulli(logits=b - 1.5)),
+    "beta": (lambda d, a, b: d.Beta(a, b), lambda d, a, b: d.Beta(b, a + 1)),
+    "dirichlet": (lambda d, a, b: d.Dirichlet(a), lambda d, a, b: d.Dirichlet(b)),
+    "exponential": (lambda d, a, b: d.Exponential(a), lambda d, a, b: d.Exponential(b)),
+    "gamma": (lambda d, a, b: d.Gamma(a, b), lambda d, a, b: d.Gamma(b, a)),
+    "laplace": (lambda d, a, b: d.Laplace(a, b), lambda d, a, b: d.Laplace(b, a)),
+    "uniform": (lambda d, a, b: d.Uniform(a - 1, a), lambda d, a, b: d.Uniform(a - 2, a + b)),
+    "uniform_inf": (lambda d, a, b: d.Uniform(a - 1, a + b), lambda d, a, b: d.Uniform(a - 2, a)),
+    "independent": (lambda d, a, b: d.Independent(d.Normal(a, b), 1), lambda d, a, b: d.Independent(d.Normal(b, a), 1)),
+    "onehot": (lambda d, a, b: d.OneHotCategorical(logits=a), lambda d, a, b: d.OneHotCategorical(probs=b)),
+    "mvn": (lambda d, a, b: d.MultivariateNormal(a, covariance_matrix=_cov(d, b)),
+            lambda d, a, b: d.MultivariateNormal(b, scale_tril=_tril(d, a))),
+    "exponential_gamma": (lambda d, a, b: d.Exponential(a), lambda d, a, b: d.Gamma(b, a)),
+    "gamma_exponential": (lambda d, a, b: d.Gamma(a, b), lambda d, a, b: d.Exponential(b)),
+    "exponential_normal": (lambda d, a, b: d.Exponential(a), lambda d, a, b: d.Normal(b, a)),
+    "laplace_normal": (lambda d, a, b: d.Laplace(a, b), lambda d, a, b: d.Normal(b, a)),
+    "normal_laplace": (lambda d, a, b: d.Normal(a, b), lambda d, a, b: d.Laplace(b, a)),
+    "uniform_normal": (lambda d, a, b: d.Uniform(a - 1, a), lambda d, a, b: d.Normal(b, a)),
+    "normal_gamma_inf": (lambda d, a, b: d.Normal(a, b), lambda d, a, b: d.Gamma(b, a)),
+    "gamma_uniform_inf": (lambda d, a, b: d.Gamma(a, b), lambda d, a, b: d.Uniform(b, b + 1)),
+}
+
+
+def _cov(d, b):
+    lib = engine if d is D else torch
+    m = b.unsqueeze(-1) * b.unsqueeze(-2)
+    return m + lib.eye(b.shape[-1], dtype=b.dtype)
+
+
+def _tril(d, a):
+    lib = engine if d is D else torch
+    return lib.diag_embed(a) + lib.tril(a.unsqueeze(-1) * 0.1 * a.unsqueeze(-2), -1)
+
+
+@pytest.mark.parametrize("pair", sorted(KL_PAIRS))
+def test_kl_divergence_values_and_gradients_match_torch(pair):
+    outs = []
+    for lib in (engine, torch):
+        a, b = _t(lib, A, lib.float64, True), _t(lib, B, lib.float64, True)
+        make_p, make_q = KL_PAIRS[pair]
+        kl = _d(lib).kl_divergence(make_p(_d(lib), a, b), make_q(_d(lib), a, b))
+        finite = lib.isfinite(kl)
+        grads = lib.autograd.grad(kl[finite].sum(), (a, b), allow_unused=True) if bool(finite.any()) else (None, None)
+        outs.append((kl.detach().numpy(), [g.numpy() if g is not None else None for g in grads]))
+    (ek, eg), (tk, tg) = outs
+    np.testing.assert_allclose(ek, tk, rtol=1e-9, atol=1e-12)
+    for e, t in zip(eg, tg):
+        if t is None:
+            assert e is None or not np.any(e)
+        else:
+            np.testing.assert_allclose(e, t, rtol=1e-8, atol=1e-10)
+
+
+def test_kl_errors_and_register_kl_dispatch():
+    with pytest.raises(NotImplementedError, match="cannot +be computed using Bregman divergences"):
+        D.kl_divergence(D.Bernoulli(probs=engine.tensor(0.3)), D.Normal(0.0, 1.0))
+    with pytest.raises(NotImplementedError, match="No KL\\(p \\|\\| q\\) is implemented for p type Laplace and q "
+                                                  "type OneHotCategorical"):
+        D.kl_divergence(D.Laplace(0.0, 1.0), D.OneHotCategorical(probs=engine.tensor([0.5, 0.5])))
+    with pytest.raises(NotImplementedError):
+        D.kl_divergence(D.Independent(D.Normal(engine.zeros(2, 3), 1.0), 1),
+                        D.Independent(D.Normal(engine.zeros(2, 3), 1.0), 2))
+    with pytest.raises(ValueError, match="different event shapes"):
+        D.kl_divergence(D.MultivariateNormal(engine.zeros(2), engine.eye(2)),
+                        D.MultivariateNormal(engine.zeros(3), engine.eye(3)))
+    with pytest.raises(TypeError, match="Expected type_p to be a Distribution subclass"):
+        D.register_kl(int, D.Normal)
+    with pytest.raises(TypeError, match="Expected type_q to be a Distribution subclass"):
+        D.register_kl(D.Normal, "Normal")
+
+    class MyNormal(D.Normal):
+        pass
+
+    # a subclass uses its parent's formula until it registers its own, which then wins
+    p, q = MyNormal(0.0, 1.0), D.Normal(1.0, 2.0)
+    base = D.kl_divergence(p, q).item()
+    assert base == pytest.approx(D.kl_divergence(D.Normal(0.0, 1.0), q).item())
+
+    @D.register_kl(MyNormal, D.Normal)
+    def _mine(p, q):
+        return engine.tensor(42.0)
+
+    assert D.kl_divergence(p, q).item() == 42.0
+
+    class Both(D.Normal):
+        pass
+
+    @D.register_kl(Both, D.Distribution)
+    def _left(p, q):
+        return engine.tensor(1.0)
+
+    @D.register_kl(D.Distribution, Both)
+    def _right(p, q):
+        return engine.tensor(2.0)
+
+    with pytest.warns(RuntimeWarning, match="Ambiguous kl_divergence"):
+        D.kl_divergence(Both(0.0, 1.0), Both(0.0, 1.0))
+
+
+SHAPES = {
+    "bernoulli": lambda d, lib: d.Bernoulli(probs=lib.full((4, 2), 0.3)),
+    "uniform": lambda d, lib: d.Uniform(lib.zeros(4, 2), 1.0),
+    "laplace": lambda d, lib: d.Laplace(lib.zeros(4, 2), 1.0),
+    "exponential": lambda d, lib: d.Exponential(lib.ones(4, 2)),
+    "gamma": lambda d, lib: d.Gamma(lib.ones(4, 2), 2.0),
+    "beta": lambda d, lib: d.Beta(lib.ones(4, 2), 2.0),
+    "dirichlet": lambda d, lib: d.Dirichlet(lib.ones(4, 2)),
+    "independent": lambda d, lib: d.Independent(d.Normal(lib.zeros(4, 2, 5), 1.0), 2),
+    "mvn": lambda d, lib: d.MultivariateNormal(lib.zeros(4, 2), lib.eye(2)),
+    "mvn_batch_cov": lambda d, lib: d.MultivariateNormal(lib.zeros(2), lib.eye(2).expand(4, 2, 2)),
+    "onehot": lambda d, lib: d.OneHotCategorical(logits=lib.zeros(4, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_sample_shapes_dtypes_and_has_rsample(name):
+    got = []
+    for lib in (engine, torch):
+        dist = SHAPES[name](_d(lib), lib)
+        row = [tuple(dist.batch_shape), tuple(dist.event_shape), tuple(dist.sample().shape),
+               tuple(dist.sample((3,)).shape), tuple(dist.sample((2, 5)).shape),
+               str(dist.sample().dtype).split(".")[-1], str(dist.support)]
+        if dist.has_rsample and name not in ("gamma", "beta", "dirichlet"):
+            row.append(tuple(dist.rsample((3,)).shape))
+        got.append(row)
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("name", ["Gamma", "Beta", "Dirichlet"])
+def test_gamma_families_refuse_rsample_instead_of_detaching(name):
+    dist = {"Gamma": lambda: D.Gamma(engine.ones(2), 1.0), "Beta": lambda: D.Beta(engine.ones(2), 1.0),
+            "Dirichlet": lambda: D.Dirichlet(engine.ones(2))}[name]()
+    assert dist.has_rsample is False
+    with pytest.raises(NotImplementedError, match=f"{name}.rsample is not supported by engine"):
+        dist.rsample()
+
+
+def _moments(draws: np.ndarray, mean: np.ndarray, var: np.ndarray) -> None:
+    """The sample mean within 4 standard errors of the true mean, the variance within 10%."""
+    n = draws.shape[0]
+    np.testing.assert_array_less(np.abs(draws.mean(0) - mean), 4 * np.sqrt(var / n) + 1e-12)
+    np.testing.assert_allclose(draws.var(0), var, rtol=0.1)
+
+
+@pytest.mark.parametrize("name", ["bernoulli", "uniform", "laplace", "exponential", "gamma", "beta", "dirichlet",
+                                  "mvn", "onehot"])
+def test_sample_statistics(name):
+    engine.manual_seed(7)
+    dist = {
+        "bernoulli": lambda: D.Bernoulli(probs=engine.tensor([0.2, 0.7])),
+        "uniform": lambda: D.Uniform(engine.tensor([-1.0, 2.0]), engine.tensor([1.0, 5.0])),
+        "laplace": lambda: D.Laplace(engine.tensor([0.5, -2.0]), engine.tensor([1.0, 3.0])),
+        "exponential": lambda: D.Exponential(engine.tensor([0.5, 4.0])),
+        "gamma": lambda: D.Gamma(engine.tensor([0.3, 5.0]), engine.tensor([1.0, 2.0])),
+        "beta": lambda: D.Beta(engine.tensor([0.5, 4.0]), engine.tensor([2.0, 1.5])),
+        "dirichlet": lambda: D.Dirichlet(engine.tensor([0.5, 2.0, 4.0])),
+        "mvn": lambda: D.MultivariateNormal(engine.tensor([1.0, -1.0]), engine.tensor([[2.0, 0.6], [0.6, 1.0]])),
+        "onehot": lambda: D.OneHotCategorical(probs=engine.tensor([0.2, 0.5, 0.3])),
+    }[name]()
+    draws = dist.sample((40000,)).numpy().astype(np.float64)
+    _moments(draws, dist.mean.numpy(), dist.variance.numpy())
+    if name == "mvn":
+        np.testing.assert_allclose(np.cov(draws.T)[0, 1], 0.6, atol=0.05)
+
+
+def test_rsample_gradients_flow_to_the_parameters():
+    engine.manual_seed(0)
+    rate = engine.tensor([2.0], requires_grad=True)
+    x = D.Exponential(rate).rsample((20000,))
+    x.mean().backward()  # d E[x] / d rate = -1 / rate^2
+    assert rate.grad.item() == pytest.approx(-0.25, rel=0.05)
+    loc = engine.tensor([0.5, 1.0], requires_grad=True)
+    tril = engine.tensor([[1.0, 0.0], [0.5, 2.0]], requires_grad=True)
+    z = D.MultivariateNormal(loc, scale_tril=tril).rsample((4,))
+    z.sum().backward()
+    np.testing.assert_allclose(loc.grad.numpy(), [4.0, 4.0])
+    assert tril.grad is not None
+    low, high = engine.tensor(0.0, requires_grad=True), engine.tensor(2.0, requires_grad=True)
+    D.Uniform(low, high).rsample((10,)).sum().backward()
+    assert low.grad.item() + high.grad.item() == pytest.approx(10.0)
+    scale = engine.tensor(2.0, requires_grad=True)
+    D.Laplace(0.0, scale).rsample((10,)).abs().sum().backward()
+    assert scale.grad.item() > 0
+    assert not D.Laplace(0.0, scale).sample().requires_grad
+
+
+REPRS = [
+    lambda d, lib: d.Bernoulli(probs=lib.tensor([0.3])),
+    lambda d, lib: d.Bernoulli(logits=lib.tensor([0.3, 0.1])),
+    lambda d, lib: d.Uniform(0.0, 1.0),
+    lambda d, lib: d.Gamma(2.0, lib.tensor([3.0, 1.0])),
+    lambda d, lib: d.Dirichlet(lib.ones(3)),
+    lambda d, lib: d.MultivariateNormal(lib.zeros(2), lib.eye(2)),
+    lambda d, lib: d.Independent(d.Normal(lib.zeros(3), 1.0), 1),
+    lambda d, lib: d.OneHotCategorical(lib.ones(3)),
+    lambda d, lib: d.Laplace(0.0, 1.0),
+    lambda d, lib: d.Exponential(1.0),
+    lambda d, lib: d.Beta(1.0, 2.0),
+]
+
+
+@pytest.mark.parametrize("i", range(len(REPRS)))
+def test_reprs_as_torch(i):
+    e, t = REPRS[i](D, engine), REPRS[i](torch.distributions, torch)
+    assert repr(e).replace("engine.", "torch.") == repr(t)
+    assert repr(e.support) == repr(t.support)
+
+
+ERRORS = {
+    "bernoulli_probs": lambda d, lib: d.Bernoulli(probs=lib.tensor([0.5, 1.5])),
+    "bernoulli_both": lambda d, lib: d.Bernoulli(probs=lib.tensor([0.5]), logits=lib.tensor([0.0])),
+    "bernoulli_none": lambda d, lib: d.Bernoulli(),
+    "bernoulli_value": lambda d, lib: d.Bernoulli(probs=lib.tensor([0.5])).log_prob(lib.tensor([0.5])),
+    "uniform_order": lambda d, lib: d.Uniform(lib.tensor([1.0]), lib.tensor([0.0])),
+    "uniform_value": lambda d, lib: d.Uniform(0.0, 1.0).log_prob(lib.tensor([2.0])),
+    "exponential_rate": lambda d, lib: d.Exponential(lib.tensor([-1.0])),
+    "exponential_value": lambda d, lib: d.Exponential(lib.tensor([1.0])).log_prob(lib.tensor([-1.0])),
+    "gamma_rate": lambda d, lib: d.Gamma(lib.tensor([1.0]), lib.tensor([-1.0])),
+    "gamma_value": lambda d, lib: d.Gamma(lib.tensor([1.0]), lib.tensor([1.0])).log_prob(lib.tensor([-1.0])),
+    "beta_param": lambda d, lib: d.Beta(lib.tensor([1.0]), lib.tensor([-1.0])),
+    "beta_value": lambda d, lib: d.Beta(lib.tensor([1.0]), lib.tensor([1.0])).log_prob(lib.tensor([1.5])),
+    "dirichlet_param": lambda d, lib: d.Dirichlet(lib.tensor([1.0, -1.0])),
+    "dirichlet_scalar": lambda d, lib: d.Dirichlet(lib.tensor(1.0)),
+    "dirichlet_value": lambda d, lib: d.Dirichlet(lib.ones(3)).log_prob(lib.tensor([0.5, 0.6, 0.1])),
+    "laplace_scale": lambda d, lib: d.Laplace(0.0, lib.tensor([-1.0])),
+    "laplace_number_value": lambda d, lib: d.Laplace(0.0, 1.0).log_prob(0.5),
+    "mvn_none": lambda d, lib: d.MultivariateNormal(lib.zeros(2)),
+    "mvn_two": lambda d, lib: d.MultivariateNormal(lib.zeros(2), lib.eye(2), scale_tril=lib.eye(2)),
+    "mvn_not_pd": lambda d, lib: d.MultivariateNormal(lib.zeros(2), lib.tensor([[1.0, 2.0], [2.0, 1.0]])),
+    "mvn_bad_tril": lambda d, lib: d.MultivariateNormal(lib.zeros(2), scale_tril=lib.tensor([[1.0, 1.0], [0.0, 1.0]])),
+    "mvn_loc_0d": lambda d, lib: d.MultivariateNormal(lib.zeros(()), lib.eye(2)),
+    "mvn_cov_1d": lambda d, lib: d.MultivariateNormal(lib.zeros(2), lib.ones(2)),
+    "mvn_prec_1d": lambda d, lib: d.MultivariateNormal(lib.zeros(2), precision_matrix=lib.ones(2)),
+    "mvn_tril_1d": lambda d, lib: d.MultivariateNormal(lib.zeros(2), scale_tril=lib.ones(2)),
+    "mvn_value_shape": lambda d, lib: d.MultivariateNormal(lib.zeros(2), lib.eye(2)).log_prob(lib.zeros(3)),
+    "mvn_value_batch": lambda d, lib: d.MultivariateNormal(lib.zeros(4, 2), lib.eye(2)).log_prob(lib.zeros(3, 2)),
+    "independent_ndims": lambda d, lib: d.Independent(d.Normal(lib.zeros(3), 1.0), 2),
+    "onehot_value": lambda d, lib: d.OneHotCategorical(lib.tensor([0.2, 0.8])).log_prob(lib.tensor([0.5, 0.5])),
+    "normal_value_nan": lambda d, lib: d.Normal(0.0, 1.0).log_prob(lib.tensor([float("nan")])),
+    "categorical_value": lambda d, lib: d.Categorical(logits=lib.zeros(3)).log_prob(lib.tensor([3])),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_value_errors_as_torch(case):
+    with pytest.raises(ValueError) as t_err:
+        ERRORS[case](torch.distributions, torch)
+    with pytest.raises(ValueError) as e_err:
+        ERRORS[case](D, engine)
+    assert str(e_err.value).replace("engine.", "torch.") == str(t_err.value)
+
+
+def test_validation_can_be_turned_off():
+    d = D.Exponential(engine.tensor([-1.0]), validate_args=False)
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(d.log_prob(engine.tensor([-1.0])).item())  # log(-1): no ValueError, as torch
+    D.Distribution.set_default_validate_args(False)
+    try:
+        D.Bernoulli(probs=engine.tensor([1.5]))
+    finally:
+        D.Distribution.set_default_validate_args(True)
+    with pytest.raises(ValueError):
+        D.Bernoulli(probs=engine.tensor([1.5]))
+    with pytest.raises(ValueError):
+        D.Distribution.set_default_validate_args("yes")
+
+
+def _vae_loss(lib, x, mu, logvar, logits):
+    d = _d(lib)
+    q = d.Independent(d.Normal(mu, (0.5 * logvar).exp()), 1)
+    prior = d.Independent(d.Normal(lib.zeros_like(mu), lib.ones_like(mu)), 1)
+    recon = d.Independent(d.Bernoulli(logits=logits), 1).log_prob(x)
+    return (d.kl_divergence(q, prior) - recon).mean()
+
+
+def _ppo_loss(lib, logits, old_logp, actions, adv, mean, log_std, cont_actions):
+    d = _d(lib)
+    pi = d.Categorical(logits=logits)
+    ratio = (pi.log_prob(actions) - old_logp).exp()
+    clipped = lib.clamp(ratio, 0.8, 1.2)
+    policy_loss = -lib.min(ratio * adv, clipped * adv).mean()
+    gauss = d.Independent(d.Normal(mean, log_std.exp()), 1)
+    cont = -(gauss.log_prob(cont_actions) * adv).mean()
+    return policy_loss + cont - 0.01 * (pi.entropy().mean() + gauss.entropy().mean())
+
+
+def test_vae_and_ppo_snippets_give_torchs_loss_and_gradients():
+    rng = np.random.default_rng(11)
+    vae = [(rng.uniform(size=(4, 6)) < 0.4) * 1.0, rng.standard_normal((4, 3)), rng.standard_normal((4, 3)) * 0.3,
+           rng.standard_normal((4, 6))]
+    ppo = [rng.standard_normal((5, 4)), rng.standard_normal(5) - 1.4, rng.integers(0, 4, 5),
+           rng.standard_normal(5), rng.standard_normal((5, 2)), rng.standard_normal((5, 2)) * 0.2,
+           rng.standard_normal((5, 2))]
+    for fn, arrays, grad_idx in ((_vae_loss, vae, (1, 2, 3)), (_ppo_loss, ppo, (0, 4, 5))):
+        results = []
+        for lib in (engine, torch):
+            ts = [lib.tensor(a, dtype=lib.int64 if a.dtype.kind == "i" else lib.float32,
+                             requires_grad=i in grad_idx) for i, a in enumerate(arrays)]
+            loss = fn(lib, *ts)
+            loss.backward()
+            results.append((loss.item(), [ts[i].grad.numpy() for i in grad_idx]))
+        (el, eg), (tl, tg) = results
+        assert el == pytest.approx(tl, rel=1e-5)
+        for e, t in zip(eg, tg):
+            np.testing.assert_allclose(e, t, rtol=1e-4, atol=1e-6)
