@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.widgets import Tree
+from textual.widgets import Input, OptionList, Tree
 
 from modscope.views.tui.app import ModscopeApp
+from modscope.views.tui.screens import FindScreen
 from modscope.views.tui.state import ModuleInfo
 from modscope.views.tui.widgets.module_tree import AUTO_EXPAND_LIMIT, ModuleTree
 from tests.tui.test_app import settle
@@ -120,3 +121,55 @@ async def test_an_expanded_big_tree_finds_selects_and_labels_any_module():
         with app.state.lock:  # its statistics arrive: the line on screen shows them
             app.state.apply(forward("9998", 1, 7_000_000))
         await settle(pilot, app, lambda a: "7.00ms" in str(tree.cursor_node.label))
+
+
+# --- find ---------------------------------------------------------------------------------------
+
+def matches(app) -> list[str]:
+    options = app.screen.query_one("#matches", OptionList)
+    return [options.get_option_at_index(i).id[2:] for i in range(options.option_count)]
+
+
+@pytest.mark.asyncio
+async def test_find_opened_again_starts_empty_and_picks_any_module_of_the_big_model():
+    app = ModscopeApp(DirectSource([wide_model_event()]))
+    async with app.run_test(size=(200, 55)) as pilot:
+        tree = app.query_one(ModuleTree)
+        await settle(pilot, app, lambda a: len(tree.root.children) == 10_000 and a.selected)
+        await pilot.press("slash")
+        await settle(pilot, app, lambda a: isinstance(a.screen, FindScreen))
+        dialog = app.screen
+        assert matches(app)[:3] == ["", "0", "1"] and len(matches(app)) == 200
+        await pilot.press(*"9998", "enter")
+        await settle(pilot, app, lambda a: a.selected == "9998" and not isinstance(a.screen, FindScreen))
+        assert tree.cursor_node.data == "9998" and dialog.backdrop is None  # closed: its copy freed
+        await pilot.press("slash")
+        await settle(pilot, app, lambda a: a.screen is dialog)  # the same dialog, opened again
+        query = dialog.query_one("#query", Input)
+        options = dialog.query_one("#matches", OptionList)
+        assert query.value == "" and matches(app)[:3] == ["", "0", "1"] and options.highlighted == 0
+        assert app.focused is query
+        await pilot.press(*"2499", "enter")
+        await settle(pilot, app, lambda a: a.selected == "2499" and tree.cursor_node.data == "2499")
+
+
+@pytest.mark.asyncio
+async def test_find_lists_the_modules_of_a_model_that_came_after_it_was_opened():
+    app = ModscopeApp(DirectSource([wide_model_event(2)]))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, lambda a: len(a.state.modules) == 9 and a.selected)
+        first = app._find_modules()
+        assert app._find_modules() is first  # kept while no model event comes
+        await pilot.press("slash")
+        await settle(pilot, app, lambda a: isinstance(a.screen, FindScreen))
+        assert matches(app) == ["", *map(str, range(8))]
+        await pilot.press("escape")
+        await settle(pilot, app, lambda a: not isinstance(a.screen, FindScreen))
+        with app.state.lock:  # the program sends a bigger model (same name)
+            app.state.apply(wide_model_event(3))
+        assert app._find_modules() is not first and len(app._find_modules()) == 13
+        await pilot.press("slash")
+        await settle(pilot, app, lambda a: isinstance(a.screen, FindScreen))
+        assert matches(app) == ["", *map(str, range(12))]
+        await pilot.press(*"11", "enter")
+        await settle(pilot, app, lambda a: a.selected == "11")

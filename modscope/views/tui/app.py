@@ -134,6 +134,8 @@ class ModscopeApp(App[int]):
         self._live_drawn_at = 0.0  # when the views last drew a change (``_hold_live``)
         self._forced: set[str] = set()  # parts a key asked to redraw now
         self._unmounted = False
+        self._find_screen: FindScreen | None = None  # the find dialog, kept between openings
+        self._find_list: tuple[int, list[tuple[str, str]]] = (-1, [])  # (state.models, find's modules)
 
     # --- layout -------------------------------------------------------------------------------
 
@@ -544,15 +546,30 @@ class ModscopeApp(App[int]):
         self.push_screen(BreakpointsScreen(self.breakpoints, self.selected), apply)
 
     def action_find(self) -> None:
-        with self.state.lock:
-            modules = [(p, self.state.modules[p].cls) for p in self.state.order]
+        """``/``: the find dialog. One dialog serves every opening (installed: closing keeps it
+        mounted), so opening it again costs no mounting of its widgets and its 200 first
+        matches, nor the layout their mounting asks for."""
+        modules = self._find_modules()
 
         def found(path: str | None) -> None:
             if path is not None:
                 self._select(path)
                 self.action_show_view("tree")
 
-        self.push_screen(FindScreen(modules), found)
+        if self._find_screen is None:
+            self._find_screen = FindScreen(modules)
+            self.install_screen(self._find_screen, "find")
+        else:
+            self._find_screen.reopen(modules)
+        self.push_screen(self._find_screen, found)
+
+    def _find_modules(self) -> list[tuple[str, str]]:
+        """(path, class) of every module, in order: made again only when a model event came
+        (10,000 modules: a few milliseconds of each opening of find, under the state's lock)."""
+        with self.state.lock:
+            if self._find_list[0] != self.state.models:
+                self._find_list = (self.state.models, [(p, self.state.modules[p].cls) for p in self.state.order])
+        return self._find_list[1]
 
     def action_export(self) -> None:
         """Export the graph (or, with the tree focused, the module tree) as DOT/SVG/PNG. The

@@ -146,6 +146,11 @@ class Dialog(ModalScreen[ScreenResultType]):
         # collector, which runs while the user is idle (see gc_policy): its copy is freed now.
         self.backdrop = None
 
+    def on_screen_suspend(self) -> None:
+        # Closed, but kept to be opened again (find): the copy is of a screen that will have
+        # changed by then; made anew when the dialog is drawn again.
+        self.backdrop = None
+
     def _watch(self, beneath: Screen) -> None:
         if beneath is not self._watching:
             self._watching = beneath
@@ -194,7 +199,8 @@ class HelpScreen(Dialog[None]):
 
 
 class FindScreen(Dialog[str | None]):
-    """Type part of a module path or class; Enter picks the highlighted match."""
+    """Type part of a module path or class; Enter picks the highlighted match. The app keeps
+    one, opened again with ``reopen``."""
 
     BINDINGS = [Binding("escape", "dismiss_none", "cancel")]
     DEFAULT_CSS = """
@@ -221,6 +227,26 @@ class FindScreen(Dialog[str | None]):
         options = self.query_one("#matches", OptionList)
         if options.option_count:
             options.highlighted = 0
+
+    def reopen(self, modules: list[tuple[str, str]]) -> None:
+        """Opened again (the app keeps one dialog): an empty query over ``modules``, the first
+        match highlighted, the list at its top. The query is emptied when the dialog closes;
+        the matches are made again here only if ``modules`` is another list (a new model)."""
+        self.query_one("#query", Input).value = ""
+        if modules is not self.modules or self._query:
+            self.modules = modules
+            self._update("")
+        options = self.query_one("#matches", OptionList)
+        if options.option_count:
+            options.highlighted = 0
+        options.scroll_home(animate=False)
+
+    def on_screen_suspend(self) -> None:
+        # Closed (Dialog's handler runs too: Textual calls each class's own): the next opening
+        # starts from an empty query, emptied now, while nothing waits for it.
+        self.query_one("#query", Input).value = ""
+        if self._query:
+            self._update("")
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.value != self._query:

@@ -96,6 +96,7 @@ class SessionState:
         self.model_name = ""
         self.modules: dict[str, ModuleInfo] = {}
         self.order: list[str] = []  # module paths in named_modules order
+        self.models = 0  # model events folded (a view's copy of the structure is current while it stays)
         self.params: dict[str, ParamInfo] = {}
         self._params_by_owner: dict[str, list[ParamInfo]] = {}  # module path -> its params, in ``params`` order
         self.steps: deque[StepRecord] = deque(maxlen=STEPS_KEPT)
@@ -173,6 +174,7 @@ class SessionState:
                                                is_buffer=True, persistent=b["persistent"])
         self._recount_params()
         self._index_params()
+        self.models += 1
         self.rev.tree += 1
         self.rev.params += 1
 
