@@ -27,6 +27,7 @@ from . import (
     optim,
     random,
     special,
+    testing,
     version,
 )
 from ._creation import (
