@@ -1,10 +1,12 @@
 """Exponential, and the gamma-based families Gamma, Beta and Dirichlet.
 
-Exponential has ``rsample`` (``-log(1 - u) / rate`` differentiates in ``rate``). Gamma, Beta and
-Dirichlet draw with NumPy's standard-gamma sampler; torch's ``rsample`` for them carries an
-implicit reparameterisation gradient of that sample (``_standard_gamma_grad``), which the engine
-does not implement, so ``has_rsample`` is False and ``rsample`` raises NotImplementedError naming
-the distribution instead of returning a sample silently cut off from its parameters.
+Exponential has ``rsample`` (``-log(1 - u) / rate`` differentiates in ``rate``), and so has Gamma:
+its standard-gamma draw carries torch's implicit reparameterisation gradient
+(``engine._ops.gamma.standard_gamma``, the same formulas as torch's ``_standard_gamma_grad``).
+torch's Beta and Dirichlet differentiate their draws through a different approximation
+(``_dirichlet_grad``) that the engine does not implement, so for them ``has_rsample`` is False
+and ``rsample`` raises NotImplementedError naming the distribution, instead of returning a sample
+silently cut off from its parameters.
 """
 
 from __future__ import annotations
@@ -32,9 +34,8 @@ def _standard_gamma(concentration: Tensor, shape: tuple) -> Tensor:
 
 def _no_rsample(dist: Any) -> NotImplementedError:
     return NotImplementedError(
-        f"{type(dist).__name__}.rsample is not supported by engine: torch differentiates its sample through the "
-        "implicit reparameterisation gradient of the standard gamma draw, which the engine does not implement; "
-        "use sample() (no gradient to the parameters)")
+        f"{type(dist).__name__}.rsample is not supported by engine: torch differentiates its sample through "
+        "_dirichlet_grad, which the engine does not implement; use sample() (no gradient to the parameters)")
 
 
 class Exponential(ExponentialFamily):
@@ -79,7 +80,7 @@ class Gamma(ExponentialFamily):
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
-    has_rsample = False  # torch: True (see the module docstring)
+    has_rsample = True
 
     def __init__(self, concentration: Any, rate: Any, validate_args: bool | None = None) -> None:
         self.concentration, self.rate = broadcast_all(concentration, rate)
@@ -90,12 +91,13 @@ class Gamma(ExponentialFamily):
     variance = property(lambda self: self.concentration / self.rate.pow(2))
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        raise _no_rsample(self)
-
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+        """``standard_gamma(concentration) / rate``: differentiable in both (implicitly in the
+        concentration, as torch's); values below the dtype's tiny are raised to it without a trace
+        in the graph, as torch's in-place clamp of the detached value does."""
         shape = tuple(self._extended_shape(sample_shape))
-        value = _standard_gamma(self.concentration, shape) / self.rate.detach()
-        return value.clamp(min=finfo(value.dtype).tiny)
+        value = gamma_ops.standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        np.maximum(value._data, finfo(value.dtype).tiny, out=value._data)
+        return value
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
