@@ -6,7 +6,9 @@ digamma, trigamma, polygamma(n >= 2) and zeta follow the formulas torch's CPU ke
 (``aten/src/ATen/native/Math.h``: digamma's shift to x >= 10 and asymptotic series, trigamma's
 six shifts, Cephes' Euler-Maclaurin zeta), so values at poles and infinities are torch's too.
 lgamma (torch calls the C library's) is Stirling's series for x >= 10 and a Lanczos sum below,
-with the reflection formula for x < 0.5.
+with the reflection formula for x < 0.5. Also here: the standard gamma and Dirichlet draws with
+torch's implicit reparameterisation gradients (``_standard_gamma_grad``, ``_dirichlet_grad``),
+which Gamma/Beta/Dirichlet ``rsample`` use.
 """
 
 from __future__ import annotations
@@ -350,3 +352,124 @@ def standard_gamma(concentration):
 
     return result(out, "StandardGammaBackward0", (concentration,), backward, saved=(concentration,),
                   save_output=True)
+
+
+# torch's rational correction for the Dirichlet/Beta reparameterised gradient (dirichlet_grad_one)
+_DIRICHLET_C = np.array([
+    [[[1.003668233, -0.01061107488, -0.0657888334, 0.01201642863],
+      [0.6336835991, -0.3557432599, 0.05486251648, -0.001465281033],
+      [-0.03276231906, 0.004474107445, 0.002429354597, -0.0001557569013]],
+     [[0.221950385, -0.3187676331, 0.01799915743, 0.01074823814],
+      [-0.2951249643, 0.06219954479, 0.01535556598, 0.001550077057],
+      [0.02155310298, 0.004170831599, 0.001292462449, 6.976601077e-05]],
+     [[-0.05980841433, 0.008441916499, 0.01085618172, 0.002319392565],
+      [0.02911413504, 0.01400243777, -0.002721828457, 0.000751041181],
+      [0.005900514878, -0.001936558688, -9.495446725e-06, 5.385558597e-05]]],
+    [[[1, -0.02924021934, -0.04438342661, 0.007285809825],
+      [0.6357567472, -0.3473456711, 0.05454656494, -0.002407477521],
+      [-0.03301322327, 0.004845219414, 0.00231480583, -0.0002307248149]],
+     [[0.5925320577, -0.1757678135, 0.01505928619, 0.000564515273],
+      [0.1014815858, -0.06589186703, 0.01272886114, -0.0007316646956],
+      [-0.007258481865, 0.001096195486, 0.0003934994223, -4.12701925e-05]],
+     [[0.06469649321, -0.0236701437, 0.002902096474, -5.896963079e-05],
+      [0.001925008108, -0.002869809258, 0.0008000589141, -6.063713228e-05],
+      [-0.0003477407336, 6.959756487e-05, 1.097287507e-05, -1.650964693e-06]]]])
+
+
+def _beta_grad_alpha_small(x: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """d x / d alpha of a Beta(alpha, beta) draw near 0 (Taylor series in x)."""
+    factor = digamma_array(alpha) - digamma_array(alpha + beta) - np.log(x)
+    numer = np.ones_like(x)
+    series = numer / alpha * (factor + 1 / alpha)
+    for i in range(1, 11):
+        numer = numer * ((i - beta) * x / i)
+        denom = alpha + i
+        series = series + numer / denom * (factor + 1 / denom)
+    out = x * np.power(1 - x, -beta) * series
+    return np.where(np.isnan(out), 0.0, out)
+
+
+def _beta_grad_beta_small(x: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """d x / d beta of a Beta(alpha, beta) draw near 0 (Taylor series in x)."""
+    factor = digamma_array(alpha + beta) - digamma_array(beta)
+    numer, betas, dbetas = np.ones_like(x), np.ones_like(x), np.zeros_like(x)
+    series = factor / alpha
+    for i in range(1, 9):
+        numer = numer * (-x / i)
+        dbetas = dbetas * (beta - i) + betas
+        betas = betas * (beta - i)
+        series = series + numer / (alpha + i) * (dbetas + factor * betas)
+    out = -np.power(1 - x, 1 - beta) * series
+    return np.where(np.isnan(out), 0.0, out)
+
+
+def _beta_grad_alpha_mid(x: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """d x / d alpha of a Beta draw when alpha and beta are both large (Rice saddle point)."""
+    total = alpha + beta
+    mean = alpha / total
+    std = np.sqrt(alpha * beta / (total + 1)) / total
+    poly = 47 * x * (beta * beta) * (beta * beta) + alpha * (
+        (43 + 20 * (16 + 27 * beta) * x) * (beta * beta) * beta + alpha * (
+            3 * (59 + 180 * beta - 90 * x) * (beta * beta) + alpha * (
+                (453 + 1620 * beta * (1 - x) - 455 * x) * beta + alpha * (
+                    8 * (1 - x) * (135 * beta - 11)))))
+    prefactor_num = (1 + 12 * alpha) * (1 + 12 * beta) / (total * total)
+    prefactor_den = 12960 * alpha * alpha * alpha * beta * beta * (1 + 12 * total)
+    near = prefactor_num / (1 - x) * poly / prefactor_den
+    prefactor = -x / np.sqrt(2 * alpha * beta / total)
+    stirling = ((1 + 1 / (12 * alpha) + 1 / (288 * alpha * alpha)) * (1 + 1 / (12 * beta) + 1 / (288 * beta * beta))
+                / (1 + 1 / (12 * total) + 1 / (288 * total * total)))
+    term1_num = 2 * (alpha * alpha) * (x - 1) + alpha * beta * (x - 1) - x * (beta * beta)
+    axbx = alpha * (x - 1) + beta * x
+    term1 = term1_num / (np.sqrt(2 * alpha / beta) * np.power(total, 1.5) * axbx * axbx)
+    term2 = 0.5 * np.log(alpha / (total * x))
+    term3 = np.sqrt(8 * alpha * beta / total) / (beta * x + alpha * (x - 1))
+    term4 = np.power(beta * np.log(beta / (total * (1 - x))) + alpha * np.log(alpha / (total * x)), -1.5)
+    term1234 = term1 + term2 * (term3 + np.where(x < mean, term4, -term4))
+    far = stirling * prefactor * term1234
+    return np.where((mean - 0.1 * std <= x) & (x <= mean + 0.1 * std), near, far)
+
+
+def dirichlet_grad_array(x: np.ndarray, alpha: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """torch's ``_dirichlet_grad``: the reparameterised gradient of a Beta(alpha, total - alpha)
+    draw ``x`` w.r.t. alpha, scaled as torch's Dirichlet backward uses it; its four regimes
+    (x near 0, x near 1, both parameters large, a rational correction between), in float64."""
+    with np.errstate(all="ignore"):
+        x, alpha, total = np.broadcast_arrays(*(v.astype(np.float64) for v in (x, alpha, total)))
+        beta = total - alpha
+        boundary = total * x * (1 - x)
+        u = np.log(x)
+        a = np.log(alpha) - u
+        b = np.log(total) - a
+        pow_u, pow_a = (np.ones_like(u), u, u * u), (np.ones_like(a), a, a * a)
+        p, q = np.zeros_like(x), np.zeros_like(x)
+        c = _DIRICHLET_C
+        for i in range(3):
+            for j in range(3):
+                ua = pow_u[i] * pow_a[j]
+                p = p + ua * (c[0, i, j, 0] + b * (c[0, i, j, 1] + b * (c[0, i, j, 2] + b * c[0, i, j, 3])))
+                q = q + ua * (c[1, i, j, 0] + b * (c[1, i, j, 1] + b * (c[1, i, j, 2] + b * c[1, i, j, 3])))
+        approx = x * (digamma_array(total) - digamma_array(alpha)) / beta
+        out = p / q * approx
+        out = np.where((alpha > 6) & (beta > 6), _beta_grad_alpha_mid(x, alpha, beta), out)
+        out = np.where((x >= 0.5) & (boundary < 0.75), -_beta_grad_beta_small(1 - x, beta, alpha), out)
+        return np.where((x <= 0.5) & (boundary < 2.5), _beta_grad_alpha_small(x, alpha, beta), out)
+
+
+def dirichlet_rsample(concentration):
+    """Dirichlet(concentration) draws (normalised standard-gamma draws, clamped into
+    [tiny, 1 - eps] as torch's ``_sample_dirichlet``), differentiable in ``concentration``
+    through torch's ``_dirichlet_grad`` (node ``_DirichletBackward``, torch's custom Function)."""
+    from .. import _random
+    c = concentration._data
+    dt = c.dtype
+    info = np.finfo(dt)
+    g = np.maximum(_random._rng(None).standard_gamma(c.astype(np.float64)), info.tiny)
+    x = np.clip(g / g.sum(-1, keepdims=True), info.tiny, 1 - info.eps).astype(dt)
+
+    def backward(grad):
+        total = np.broadcast_to(c.sum(-1, keepdims=True), c.shape)
+        dx = dirichlet_grad_array(x, c, total).astype(dt, copy=False)
+        return (dx * (grad - (x * grad).sum(-1, keepdims=True)),)
+
+    return result(x, "_DirichletBackward", (concentration,), backward, saved=(concentration,), save_output=True)

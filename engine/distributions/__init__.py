@@ -7,8 +7,8 @@ Like torch's, they are written with ordinary tensor ops, so log_prob/entropy/rsa
 differentiate through the usual autograd graph. Parameters and the values given to
 log_prob/cdf are validated as torch validates them by default (ValueError with torch's
 messages; ``validate_args=False`` or ``Distribution.set_default_validate_args(False)`` turns it
-off). One file per family; ``engine.distributions.X`` imports work as torch's.
-Gamma, Beta and Dirichlet have no ``rsample`` in the engine (see ``gamma.py``).
+off). One file per family; ``engine.distributions.X`` imports work as torch's. Gamma, Beta and
+Dirichlet ``rsample`` with torch's implicit reparameterisation gradients (see ``gamma.py``).
 """
 
 from __future__ import annotations

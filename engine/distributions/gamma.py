@@ -1,12 +1,9 @@
-"""Exponential, and the gamma-based families Gamma, Beta and Dirichlet.
+"""Exponential, and the gamma-based families Gamma, Beta and Dirichlet, all with ``rsample``.
 
-Exponential has ``rsample`` (``-log(1 - u) / rate`` differentiates in ``rate``), and so has Gamma:
-its standard-gamma draw carries torch's implicit reparameterisation gradient
-(``engine._ops.gamma.standard_gamma``, the same formulas as torch's ``_standard_gamma_grad``).
-torch's Beta and Dirichlet differentiate their draws through a different approximation
-(``_dirichlet_grad``) that the engine does not implement, so for them ``has_rsample`` is False
-and ``rsample`` raises NotImplementedError naming the distribution, instead of returning a sample
-silently cut off from its parameters.
+Exponential's ``-log(1 - u) / rate`` differentiates in ``rate``. Gamma, Beta and Dirichlet draw
+from NumPy's standard-gamma sampler and carry torch's implicit reparameterisation gradients of
+those draws: ``_standard_gamma_grad`` for Gamma, ``_dirichlet_grad`` for Dirichlet (and Beta, a
+two-component Dirichlet), the same formulas as torch's (``engine/_ops/gamma.py``).
 """
 
 from __future__ import annotations
@@ -15,27 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import _creation, _random
+from .. import _creation
 from .._finfo import finfo
 from .._ops import gamma as gamma_ops
 from .._ops import special
 from .._tensor import Tensor
 from . import constraints
 from .distribution import ExponentialFamily, broadcast_all
-
-
-def _standard_gamma(concentration: Tensor, shape: tuple) -> Tensor:
-    """Gamma(concentration, 1) draws of ``shape`` (concentration broadcast to it), no gradient,
-    clamped below at the dtype's smallest normal number as torch clamps them."""
-    conc = np.broadcast_to(concentration.detach().numpy(), shape)
-    out = Tensor._wrap(_random._rng(None).standard_gamma(conc.astype(np.float64)).astype(conc.dtype))
-    return out.clamp(min=finfo(out.dtype).tiny)
-
-
-def _no_rsample(dist: Any) -> NotImplementedError:
-    return NotImplementedError(
-        f"{type(dist).__name__}.rsample is not supported by engine: torch differentiates its sample through "
-        "_dirichlet_grad, which the engine does not implement; use sample() (no gradient to the parameters)")
 
 
 class Exponential(ExponentialFamily):
@@ -115,7 +98,7 @@ class Dirichlet(ExponentialFamily):
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
-    has_rsample = False  # torch: True (see the module docstring)
+    has_rsample = True
 
     def __init__(self, concentration: Tensor, validate_args: bool | None = None) -> None:
         if concentration.dim() < 1:
@@ -125,12 +108,8 @@ class Dirichlet(ExponentialFamily):
                          validate_args=validate_args)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        raise _no_rsample(self)
-
-    def sample(self, sample_shape: Any = ()) -> Tensor:
-        shape = tuple(self._extended_shape(sample_shape))
-        g = _standard_gamma(self.concentration, shape)
-        return (g / g.sum(-1, keepdim=True)).clamp(min=finfo(g.dtype).tiny, max=1 - finfo(g.dtype).eps)
+        """A draw differentiable in the concentration (torch's ``_dirichlet_grad``)."""
+        return gamma_ops.dirichlet_rsample(self.concentration.expand(tuple(self._extended_shape(sample_shape))))
 
     @property
     def mean(self) -> Tensor:
@@ -178,7 +157,7 @@ class Beta(ExponentialFamily):
 
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
-    has_rsample = False  # torch: True (see the module docstring)
+    has_rsample = True
 
     def __init__(self, concentration1: Any, concentration0: Any, validate_args: bool | None = None) -> None:
         c1, c0 = broadcast_all(concentration1, concentration0)
@@ -203,10 +182,7 @@ class Beta(ExponentialFamily):
         return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        raise _no_rsample(self)
-
-    def sample(self, sample_shape: Any = ()) -> Tensor:
-        return self._dirichlet.sample(sample_shape)[..., 0]
+        return self._dirichlet.rsample(sample_shape).select(-1, 0)
 
     def log_prob(self, value: Tensor) -> Tensor:
         from .._ops import shape

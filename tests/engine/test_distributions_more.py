@@ -252,18 +252,47 @@ def test_sample_shapes_dtypes_and_has_rsample(name):
         row = [tuple(dist.batch_shape), tuple(dist.event_shape), tuple(dist.sample().shape),
                tuple(dist.sample((3,)).shape), tuple(dist.sample((2, 5)).shape),
                str(dist.sample().dtype).split(".")[-1], str(dist.support)]
-        if dist.has_rsample and name not in ("beta", "dirichlet"):
+        if dist.has_rsample:
             row.append(tuple(dist.rsample((3,)).shape))
         got.append(row)
     assert got[0] == got[1]
 
 
-@pytest.mark.parametrize("name", ["Beta", "Dirichlet"])
-def test_beta_and_dirichlet_refuse_rsample_instead_of_detaching(name):
-    dist = {"Beta": lambda: D.Beta(engine.ones(2), 1.0), "Dirichlet": lambda: D.Dirichlet(engine.ones(2))}[name]()
-    assert dist.has_rsample is False
-    with pytest.raises(NotImplementedError, match=f"{name}.rsample is not supported by engine"):
-        dist.rsample()
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_dirichlet_and_beta_rsample_gradients_are_torchs_on_the_same_draws(dtype):
+    """torch's _Dirichlet backward, grad(x) * (g - sum(x * g)), with _dirichlet_grad evaluated at the
+    engine's draws; Beta is the first component of a two-component Dirichlet."""
+    engine.manual_seed(2)
+    conc_np = np.array([[0.1, 0.7, 2.0, 9.0], [7.0, 8.0, 0.5, 30.0]])
+    conc = engine.tensor(conc_np, dtype=getattr(engine, dtype), requires_grad=True)
+    x = D.Dirichlet(conc).rsample((16,))
+    assert type(x.grad_fn).__name__ == "_DirichletBackward"
+    w = np.random.default_rng(1).standard_normal(tuple(x.shape))
+    (x * engine.tensor(w, dtype=x.dtype)).sum().backward()
+    tdt = getattr(torch, dtype)
+    tx, tc = torch.tensor(x.detach().numpy(), dtype=tdt), torch.tensor(conc_np, dtype=tdt).expand(16, 2, 4)
+    g = torch.tensor(w, dtype=tdt)
+    dx = torch._dirichlet_grad(tx, tc, tc.sum(-1, True).expand_as(tc))
+    want = (dx * (g - (tx * g).sum(-1, True))).sum(0).numpy()
+    rtol = 2e-4 if dtype == "float32" else 1e-9
+    np.testing.assert_allclose(conc.grad.numpy(), want, rtol=rtol, atol=1e-5 if dtype == "float32" else 1e-12)
+    a = engine.tensor([0.5, 3.0], requires_grad=True)
+    b = engine.tensor([2.0, 9.0], requires_grad=True)
+    y = D.Beta(a, b).rsample((8,))
+    assert type(y.grad_fn).__name__ == "SelectBackward0"
+    y.sum().backward()
+    assert a.grad is not None and b.grad is not None and np.all(a.grad.numpy() > 0) and np.all(b.grad.numpy() < 0)
+
+
+def test_dirichlet_grad_matches_torch_over_its_regimes():
+    from engine._ops.gamma import dirichlet_grad_array
+    rng = np.random.default_rng(0)
+    alpha = np.exp(rng.uniform(np.log(0.05), np.log(100), 4000))
+    beta = np.exp(rng.uniform(np.log(0.05), np.log(100), 4000))
+    x = np.clip(rng.beta(alpha, beta), 1e-300, 1 - 1e-16)
+    mine = dirichlet_grad_array(x, alpha, alpha + beta)
+    ref = torch._dirichlet_grad(torch.tensor(x), torch.tensor(alpha), torch.tensor(alpha + beta)).numpy()
+    np.testing.assert_allclose(mine, ref, rtol=1e-9, atol=1e-300)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
