@@ -235,6 +235,72 @@ def _kl_uniform_normal(p: Uniform, q: Normal) -> Tensor:
     return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
 
 
+def _x_log_x(t: Tensor) -> Tensor:
+    return t * t.log()
+
+
+@register_kl(Beta, Exponential)
+def _kl_beta_exponential(p: Beta, q: Exponential) -> Tensor:
+    return -p.entropy() - q.rate.log() + q.rate * (p.concentration1 / (p.concentration1 + p.concentration0))
+
+
+@register_kl(Beta, Gamma)
+def _kl_beta_gamma(p: Beta, q: Gamma) -> Tensor:
+    t1 = -p.entropy()
+    t2 = gamma_ops.lgamma(q.concentration) - q.concentration * q.rate.log()
+    t3 = (q.concentration - 1) * (gamma_ops.digamma(p.concentration1)
+                                  - gamma_ops.digamma(p.concentration1 + p.concentration0))
+    t4 = q.rate * p.concentration1 / (p.concentration1 + p.concentration0)
+    return t1 + t2 - t3 + t4
+
+
+@register_kl(Beta, Normal)
+def _kl_beta_normal(p: Beta, q: Normal) -> Tensor:
+    e_beta = p.concentration1 / (p.concentration1 + p.concentration0)
+    var_normal = q.scale.pow(2)
+    t1 = -p.entropy()
+    t2 = 0.5 * (var_normal * 2 * math.pi).log()
+    t3 = (e_beta * (1 - e_beta) / (p.concentration1 + p.concentration0 + 1) + e_beta.pow(2)) * 0.5
+    t4 = q.loc * e_beta
+    t5 = q.loc.pow(2) * 0.5
+    return t1 + t2 + (t3 - t4 + t5) / var_normal
+
+
+@register_kl(Beta, Uniform)
+def _kl_beta_uniform(p: Beta, q: Uniform) -> Tensor:
+    result = -p.entropy() + (q.high - q.low).log()
+    return result.masked_fill((q.low > 0.0) | (q.high < 1.0), math.inf)
+
+
+@register_kl(Uniform, Beta)
+def _kl_uniform_beta(p: Uniform, q: Beta) -> Tensor:
+    common_term = p.high - p.low
+    t1 = common_term.log()
+    t2 = (q.concentration1 - 1) * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / common_term
+    t3 = (q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + common_term) / common_term
+    t4 = (gamma_ops.lgamma(q.concentration1) + gamma_ops.lgamma(q.concentration0)
+          - gamma_ops.lgamma(q.concentration1 + q.concentration0))
+    result = t3 + t4 - t1 - t2
+    return result.masked_fill((p.high > 1.0) | (p.low < 0.0), math.inf)
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponential(p: Uniform, q: Exponential) -> Tensor:
+    result = q.rate * (p.high + p.low) / 2 - ((p.high - p.low) * q.rate).log()
+    return result.masked_fill(p.low < 0.0, math.inf)
+
+
+@register_kl(Uniform, Gamma)
+def _kl_uniform_gamma(p: Uniform, q: Gamma) -> Tensor:
+    common_term = p.high - p.low
+    t1 = common_term.log()
+    t2 = gamma_ops.lgamma(q.concentration) - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / common_term
+    t4 = q.rate * (p.high + p.low) / 2
+    result = -t1 + t2 + t3 + t4
+    return result.masked_fill(p.low < 0.0, math.inf)
+
+
 def _infinite_like(tensor: Tensor) -> Tensor:
     return _creation.full_like(tensor, math.inf)
 

@@ -148,6 +148,13 @@ KL_PAIRS = {
     "laplace_normal": (lambda d, a, b: d.Laplace(a, b), lambda d, a, b: d.Normal(b, a)),
     "normal_laplace": (lambda d, a, b: d.Normal(a, b), lambda d, a, b: d.Laplace(b, a)),
     "uniform_normal": (lambda d, a, b: d.Uniform(a - 1, a), lambda d, a, b: d.Normal(b, a)),
+    "beta_exponential": (lambda d, a, b: d.Beta(a, b), lambda d, a, b: d.Exponential(b)),
+    "beta_gamma": (lambda d, a, b: d.Beta(a, b), lambda d, a, b: d.Gamma(b, a)),
+    "beta_normal": (lambda d, a, b: d.Beta(a, b), lambda d, a, b: d.Normal(b, a)),
+    "beta_uniform": (lambda d, a, b: d.Beta(a, b), lambda d, a, b: d.Uniform(b * 0 - 0.5 * (a > 1), b + 1)),
+    "uniform_beta": (lambda d, a, b: d.Uniform(a / 10 - 0.1 * (b > 2), a / 10 + 0.1), lambda d, a, b: d.Beta(b, a)),
+    "uniform_exponential": (lambda d, a, b: d.Uniform(a - 1, a + 1), lambda d, a, b: d.Exponential(b)),
+    "uniform_gamma": (lambda d, a, b: d.Uniform(a - 1, a + 1), lambda d, a, b: d.Gamma(b, a)),
     "normal_gamma_inf": (lambda d, a, b: d.Normal(a, b), lambda d, a, b: d.Gamma(b, a)),
     "gamma_uniform_inf": (lambda d, a, b: d.Gamma(a, b), lambda d, a, b: d.Uniform(b, b + 1)),
 }
