@@ -4,7 +4,7 @@ engine already has (expit is sigmoid, gammaln is lgamma, psi is digamma, ...).
 
 A real submodule, so ``import engine.special`` and ``from engine.special import gammaln`` work as
 they do for torch. The ops live in ``engine._ops.gamma`` (lgamma, digamma, polygamma, mvlgamma,
-zeta), ``engine._ops.special_more`` (erfcx, entr, ndtr, ndtri, log_ndtr, i0/i0e/i1/i1e,
+zeta, gammainc/gammaincc), ``engine._ops.special_more`` (erfcx, entr, ndtr, ndtri, log_ndtr, i0/i0e/i1/i1e,
 xlog1py) and the existing ``pointwise``/``special``/``reduction`` modules.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ._ops import pointwise as _pointwise
 from ._ops import reduction as _reduction
-from ._ops.gamma import digamma, polygamma, zeta
+from ._ops.gamma import digamma, gammainc, gammaincc, polygamma, zeta
 from ._ops.gamma import lgamma as gammaln
 from ._ops.gamma import mvlgamma as _mvlgamma
 from ._ops.special import erf, erfc, erfinv, exp2, logit, sinc, xlogy
@@ -52,6 +52,6 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 A002
     return _pointwise.round(input)
 
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e",
-           "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
-           "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]
+__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc",
+           "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp",
+           "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]

@@ -88,6 +88,12 @@ class Gamma(ExponentialFamily):
         c, r = self.concentration, self.rate
         return special.xlogy(c, r) + special.xlogy(c - 1, value) - r * value - gamma_ops.lgamma(c)
 
+    def cdf(self, value: Tensor) -> Tensor:
+        """P(concentration, rate * value), the regularised lower incomplete gamma function."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return gamma_ops.gammainc(self.concentration, self.rate * value)
+
     def entropy(self) -> Tensor:
         c = self.concentration
         return c - self.rate.log() + gamma_ops.lgamma(c) + (1.0 - c) * gamma_ops.digamma(c)

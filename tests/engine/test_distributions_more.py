@@ -70,7 +70,7 @@ STATS = ("log_prob", "entropy", "mean", "variance", "stddev", "mode", "cdf", "ic
 HAS = {  # which of STATS torch defines for each family (the rest raise NotImplementedError there)
     "bernoulli_probs": {"log_prob", "entropy", "mean", "variance", "stddev", "mode"},
     "uniform": set(STATS), "laplace": set(STATS), "exponential": set(STATS),
-    "gamma": {"log_prob", "entropy", "mean", "variance", "stddev", "mode"},
+    "gamma": {"log_prob", "entropy", "mean", "variance", "stddev", "mode", "cdf"},
     "beta": {"log_prob", "entropy", "mean", "variance", "stddev", "mode"},
     "dirichlet": {"log_prob", "entropy", "mean", "variance", "stddev", "mode"},
     "independent_normal": {"log_prob", "entropy", "mean", "variance", "stddev", "mode"},
@@ -84,8 +84,11 @@ HAS["onehot_logits"] = HAS["onehot"]
 
 def _stat(lib, name, stat, dtype):
     arrays, build, value = FAMILIES[name]
-    params = [_t(lib, a, dtype, grad=True) for a in arrays]
+    # torch's gammainc has no derivative in its first argument: Gamma.cdf differentiates in rate only
+    frozen = {0} if (name, stat) == ("gamma", "cdf") else set()
+    params = [_t(lib, a, dtype, grad=i not in frozen) for i, a in enumerate(arrays)]
     dist = build(_d(lib), *params)
+    params = [p for i, p in enumerate(params) if i not in frozen]
     if stat in ("log_prob", "cdf"):
         out = getattr(dist, stat)(_t(lib, value, dtype))
     elif stat == "icdf":
