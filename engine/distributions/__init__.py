@@ -1,7 +1,8 @@
 """engine.distributions (torch.distributions): the distributions training code samples from and
 scores with -- Categorical/OneHotCategorical and Bernoulli (policy gradients, classifiers),
 Normal/Independent/MultivariateNormal (VAEs, Gaussian policies), Uniform, Laplace, Exponential,
-Gamma, Beta, Dirichlet -- with ``kl_divergence`` and ``register_kl``.
+Gamma, Beta, Dirichlet, LogNormal and TransformedDistribution with elementwise ``transforms``
+(Exp, Affine, Sigmoid, Tanh) -- with ``kl_divergence`` and ``register_kl``.
 
 Like torch's, they are written with ordinary tensor ops, so log_prob/entropy/rsample
 differentiate through the usual autograd graph. Parameters and the values given to
@@ -13,7 +14,7 @@ Dirichlet ``rsample`` with torch's implicit reparameterisation gradients (see ``
 
 from __future__ import annotations
 
-from . import constraints
+from . import constraints, transforms
 from .bernoulli import Bernoulli
 from .categorical import Categorical, OneHotCategorical
 from .distribution import Distribution, ExponentialFamily
@@ -22,8 +23,9 @@ from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 from .normal import Laplace, Normal
+from .transformed_distribution import LogNormal, TransformedDistribution
 from .uniform import Uniform
 
 __all__ = ["Bernoulli", "Beta", "Categorical", "Dirichlet", "Distribution", "Exponential", "ExponentialFamily",
-           "Gamma", "Independent", "Laplace", "MultivariateNormal", "Normal", "OneHotCategorical", "Uniform",
-           "constraints", "kl_divergence", "register_kl"]
+           "Gamma", "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical",
+           "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms"]

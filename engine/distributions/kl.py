@@ -19,6 +19,7 @@ from .gamma import Beta, Dirichlet, Exponential, Gamma
 from .independent import Independent
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Laplace, Normal
+from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
 
 _KL_REGISTRY: dict[tuple[type, type], Callable] = {}
@@ -177,6 +178,15 @@ def _kl_multivariatenormal_multivariatenormal(p: MultivariateNormal, q: Multivar
     term2 = m.pow(2).sum((-2, -1))
     term3 = _batch_mahalanobis(lq, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p: TransformedDistribution, q: TransformedDistribution) -> Tensor:
+    if p.transforms != q.transforms:
+        raise NotImplementedError
+    if tuple(p.event_shape) != tuple(q.event_shape):
+        raise NotImplementedError
+    return kl_divergence(p.base_dist, q.base_dist)
 
 
 # cross-family pairs torch registers: the closed forms, and inf where p's support is not inside q's

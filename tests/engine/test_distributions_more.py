@@ -510,3 +510,109 @@ def test_vae_and_ppo_snippets_give_torchs_loss_and_gradients():
         assert el == pytest.approx(tl, rel=1e-5)
         for e, t in zip(eg, tg):
             np.testing.assert_allclose(e, t, rtol=1e-4, atol=1e-6)
+
+
+def _transformed(d, lib, kind, m, s):
+    t = importlib.import_module(f"{lib.__name__}.distributions.transforms")
+    if kind == "tanh":
+        return d.TransformedDistribution(d.Normal(m, s), [t.TanhTransform()])
+    if kind == "sigmoid":
+        return d.TransformedDistribution(d.Normal(m, s), t.SigmoidTransform())
+    if kind == "affine_exp":
+        return d.TransformedDistribution(d.Normal(m, s), [t.AffineTransform(0.5, -2.0), t.ExpTransform().inv.inv])
+    if kind == "affine_tensor":
+        return d.TransformedDistribution(d.Normal(m, s), [t.AffineTransform(m.detach() * 0 + 1.0, s.detach() + 1)])
+    return d.LogNormal(m, s)
+
+
+TRANSFORMED = {  # kind -> values to score, stats torch defines
+    "tanh": (np.tanh(REAL * 0.4), ("log_prob",)),
+    "sigmoid": (UNIT, ("log_prob", "cdf", "icdf")),
+    "affine_exp": (POS, ("log_prob", "cdf", "icdf")),
+    "affine_tensor": (REAL, ("log_prob", "cdf", "icdf")),
+    "lognormal": (POS, ("log_prob", "cdf", "icdf", "entropy", "mean", "mode", "variance")),
+}
+
+
+@pytest.mark.parametrize("kind,stat", [(k, s) for k in sorted(TRANSFORMED) for s in TRANSFORMED[k][1]])
+def test_transformed_distributions_match_torch(kind, stat):
+    outs = []
+    for lib in (engine, torch):
+        m, s = _t(lib, LOC, lib.float64, True), _t(lib, POS, lib.float64, True)
+        dist = _transformed(_d(lib), lib, kind, m, s)
+        if stat in ("log_prob", "cdf"):
+            out = getattr(dist, stat)(_t(lib, TRANSFORMED[kind][0], lib.float64))
+        elif stat == "icdf":
+            out = dist.icdf(_t(lib, UNIT, lib.float64))
+        elif stat == "entropy":
+            out = dist.entropy()
+        else:
+            out = getattr(dist, stat)
+        grads = lib.autograd.grad((out * _t(lib, np.linspace(-1, 1, 6).reshape(2, 3), lib.float64)).sum(), (m, s))
+        outs.append((out.detach().numpy(), [g.numpy() for g in grads], str(dist.support), repr(dist),
+                     tuple(dist.sample((4,)).shape), dist.has_rsample))
+    (eo, eg, *erest), (to, tg, *trest) = outs
+    np.testing.assert_allclose(eo, to, rtol=1e-9, atol=1e-12)
+    for e, t in zip(eg, tg):
+        np.testing.assert_allclose(e, t, rtol=1e-8, atol=1e-10)
+    assert erest == trest
+
+
+def test_tanh_cache_returns_the_exact_preimage_and_sac_log_prob_matches_torch():
+    from engine.distributions.transforms import TanhTransform
+    u = engine.tensor([0.3, 8.0, -20.0], dtype=engine.float64)
+    t = TanhTransform(cache_size=1)
+    y = t(u)
+    assert t.inv(y) is u  # atanh(tanh(-20)) is -inf in float64: tanh(-20) rounds to -1
+    uncached = TanhTransform()
+    assert not np.isfinite(uncached.inv(uncached(u)).numpy()[2])
+    results = []
+    for lib in (engine, torch):
+        d = _d(lib)
+        tr = importlib.import_module(f"{lib.__name__}.distributions.transforms")
+        mu = lib.tensor([0.1, 0.5], dtype=lib.float64, requires_grad=True)
+        log_std = lib.tensor([-0.3, 0.2], dtype=lib.float64, requires_grad=True)
+        pi = d.TransformedDistribution(d.Normal(mu, log_std.exp()), [tr.TanhTransform(cache_size=1)])
+        pre = mu + log_std.exp() * lib.tensor([0.7, -1.3], dtype=lib.float64)  # a fixed "rsample"
+        action = pi.transforms[0](pre)
+        logp = pi.log_prob(action).sum()
+        loss = 0.2 * logp - action.sum()
+        loss.backward()
+        results.append((loss.item(), mu.grad.numpy(), log_std.grad.numpy()))
+    assert results[0][0] == pytest.approx(results[1][0], rel=1e-12)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-10)
+    np.testing.assert_allclose(results[0][2], results[1][2], rtol=1e-10)
+
+
+def test_transformed_errors_kl_and_reprs_as_torch():
+    cases = {
+        "not_a_transform": lambda d, tr, lib: d.TransformedDistribution(d.Normal(0.0, 1.0), 3),
+        "list_of_non_transforms": lambda d, tr, lib: d.TransformedDistribution(d.Normal(0.0, 1.0), [3]),
+        "cache_size": lambda d, tr, lib: tr.TanhTransform(cache_size=2),
+        "lognormal_value": lambda d, tr, lib: d.LogNormal(0.0, 1.0).log_prob(lib.tensor([-1.0])),
+        "lognormal_scale": lambda d, tr, lib: d.LogNormal(0.0, lib.tensor([-1.0])),
+    }
+    for name, call in cases.items():
+        got = []
+        for lib in (engine, torch):
+            tr = importlib.import_module(f"{lib.__name__}.distributions.transforms")
+            with pytest.raises(ValueError) as err:
+                call(_d(lib), tr, lib)
+            got.append(str(err.value).replace("engine.", "torch."))
+        assert got[0] == got[1], name
+    kls, reprs = [], []
+    for lib in (engine, torch):
+        d = _d(lib)
+        tr = importlib.import_module(f"{lib.__name__}.distributions.transforms")
+        a, b = _t(lib, LOC, lib.float64), _t(lib, POS, lib.float64)
+        kls.append(d.kl_divergence(d.LogNormal(a, b), d.LogNormal(b, b + 1)).numpy())
+        with pytest.raises(NotImplementedError):
+            d.kl_divergence(d.TransformedDistribution(d.Normal(a, b), tr.ExpTransform()),
+                            d.TransformedDistribution(d.Normal(a, b), tr.SigmoidTransform()))
+        reprs.append([repr(tr.ComposeTransform([tr.ExpTransform(), tr.AffineTransform(1.0, 2.0)])),
+                      repr(tr.ExpTransform().inv), tr.AffineTransform(0.0, -2.0).sign, tr.ExpTransform().sign,
+                      tr.AffineTransform(1.0, 2.0) == tr.AffineTransform(1.0, 2.0),
+                      tr.AffineTransform(1.0, 2.0) == tr.AffineTransform(1.0, 3.0),
+                      tr.ExpTransform().inv == tr.ExpTransform().inv, str(tr.ExpTransform().inv.codomain)])
+    np.testing.assert_allclose(kls[0], kls[1], rtol=1e-12)
+    assert reprs[0] == reprs[1]
