@@ -8,7 +8,9 @@ Framework-free: nodes are read through the API both share (``grad_fn``, ``next_f
 block; each module call labels the ``grad_fn`` nodes it created with
 ``node.metadata["module"] = <module path>``. Inner calls finish (and label) before their
 parents, so a node keeps the innermost module that created it. ``label_call`` is the labelling
-step alone, for tools (the tracer) that already hook module calls themselves.
+step alone, for tools (the tracer) that already hook module calls themselves. On torch the tracer
+sets the same labels inside walks it makes anyway (the backward observer's, ``capture/backward.py``,
+and the graph event's, ``graph_event``), and calls ``label_call`` where those start elsewhere.
 """
 
 from __future__ import annotations
