@@ -133,6 +133,18 @@ from .modules.pooling import (
     MaxPool2d,
     MaxPool3d,
 )
+from .modules.pooling_more import (
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
 from .modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .modules.sparse import Embedding, EmbeddingBag
 from .modules.transformer import (

@@ -77,6 +77,18 @@ from ._functional.pooling import (
     max_pool2d,
 )
 from ._functional.pooling3d import adaptive_max_pool1d, avg_pool3d, max_pool3d
+from ._functional.pooling_more import (
+    adaptive_avg_pool3d,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+)
 from ._functional.sampling import (
     affine_grid,
     channel_shuffle,
@@ -89,6 +101,16 @@ from ._functional.sampling import (
     unfold,
 )
 from ._functional.sparse import embedding, embedding_bag, one_hot
+from ._functional.unpool import (
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d_with_indices,
+    max_pool1d_with_indices,
+    max_pool2d_with_indices,
+    max_pool3d_with_indices,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
 
 __all__ = [
     "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
@@ -112,6 +134,12 @@ __all__ = [
     "alpha_dropout", "bilinear", "dropout1d", "dropout3d", "feature_alpha_dropout", "gumbel_softmax", "hardshrink",
     "prelu", "rms_norm", "rrelu", "softmin", "softshrink", "threshold",
     "adaptive_max_pool1d", "avg_pool3d", "embedding_bag", "max_pool3d",
+    # unpooling, the *_with_indices spellings, 3-D adaptive, power-average and fractional pools
+    "adaptive_avg_pool3d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d", "fractional_max_pool3d_with_indices",
+    "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d",
 ]
 
 
