@@ -321,6 +321,24 @@ from ._ops.special import (
     xlogy,
 )
 from ._ops.special_more import i0
+from ._ops.tensor_more import (
+    copysign,
+    dsplit,
+    frexp,
+    gcd,
+    heaviside,
+    hsplit,
+    lcm,
+    ldexp,
+    nanmedian,
+    nextafter,
+    positive,
+    sgn,
+    split_with_sizes,
+    unique_consecutive,
+    vdot,
+    vsplit,
+)
 from ._random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ._tensor import Size, Tensor, device
 from .autograd import (
@@ -344,6 +362,8 @@ moveaxis = movedim
 autocast = amp.autocast
 concat = concatenate = cat
 multiply, subtract, divide, true_divide, negative = mul, sub, div, div, neg
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+fix, absolute = trunc, abs
 ger = outer
 swapaxes = transpose
 
@@ -383,6 +403,19 @@ def isfinite(input: Tensor) -> Tensor:  # noqa: A002
 
 def equal(a: Tensor, b: Tensor) -> bool:
     return a.shape == b.shape and builtins.bool((a._data == b._data).all())
+
+
+def is_nonzero(input: Tensor) -> builtins.bool:  # noqa: A002
+    return input.is_nonzero()
+
+
+def is_signed(input: Tensor) -> builtins.bool:  # noqa: A002
+    return input.is_signed()
+
+
+def index_put_(input: Tensor, indices: Any, values: Tensor, accumulate: builtins.bool = False) -> Tensor:  # noqa: A002
+    """``input.index_put_(indices, values, accumulate)``."""
+    return input.index_put_(indices, values, accumulate)
 
 
 def cuda_is_available() -> bool:

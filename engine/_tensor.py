@@ -34,6 +34,7 @@ from ._ops import (
     sorting,
     special,
     special_more,
+    tensor_more,
 )
 from ._ops import shape as shape_ops
 from ._tensor_str import tensor_repr
@@ -1019,6 +1020,8 @@ class Tensor:
         return self._inplace_unary(misc.put, index, source, accumulate)
 
     def index_put_(self, indices, values, accumulate=False) -> Tensor:
+        if isinstance(indices, Tensor):
+            raise TypeError("index_put_(): argument 'indices' (position 1) must be tuple of Tensors, not Tensor")
         return self._inplace_unary(misc.index_put, indices, values, accumulate)
 
     def addmm_(self, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
@@ -1039,8 +1042,302 @@ class Tensor:
     def addr_(self, vec1, vec2, *, beta=1, alpha=1) -> Tensor:
         return self._inplace_unary(misc.addr, vec1, vec2, beta=beta, alpha=alpha)
 
+    # --- round 3a: the rest of torch's Tensor methods real code reaches for ----------------------
+    # (ops in ``_ops/tensor_more.py``; in-place forms through ``_inplace``'s leaf and version rules)
+
+    @property
+    def is_cpu(self) -> bool:
+        return True
+
+    def get_device(self) -> int:
+        """-1: the CPU's device index, as torch answers for CPU tensors."""
+        return -1
+
+    def byte(self) -> Tensor:
+        return self.to(_dtype.uint8)
+
+    def char(self) -> Tensor:
+        return self.to(_dtype.int8)
+
+    def short(self) -> Tensor:
+        return self.to(_dtype.int16)
+
+    def ndimension(self) -> int:
+        return self._data.ndim
+
+    def is_signed(self) -> bool:
+        """False for uint8 and bool, True for every other dtype."""
+        return self._data.dtype.kind not in "ub"
+
+    def is_nonzero(self) -> bool:
+        """The truth value of a one-element tensor (torch's errors for other sizes)."""
+        if self._data.size == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        return bool(self)
+
+    def equal(self, other: Tensor) -> bool:
+        """Same shape and equal values (NaN never equals NaN; dtypes may differ)."""
+        return self.shape == other.shape and bool((self._data == other._data).all())
+
+    def new(self, *args: Any) -> Tensor:
+        """torch's legacy constructor on an instance: ``new()`` (empty), ``new(2, 3)`` or
+        ``new(Size)`` (uninitialised, this dtype), ``new(data)`` (a copy in this dtype),
+        ``new(tensor)`` (that tensor's memory; its dtype must be this one)."""
+        dt = self._data.dtype
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            other = args[0]
+            if other._data.dtype != dt:
+                raise TypeError(f"expected TensorOptions(dtype={_c_type(dt)}, device=cpu) (got "
+                                f"TensorOptions(dtype={_c_type(other._data.dtype)}, device=cpu))")
+            return Tensor._wrap(other._data)
+        if len(args) == 1 and not isinstance(args[0], int | Size):
+            return Tensor._wrap(np.array(_plain(args[0])).astype(dt))
+        return Tensor._wrap(np.empty(shape_ops._sizes(args) if args else (0,), dt))
+
+    @property
+    def H(self) -> Tensor:  # noqa: N802
+        return tensor_more.hermitian_t(self)
+
+    @property
+    def mH(self) -> Tensor:  # noqa: N802
+        return tensor_more.hermitian_mt(self)
+
+    def storage_offset(self) -> int:
+        """Elements between the start of the memory this tensor views and its first element."""
+        root = self._data
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        start = self._data.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        return int(start // self._data.itemsize)
+
+    positive, sgn, absolute, fix = tensor_more.positive, tensor_more.sgn, pointwise.abs, pointwise.trunc
+    greater, greater_equal, less, less_equal, not_equal = (pointwise.gt, pointwise.ge, pointwise.lt,
+                                                           pointwise.le, pointwise.ne)
+    heaviside, copysign, gcd, lcm = tensor_more.heaviside, tensor_more.copysign, tensor_more.gcd, tensor_more.lcm
+    ldexp, frexp, nextafter, vdot = tensor_more.ldexp, tensor_more.frexp, tensor_more.nextafter, tensor_more.vdot
+    unique_consecutive, nanmedian = tensor_more.unique_consecutive, tensor_more.nanmedian
+    hsplit, vsplit, dsplit = tensor_more.hsplit, tensor_more.vsplit, tensor_more.dsplit
+    split_with_sizes, sum_to_size = tensor_more.split_with_sizes, tensor_more.sum_to_size
+
+    def bernoulli(self, p: Any = None, *, generator=None) -> Tensor:
+        """Draws of 0/1 (this dtype) with probabilities ``self`` (or ``p``)."""
+        from ._creation import bernoulli
+        return bernoulli(self if p is None else Tensor._wrap(np.full(self.shape, p, self._data.dtype)),
+                         generator=generator)
+
+    # in place through the out-of-place op (result written back in this tensor's dtype)
+    def sin_(self): return self._inplace_unary(pointwise.sin)  # noqa: E704
+    def cos_(self): return self._inplace_unary(pointwise.cos)  # noqa: E704
+    def tan_(self): return self._inplace_unary(pointwise.tan)  # noqa: E704
+    def asin_(self): return self._inplace_unary(special.asin)  # noqa: E704
+    def acos_(self): return self._inplace_unary(special.acos)  # noqa: E704
+    def atan_(self): return self._inplace_unary(special.atan)  # noqa: E704
+    def sinh_(self): return self._inplace_unary(special.sinh)  # noqa: E704
+    def cosh_(self): return self._inplace_unary(special.cosh)  # noqa: E704
+    def asinh_(self): return self._inplace_unary(special.asinh)  # noqa: E704
+    def acosh_(self): return self._inplace_unary(special.acosh)  # noqa: E704
+    def atanh_(self): return self._inplace_unary(special.atanh)  # noqa: E704
+    arcsin_, arccos_, arctan_, arcsinh_, arccosh_, arctanh_ = asin_, acos_, atan_, asinh_, acosh_, atanh_
+    def log10_(self): return self._inplace_unary(special.log10)  # noqa: E704
+    def log1p_(self): return self._inplace_unary(pointwise.log1p)  # noqa: E704
+    def log2_(self): return self._inplace_unary(pointwise.log2)  # noqa: E704
+    def expm1_(self): return self._inplace_unary(pointwise.expm1)  # noqa: E704
+    def exp2_(self): return self._inplace_unary(special.exp2)  # noqa: E704
+    def rsqrt_(self): return self._inplace_unary(pointwise.rsqrt)  # noqa: E704
+    def reciprocal_(self): return self._inplace_unary(pointwise.reciprocal)  # noqa: E704
+    def erfc_(self): return self._inplace_unary(special.erfc)  # noqa: E704
+    def deg2rad_(self): return self._inplace_unary(special.deg2rad)  # noqa: E704
+    def rad2deg_(self): return self._inplace_unary(special.rad2deg)  # noqa: E704
+    def sinc_(self): return self._inplace_unary(special.sinc)  # noqa: E704
+    def sgn_(self): return self._inplace_unary(tensor_more.sgn)  # noqa: E704
+    def hypot_(self, other): return self._inplace_unary(special.hypot, other)  # noqa: E704
+    def xlogy_(self, other): return self._inplace_unary(special.xlogy, other)  # noqa: E704
+    def copysign_(self, other): return self._inplace_unary(tensor_more.copysign, other)  # noqa: E704
+    def gcd_(self, other): return self._inplace_unary(tensor_more.gcd, other)  # noqa: E704
+    def lcm_(self, other): return self._inplace_unary(tensor_more.lcm, other)  # noqa: E704
+    def heaviside_(self, values): return self._inplace_unary(tensor_more.heaviside, values)  # noqa: E704
+    def nextafter_(self, other): return self._inplace_unary(tensor_more.nextafter, other)  # noqa: E704
+    absolute_, fix_, negative_, clip_ = abs_, trunc_, neg_, clamp_
+    multiply_, subtract_, true_divide_ = mul_, sub_, div_
+
+    def ldexp_(self, other: Tensor) -> Tensor:
+        if self._data.dtype.kind != "f":
+            raise RuntimeError(f"ldexp can't be cast to the desired output type "
+                               f"{_dtype.scalar_type_name(self._data.dtype)}")
+        return self._inplace_unary(tensor_more.ldexp, other)
+
+    def divide_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        if rounding_mode is None:
+            return self.div_(other)
+        return self._inplace_unary(pointwise.div, other, rounding_mode=rounding_mode)
+
+    def float_power_(self, exponent: Any) -> Tensor:
+        """``float_power`` in place: only a float64 tensor can hold its (double) result."""
+        if self._data.dtype != np.float64:
+            raise RuntimeError(f"the base given to float_power_ has dtype "
+                               f"{_dtype.scalar_type_name(self._data.dtype)} but the operation's result "
+                               "requires dtype Double")
+        return self._inplace_unary(misc.float_power, exponent)
+
+    def _inplace_compare(self, op: Callable, name: str, other: Any) -> Tensor:
+        """``eq_`` and friends: the comparison's 0/1 in this dtype; zero gradient (torch's)."""
+        def compute(old):
+            data = op(old, other)._data.astype(old._data.dtype)
+            return _core.result(data, name, (old,), lambda g: (np.zeros_like(g),))
+        return self._inplace(compute, None, other)
+
+    def eq_(self, other): return self._inplace_compare(pointwise.eq, "EqBackward0", other)  # noqa: E704
+    def ne_(self, other): return self._inplace_compare(pointwise.ne, "NeBackward0", other)  # noqa: E704
+    def lt_(self, other): return self._inplace_compare(pointwise.lt, "LtBackward0", other)  # noqa: E704
+    def le_(self, other): return self._inplace_compare(pointwise.le, "LeBackward0", other)  # noqa: E704
+    def gt_(self, other): return self._inplace_compare(pointwise.gt, "GtBackward0", other)  # noqa: E704
+    def ge_(self, other): return self._inplace_compare(pointwise.ge, "GeBackward0", other)  # noqa: E704
+    greater_, greater_equal_, less_, less_equal_, not_equal_ = gt_, ge_, lt_, le_, ne_
+
+    def _scan_(self, op: Callable, dim: int, dtype: Any) -> Tensor:
+        if dtype is not None and dtype.np != self._data.dtype:
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {_c_type(self._data.dtype)} and output "
+                               f"tensor dtype {_c_type(dtype.np)} should match")
+        return self._inplace_unary(op, dim)
+
+    def cumsum_(self, dim: int, dtype=None) -> Tensor:
+        return self._scan_(reduction.cumsum, dim, dtype)
+
+    def cumprod_(self, dim: int, dtype=None) -> Tensor:
+        return self._scan_(reduction.cumprod, dim, dtype)
+
+    def _inplace_view(self, view: Callable[[Tensor], Tensor]) -> Tensor:
+        """``t_``/``squeeze_``/...: ``self`` becomes the view ``view(self)`` of its own memory,
+        its ``grad_fn`` the view's node (torch's ``*Backward1`` names), version bumped."""
+        self._check_inplace()
+        out = view(self)
+        self._data = out._data
+        if out.grad_fn is not None:
+            self._set_history(out.grad_fn, 0)
+        if self._base is not None:
+            self._view_fn = out._view_fn
+        self._version[0] += 1
+        return self
+
+    def t_(self) -> Tensor:
+        return self._inplace_view(lambda s: _renamed(shape_ops.t(s), "TBackward1"))
+
+    def transpose_(self, dim0: int, dim1: int) -> Tensor:
+        return self._inplace_view(lambda s: _renamed(shape_ops.transpose(s, dim0, dim1), "TransposeBackward1"))
+
+    swapdims_ = swapaxes_ = transpose_
+
+    def squeeze_(self, dim: Any = None) -> Tensor:
+        name = "SqueezeBackward3" if dim is None else "SqueezeBackward4" if isinstance(dim, int) else \
+            "SqueezeBackward5"
+        return self._inplace_view(lambda s: shape_ops.squeeze(s, dim, node_name=name))
+
+    def unsqueeze_(self, dim: int) -> Tensor:
+        return self._inplace_view(lambda s: _renamed(shape_ops.unsqueeze(s, dim), "UnsqueezeBackward1"))
+
+    def fill_diagonal_(self, fill_value: Any, wrap: bool = False) -> Tensor:
+        """Set the main diagonal (all dims equal when more than 2; ``wrap``: restart below a tall
+        matrix's square, as torch does)."""
+        def compute(old):
+            data = tensor_more.fill_diagonal_values(old._data, fill_value, wrap)
+            mask = tensor_more.fill_diagonal_values(np.ones(old.shape, bool), False, wrap)
+            return _core.result(data, "FillBackward2", (old,), lambda g: (g * mask,))
+        return self._inplace(compute, None)
+
+    def _random_fill(self, draw: Callable[[np.random.Generator], np.ndarray], generator) -> Tensor:
+        from ._random import _rng
+        return self.copy_(Tensor._wrap(np.asarray(draw(_rng(generator)))))
+
+    def random_(self, from_: Any = 0, to: Any = None, *, generator=None, **kw: Any) -> Tensor:
+        """Integers drawn uniformly from [from, to) (``random_(to)``: [0, to); ``random_()``:
+        [0, 2**mantissa] for floats, the non-negative range for integers), in this dtype."""
+        lo, hi = tensor_more.random_bounds(self._data.dtype, kw.pop("from", from_), kw.pop("to", to))
+        return self._random_fill(lambda rng: rng.integers(lo, hi, size=self.shape, dtype=np.int64), generator)
+
+    def exponential_(self, lambd: float = 1, *, generator=None) -> Tensor:
+        tensor_more.check_float_fill("exponential_", self._data.dtype, "Exponential")
+        if not lambd > 0:
+            raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+        return self._random_fill(lambda rng: rng.exponential(1.0 / lambd, size=self.shape), generator)
+
+    def log_normal_(self, mean: float = 1, std: float = 2, *, generator=None) -> Tensor:
+        tensor_more.check_float_fill("log_normal_", self._data.dtype, "LogNormal")
+        if not std > 0:
+            raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+        return self._random_fill(lambda rng: rng.lognormal(mean, std, size=self.shape), generator)
+
+    def cauchy_(self, median: float = 0, sigma: float = 1, *, generator=None) -> Tensor:
+        tensor_more.check_float_fill("cauchy_", self._data.dtype, "Cauchy")
+        if not sigma > 0:
+            raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+        return self._random_fill(lambda rng: median + sigma * rng.standard_cauchy(size=self.shape), generator)
+
+    def geometric_(self, p: float, *, generator=None) -> Tensor:
+        """Trials up to the first success (1, 2, ...), success probability ``p`` in (0, 1)."""
+        if not 0 < p < 1:
+            raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+        return self._random_fill(lambda rng: rng.geometric(p, size=self.shape), generator)
+
+    def apply_(self, callable: Callable[[Any], Any]) -> Tensor:  # noqa: A002
+        """Replace each element by ``callable(element)`` (a Python loop, as torch's own: CPU
+        only, no autograd)."""
+        if self._requires_grad:
+            raise RuntimeError("Can't call apply_() on Variable that requires grad. Use var.detach().apply_() "
+                               "instead.")
+        conv = _element_caster(self._data.dtype)
+        values = [conv(callable(v)) for v in self._data.reshape(-1).tolist()]
+        self._check_inplace()
+        self._data[...] = np.array(values, self._data.dtype).reshape(self.shape)
+        self._version[0] += 1
+        return self
+
+    def map_(self, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:  # noqa: A002
+        """Replace each element by ``callable(element, other)``, ``tensor`` broadcast to this
+        shape (a Python loop, as torch's own)."""
+        if self._requires_grad or tensor._requires_grad:
+            raise RuntimeError("Can't call map_() on Variable that requires grad. Use var.detach().map_() "
+                               "instead.")
+        other = shape_ops.expand(tensor, self.shape)._data.reshape(-1).tolist()
+        conv = _element_caster(self._data.dtype)
+        values = [conv(callable(a, b)) for a, b in zip(self._data.reshape(-1).tolist(), other)]
+        self._check_inplace()
+        self._data[...] = np.array(values, self._data.dtype).reshape(self.shape)
+        self._version[0] += 1
+        return self
+
 
 # --- helpers ----------------------------------------------------------------------------------
+
+_C_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+
+
+def _c_type(npdt: np.dtype) -> str:
+    """The C++ type name torch's dtype-mismatch messages use (``long int`` for int64)."""
+    return _C_TYPES.get(np.dtype(npdt).name, np.dtype(npdt).name)
+
+
+def _renamed(t: Tensor, name: str) -> Tensor:
+    """``t`` with its node's class renamed (the in-place view ops' ``*Backward1`` names)."""
+    if t.grad_fn is not None:
+        t.grad_fn.__class__ = node_class(name)
+    return t
+
+
+def _element_caster(npdt: np.dtype) -> Callable[[Any], Any]:
+    """What ``apply_``/``map_`` do with a callable's value: a real number (torch's TypeError
+    otherwise), converted as the tensor's dtype converts it."""
+    import numbers
+
+    kind = np.dtype(npdt).kind
+
+    def conv(v: Any) -> Any:
+        if not isinstance(v, numbers.Real):
+            raise TypeError(f"must be real number, not {type(v).__name__}")
+        return float(v) if kind == "f" else bool(v) if kind == "b" else int(v)
+
+    return conv
+
 
 def _init_slots(t: Tensor, data: np.ndarray) -> None:
     # NumPy ufuncs return scalars (np.float32), not 0-d arrays, for 0-d inputs; in-place ops

@@ -719,6 +719,8 @@ def put(input, index, source, accumulate: bool = False):  # noqa: A002
 def index_put(input, indices, values, accumulate: bool = False):  # noqa: A002
     """``input[indices] = values`` out of place (``+=`` with repeats summed when
     ``accumulate``); ``indices`` is a tuple of index tensors, one per leading dim."""
+    if isinstance(indices, _core._Tensor):
+        raise TypeError("index_put(): argument 'indices' (position 1) must be tuple of Tensors, not Tensor")
     key = tuple(indices)
     if isinstance(values, _core._Tensor) and values._data.dtype != input._data.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
