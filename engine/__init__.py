@@ -341,6 +341,7 @@ from ._ops.tensor_more import (
 )
 from ._random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ._tensor import Size, Tensor, device
+from ._tensor_str import set_printoptions
 from .autograd import (
     enable_grad,
     inference_mode,

@@ -1,5 +1,6 @@
 """Tensor printing in torch's format: precision 4, a shared width per tensor, scientific
-notation when magnitudes span too much, ``...`` summaries past 1,000 elements."""
+notation when magnitudes span too much, ``...`` summaries past 1,000 elements; all of it
+adjustable with ``set_printoptions`` as in torch."""
 
 from __future__ import annotations
 
@@ -8,32 +9,74 @@ from typing import Any
 
 import numpy as np
 
-PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = 4, 1000, 3, 80
+
+class _PrintOptions:
+    """torch's ``PRINT_OPTS``: what ``set_printoptions`` changes (``sci_mode`` None: chosen per
+    tensor by the formatter)."""
+
+    def __init__(self) -> None:
+        self.precision, self.threshold, self.edgeitems, self.linewidth = 4, 1000, 3, 80
+        self.sci_mode: bool | None = None
+
+
+PRINT_OPTS = _PrintOptions()
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
+
+
+def set_printoptions(precision: int | None = None, threshold: float | None = None, edgeitems: int | None = None,
+                     linewidth: int | None = None, profile: str | None = None, sci_mode: bool | None = None) -> None:
+    """torch's ``set_printoptions``: a ``profile`` ('default', 'short', 'full') sets the four
+    numbers first, then each given option overrides it; ``sci_mode`` is always set (None: automatic).
+    Every later tensor repr follows them, as torch's does."""
+    if profile in _PROFILES:
+        PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems, PRINT_OPTS.linewidth = _PROFILES[profile]
+    if precision is not None:
+        PRINT_OPTS.precision = precision
+    if threshold is not None:
+        PRINT_OPTS.threshold = threshold
+    if edgeitems is not None:
+        PRINT_OPTS.edgeitems = edgeitems
+    if linewidth is not None:
+        PRINT_OPTS.linewidth = linewidth
+    PRINT_OPTS.sci_mode = sci_mode
+
+
+def get_printoptions() -> dict[str, Any]:
+    """The current options (torch's ``torch._tensor_str.get_printoptions``)."""
+    return dict(vars(PRINT_OPTS))
 
 
 class _Formatter:
-    """Chooses one format for every element of a tensor, as torch's ``_Formatter`` does."""
+    """Chooses one format for every element of a tensor, as torch's ``_Formatter`` does: the
+    width comes from the non-zero finite values only (``nan``/``inf``/0 are padded to it)."""
 
     def __init__(self, values: np.ndarray) -> None:
         self.floating = values.dtype.kind == "f"
-        self.int_mode, self.sci_mode = True, False
+        self.int_mode, self.sci_mode, self.width = True, False, 1
+        self.precision = PRINT_OPTS.precision
         if not self.floating:
             self.width = max((len(self._plain(v)) for v in values.ravel()), default=1)
             return
-        finite = values[np.isfinite(values)].astype(np.float64)
-        nonzero = np.abs(finite[finite != 0])
-        self.int_mode = bool(np.all(finite == np.ceil(finite)))
-        if nonzero.size:
-            lo, hi = nonzero.min(), nonzero.max()
-            if self.int_mode:
-                self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
-            else:
-                self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
-        self.width = max((len(self.format_plain(v)) for v in values.ravel()), default=1)
+        flat = values.ravel()
+        nonzero = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
+        if nonzero.size == 0:
+            return
+        mags = np.abs(nonzero)
+        lo, hi = mags.min(), mags.max()
+        self.int_mode = bool(np.all(nonzero == np.ceil(nonzero)))
+        auto = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
+        self.sci_mode = bool(auto) if PRINT_OPTS.sci_mode is None else PRINT_OPTS.sci_mode
+        if self.int_mode and not self.sci_mode:
+            self.width = max(self.width, max(len(f"{v:.0f}") + 1 for v in nonzero.tolist()))
+        else:
+            self.width = max(self.width, max(len(self._finite(v)) for v in nonzero.tolist()))
 
     @staticmethod
     def _plain(v: Any) -> str:
         return str(bool(v)) if isinstance(v, np.bool_) else str(v)
+
+    def _finite(self, v: float) -> str:
+        return f"{v:.{self.precision}e}" if self.sci_mode else f"{v:.{self.precision}f}"
 
     def format_plain(self, v: Any) -> str:
         if not self.floating:
@@ -41,11 +84,9 @@ class _Formatter:
         v = float(v)
         if not math.isfinite(v):
             return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
-        if self.sci_mode:
-            return f"{v:.{PRECISION}e}"
-        if self.int_mode:
+        if self.int_mode and not self.sci_mode:
             return f"{v:.0f}."
-        return f"{v:.{PRECISION}f}"
+        return self._finite(v)
 
     def format(self, v: Any) -> str:
         return self.format_plain(v).rjust(self.width)
@@ -55,24 +96,32 @@ def _summarised(x: np.ndarray) -> np.ndarray:
     """The values that will actually be printed (for choosing the format)."""
     if x.ndim == 0:
         return x.reshape(1)
-    if x.shape[0] > 2 * EDGEITEMS:
-        x = np.concatenate([x[:EDGEITEMS], x[-EDGEITEMS:]])
-    return np.concatenate([_summarised(row).ravel() for row in x]) if x.ndim > 1 else x
+    edge = PRINT_OPTS.edgeitems
+    if x.shape[0] > 2 * edge:
+        x = np.concatenate([x[:edge], x[x.shape[0] - edge:]])
+    if x.ndim == 1 or x.shape[0] == 0:
+        return x.reshape(-1)
+    return np.concatenate([_summarised(row).ravel() for row in x])
 
 
 def _body(x: np.ndarray, fmt: _Formatter, indent: int, summarise: bool) -> str:
     if x.ndim == 0:
         return fmt.format(x.item())
+    edge = PRINT_OPTS.edgeitems
     if x.ndim == 1:
-        items = [fmt.format(v) for v in x.tolist()] if not (summarise and x.shape[0] > 2 * EDGEITEMS) \
-            else [fmt.format(v) for v in x[:EDGEITEMS].tolist()] + [" ..."] + \
-            [fmt.format(v) for v in x[-EDGEITEMS:].tolist()]
-        per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
+        if summarise and not edge:
+            items = ["..."]
+        elif summarise and x.shape[0] > 2 * edge:
+            items = [fmt.format(v) for v in x[:edge].tolist()] + [" ..."] + \
+                [fmt.format(v) for v in x[x.shape[0] - edge:].tolist()]
+        else:
+            items = [fmt.format(v) for v in x.tolist()]
+        per_line = max(1, math.floor((PRINT_OPTS.linewidth - indent) / (fmt.width + 2)))
         lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
-    rows = list(range(x.shape[0]))
-    if summarise and x.shape[0] > 2 * EDGEITEMS:
-        rows = rows[:EDGEITEMS] + [None] + rows[-EDGEITEMS:]
+    rows: list[int | None] = list(range(x.shape[0]))
+    if summarise and x.shape[0] > 2 * edge:
+        rows = rows[:edge] + [None] + rows[x.shape[0] - edge:]
     parts = [_body(x[i], fmt, indent + 1, summarise) if i is not None else "..." for i in rows]
     sep = "," + "\n" * (x.ndim - 1) + " " * (indent + 1)
     return "[" + sep.join(parts) + "]"
@@ -80,19 +129,22 @@ def _body(x: np.ndarray, fmt: _Formatter, indent: int, summarise: bool) -> str:
 
 def tensor_repr(t: Any, prefix: str = "tensor(") -> str:
     x = t._data
-    summarise = x.size > THRESHOLD
+    summarise = x.size > PRINT_OPTS.threshold
     suffixes = []
-    if x.size == 0 and x.shape != (0,):
+    name, default = x.dtype.name, _default_name()
+    if x.size == 0:  # torch: the size unless 1-d, the dtype unless the default float
         body = "[]"
-        suffixes.append(f"size={tuple(x.shape)}")
-    elif x.size == 0:
-        body = "[]"
+        if x.ndim != 1:
+            suffixes.append(f"size={tuple(x.shape)}")
+        if name != default:
+            suffixes.append(f"dtype=engine.{name}")
     else:
+        if not PRINT_OPTS.edgeitems:
+            suffixes.append(f"size={tuple(x.shape)}")
         fmt = _Formatter(_summarised(x) if summarise else x)
         body = _body(x, fmt, len(prefix), summarise)
-    name = x.dtype.name
-    if name not in ("float32", "int64", "bool") or (name == "float32" and _default_is_not_f32()):
-        suffixes.append(f"dtype=engine.{name}")
+        if name not in (default, "int64", "bool"):
+            suffixes.append(f"dtype=engine.{name}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._requires_grad:
@@ -100,13 +152,13 @@ def tensor_repr(t: Any, prefix: str = "tensor(") -> str:
     out = prefix + body
     for suffix in suffixes:  # wrap a suffix onto its own line only when it would not fit
         last_line = len(out) - out.rfind("\n") + 1
-        if last_line + len(suffix) + 2 > LINEWIDTH:
+        if last_line + len(suffix) + 2 > PRINT_OPTS.linewidth:
             out += ",\n" + " " * len(prefix) + suffix
         else:
             out += ", " + suffix
     return out + ")"
 
 
-def _default_is_not_f32() -> bool:
+def _default_name() -> str:
     from . import _dtype
-    return _dtype._default_float is not _dtype.float32
+    return _dtype._default_float.np.name
