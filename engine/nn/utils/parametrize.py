@@ -9,6 +9,8 @@ tensors), as in torch, so state_dict keys match (``parametrizations.weight.origi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..._tensor import Tensor
@@ -16,7 +18,27 @@ from ...autograd import grad_mode
 from ..modules.container import ModuleDict, ModuleList
 from ..parameter import Parameter
 
-__all__ = ["ParametrizationList", "is_parametrized", "register_parametrization", "remove_parametrizations"]
+__all__ = ["ParametrizationList", "cached", "is_parametrized", "register_parametrization", "remove_parametrizations",
+           "transfer_parametrizations_and_params", "type_before_parametrizations"]
+
+_cache_enabled = 0
+_cache: dict[tuple[int, str], Tensor] = {}
+
+
+@contextmanager
+def cached() -> Iterator[None]:
+    """Inside this context every parametrized tensor is computed once, on first access, and the
+    same tensor is returned after that (torch's ``parametrize.cached``): a weight read at every
+    step of an RNN is parametrized once. Nested contexts share one cache, emptied on leaving
+    the outermost."""
+    global _cache_enabled, _cache
+    _cache_enabled += 1
+    try:
+        yield
+    finally:
+        _cache_enabled -= 1
+        if not _cache_enabled:
+            _cache = {}
 
 
 class ParametrizationList(ModuleList):
@@ -29,7 +51,10 @@ class ParametrizationList(ModuleList):
             new = original
             for module in reversed(list(self)):
                 if hasattr(module, "right_inverse"):
-                    new = module.right_inverse(new)
+                    try:
+                        new = module.right_inverse(new)
+                    except NotImplementedError:  # torch: a right_inverse that cannot is the identity here
+                        pass
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:
@@ -78,7 +103,14 @@ def _inject_new_class(module: Any) -> None:
 
 def _inject_property(module: Any, tensor_name: str) -> None:
     def get_parametrized(self: Any) -> Tensor:
-        return self.parametrizations[tensor_name]()
+        parametrization = self.parametrizations[tensor_name]
+        if not _cache_enabled:
+            return parametrization()
+        key = (id(self), tensor_name)
+        tensor = _cache.get(key)
+        if tensor is None:
+            tensor = _cache[key] = parametrization()
+        return tensor
 
     def set_original(self: Any, value: Tensor) -> None:
         self.parametrizations[tensor_name].right_inverse(value)
@@ -131,3 +163,34 @@ def remove_parametrizations(module: Any, tensor_name: str, leave_parametrized: b
         delattr(module, "parametrizations")
         module.__class__ = module.__class__.__bases__[0]
     return module
+
+
+def type_before_parametrizations(module: Any) -> type:
+    """The module's class before ``register_parametrization`` swapped it for
+    ``Parametrized<Class>`` (its own class when it is not parametrized)."""
+    return module.__class__.__bases__[0] if is_parametrized(module) else type(module)
+
+
+def transfer_parametrizations_and_params(from_module: Any, to_module: Any, tensor_name: str | None = None) -> Any:
+    """Register ``from_module``'s parametrizations (all, or those of ``tensor_name``) on
+    ``to_module`` and make it share their original parameters: afterwards both compute the
+    same parametrized tensor from the same storage. A tensor ``to_module`` lacks is created
+    first from ``from_module``'s parametrized value."""
+    if not is_parametrized(from_module):
+        return to_module
+    names = list(from_module.parametrizations) if tensor_name is None else [tensor_name]
+    for name in names:
+        if not hasattr(to_module, name):
+            setattr(to_module, name, Parameter(getattr(from_module, name)))
+        source = from_module.parametrizations[name]
+        for param_func in source:
+            register_parametrization(to_module, name, param_func)
+        target = to_module.parametrizations[name]
+        if hasattr(source, "original"):
+            target.original = source.original
+        else:
+            num = 0
+            while hasattr(source, f"original{num}"):
+                setattr(target, f"original{num}", getattr(source, f"original{num}"))
+                num += 1
+    return to_module
