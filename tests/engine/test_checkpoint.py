@@ -529,10 +529,8 @@ def test_modscope_trace_firing_order_matches_torch_twin(torch, reentrant, graph)
     assert traced_order(engine, reentrant, graph) == traced_order(torch, reentrant, graph)
 
 
-@pytest.mark.xfail(strict=True, reason="modscope/capture/torch/graph.py reads every node's _saved_* "
-                   "properties after the first forward; under torch's non-reentrant checkpoint each read "
-                   "unpacks a saved tensor and re-runs the block (5 extra forward passes in the trace)")
 def test_modscope_trace_with_graph_non_reentrant_matches_torch_twin(torch):
+    """Reading the graph (saved tensors included) re-runs no checkpointed block."""
     assert traced_order(engine, False, True) == traced_order(torch, False, True)
 
 

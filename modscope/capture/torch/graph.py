@@ -13,7 +13,9 @@ What torch's ``grad_fn`` nodes give, and where each field comes from:
   value: a tensor, a list of them, an int, a tuple, ``None``...; only tensors count) or, for a
   custom ``autograd.Function``, ``saved_tensors``. ``_saved_result*`` is the op's own output (as
   is any saved tensor whose ``grad_fn`` is the node). After backward freed them torch returns
-  ``None`` (older versions raise): those nodes report nothing saved;
+  ``None`` (older versions raise): those nodes report nothing saved. Values packed by
+  ``saved_tensors_hooks`` (a non-reentrant ``checkpoint``, ``save_on_cpu``) are left out
+  unread: unpacking them would run the hook (the checkpoint would recompute its block);
 - ``seq``: ``node._sequence_nr()``, ``None`` for leaves (torch numbers them 2**64 - 1);
 - ``module``/``call``: ``node.metadata``, set by ``label_call``;
 - leaves: ``AccumulateGrad`` nodes (the ones with ``variable``), named through ``param_paths``.
@@ -36,7 +38,8 @@ from ..graph_event import NodeFacts, graph_event
 
 class _Kind:
     """What a node class offers: is it a leaf, and which attributes may hold a tensor it saved,
-    each with whether it is the op's own result (``_saved_result*``).
+    each with whether it is the op's own result (``_saved_result*``) and the name of its raw
+    ``SavedTensor`` form (``_raw_saved_*``, ``None`` if the class has none; see ``_packed``).
 
     ``saved_attrs`` starts with every ``_saved_*`` property of the class and loses those found
     holding something that is never a tensor: a number, a bool, a string, a list of ints (the
@@ -53,11 +56,26 @@ class _Kind:
             names: tuple[str, ...] = ("saved_tensors",)
         else:  # generated nodes: one property per saved value, in declaration order
             names = tuple(name for name in vars(cls) if name.startswith("_saved_"))
-        self.saved_attrs = tuple((name, name.startswith("_saved_result")) for name in names)
+        self.saved_attrs = tuple((name, name.startswith("_saved_result"), _raw_name(cls, name)) for name in names)
 
     def forget(self, never_tensors: set[str]) -> None:
         """Stop reading the attributes ``never_tensors`` (seen holding a non-tensor value)."""
         self.saved_attrs = tuple(entry for entry in self.saved_attrs if entry[0] not in never_tensors)
+
+
+def _raw_name(cls: type, name: str) -> str | None:
+    raw = "_raw_" + name.lstrip("_")
+    return raw if hasattr(cls, raw) else None
+
+
+def _packed(raw: Any) -> bool:
+    """Is this saved value (a ``SavedTensor``, or a list of them) packed by
+    ``saved_tensors_hooks``? Unpacking it would run the hook: ``checkpoint(use_reentrant=False)``
+    recomputes its whole block, ``save_on_cpu`` copies back. The graph event leaves such values
+    out rather than run the user's hooks (they are not kept as tensors of the graph anyway)."""
+    if isinstance(raw, list | tuple):
+        return any(getattr(r, "unpack_hook", None) is not None for r in raw)
+    return getattr(raw, "unpack_hook", None) is not None
 
 
 _kinds: dict[type, _Kind] = {}
@@ -78,8 +96,10 @@ def _saved_tensors(node: Any, kind: _Kind | None = None) -> list[tuple[torch.Ten
     kind = kind or _kind(node)
     found: list[tuple[torch.Tensor, bool]] = []
     never_tensors = None
-    for name, result in kind.saved_attrs:
+    for name, result, raw in kind.saved_attrs:
         try:
+            if raw is not None and _packed(getattr(node, raw)):
+                continue
             value = getattr(node, name)
         except RuntimeError:  # freed by backward (torch before 2.x raised), or modified in place
             continue

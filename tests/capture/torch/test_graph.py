@@ -396,7 +396,7 @@ def test_attributes_that_never_hold_tensors_are_no_longer_read(monkeypatch):
     event = graph_event_fields(out, dict(conv.named_parameters()))
     kind = kinds[type(out.grad_fn)]
     # the ints, bools and int lists (stride, padding, groups, the bias's sizes) are dropped
-    assert [name for name, _ in kind.saved_attrs] == ["_saved_input", "_saved_weight"]
+    assert [name for name, *_ in kind.saved_attrs] == ["_saved_input", "_saved_weight"]
     [node] = [n for n in event["nodes"] if n["op"] == "ConvolutionBackward0"]
     assert node["saved"] == [{"shape": [2, 3, 6, 6], "output": False, "param": None},
                              {"shape": [4, 3, 3, 3], "output": False, "param": "weight"}]
@@ -416,7 +416,7 @@ def test_an_optional_tensor_seen_as_none_is_still_read_when_present(monkeypatch)
     plain = nn.LayerNorm(5, elementwise_affine=False)
     plain_out = plain(x)
     graph_event_fields(plain_out, {})
-    attrs = [name for name, _ in kinds[type(plain_out.grad_fn)].saved_attrs]
+    attrs = [name for name, *_ in kinds[type(plain_out.grad_fn)].saved_attrs]
     assert "_saved_weight" in attrs and "_saved_bias" in attrs
     affine = nn.LayerNorm(5)
     out = affine(x)
@@ -544,3 +544,22 @@ def test_mnist_event_draws_with_module_clusters_and_parameter_names():
     assert source.count("ConvolutionBackward0") == 2 and source.count("AddmmBackward0") == 2
     collapsed = build_autograd_graph_from_event(event, model_event, depth=1).to_digraph().source
     assert 'label="fc1\\nLinear\\n2 ops, 2 params"' in collapsed
+
+
+def test_tensors_packed_by_saved_tensors_hooks_are_left_out_without_unpacking():
+    """Unpacking runs the user's hook (checkpoint recomputes, save_on_cpu copies back): the
+    graph event leaves those tensors out and never calls it; tensors saved outside still count."""
+    unpacked = []
+    lin, head = torch.nn.Linear(4, 3), torch.nn.Linear(3, 2)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: unpacked.append(1) or t):
+        hidden = torch.tanh(lin(torch.randn(5, 4)))
+    out = head(hidden)
+    params = {**{f"lin.{k}": v for k, v in lin.named_parameters()}, **{f"head.{k}": v for k, v in head.named_parameters()}}
+    nodes = {n["op"]: n for n in graph_event_fields(out, params)["nodes"]}
+    assert unpacked == []
+    assert nodes["TanhBackward0"]["saved"] == [] and nodes["TanhBackward0"]["saved_bytes"] == 0
+    addmms = sorted((n for n in graph_event_fields(out, params)["nodes"] if n["op"] == "AddmmBackward0"),
+                    key=lambda n: n["seq"])
+    assert [bool(n["saved"]) for n in addmms] == [False, True]  # lin's packed, head's kept
+    out.sum().backward()
+    assert len(unpacked) >= 2  # backward itself unpacks them
