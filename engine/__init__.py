@@ -93,6 +93,60 @@ from ._legacy_types import (
     ShortTensor,
 )
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
+from ._ops import aliases as _aliases
+from ._ops.aliases import (
+    adaptive_avg_pool1d,
+    adaptive_max_pool1d,
+    alpha_dropout,
+    alpha_dropout_,
+    avg_pool1d,
+    batch_norm,
+    bilinear,
+    binary_cross_entropy_with_logits,
+    celu,
+    celu_,
+    channel_shuffle,
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    cosine_embedding_loss,
+    cosine_similarity,
+    ctc_loss,
+    dropout,
+    dropout_,
+    embedding,
+    feature_alpha_dropout,
+    feature_alpha_dropout_,
+    fill,
+    group_norm,
+    hardshrink,
+    hinge_embedding_loss,
+    instance_norm,
+    kl_div,
+    layer_norm,
+    margin_ranking_loss,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+    pairwise_distance,
+    pdist,
+    pixel_shuffle,
+    pixel_unshuffle,
+    poisson_nll_loss,
+    prelu,
+    relu_,
+    rms_norm,
+    rrelu,
+    rrelu_,
+    selu,
+    selu_,
+    threshold,
+    threshold_,
+    triplet_margin_loss,
+)
 from ._ops.comparison import allclose, isclose
 from ._ops.fft import angle, complex, conj, imag, real, view_as_complex, view_as_real  # noqa: A004
 from ._ops.gamma import digamma, lgamma, mvlgamma, polygamma
@@ -169,6 +223,27 @@ from ._ops.misc import (
     vander,
 )
 from ._ops.misc import mode as _mode
+from ._ops.namespace import (
+    asarray,
+    bartlett_window,
+    binomial,
+    blackman_window,
+    can_cast,
+    dstack,
+    get_default_device,
+    hamming_window,
+    hann_window,
+    histogram,
+    kaiser_window,
+    logspace,
+    poisson,
+    promote_types,
+    randint_like,
+    result_type,
+    scalar_tensor,
+    set_default_device,
+    unravel_index,
+)
 from ._ops.pointwise import (
     abs,
     add,
@@ -365,6 +440,9 @@ concat = concatenate = cat
 multiply, subtract, divide, true_divide, negative = mul, sub, div, div, neg
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 fix, absolute = trunc, abs
+arctan2, row_stack = atan2, vstack
+for _name in _aliases.METHOD_ALIASES:  # torch.sin_(x), torch.zero_(x), torch.detach(x), ...: x.<name>()
+    globals()[_name] = _aliases.method_alias(_name)
 ger = outer
 swapaxes = transpose
 
