@@ -6,11 +6,13 @@
                      BatchSampler
 - ``_collate.py``    default_collate, default_convert
 - ``dataloader.py``  DataLoader (in-process; vectorised batches for TensorDatasets)
+- ``distributed.py`` DistributedSampler (explicit num_replicas/rank; torch's shuffled order)
 """
 
 from ._collate import default_collate, default_convert
 from .dataloader import DataLoader, get_worker_info
 from .dataset import ChainDataset, ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
+from .distributed import DistributedSampler
 from .sampler import (
     BatchSampler,
     RandomSampler,
@@ -21,7 +23,8 @@ from .sampler import (
 )
 
 __all__ = [
-    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler",
+    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler",
+    "IterableDataset", "RandomSampler",
     "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
     "default_collate", "default_convert", "get_worker_info", "random_split",
 ]
