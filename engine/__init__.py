@@ -397,12 +397,15 @@ from ._ops.special import (
 )
 from ._ops.special_more import i0
 from ._ops.tensor_more import (
+    bitwise_left_shift,
+    bitwise_right_shift,
     copysign,
     dsplit,
     frexp,
     gcd,
     heaviside,
     hsplit,
+    isreal,
     lcm,
     ldexp,
     nanmedian,

@@ -36,6 +36,7 @@ from ._ops import (
     special_more,
     tensor_more,
 )
+from ._ops import namespace as _namespace
 from ._ops import shape as shape_ops
 from ._tensor_str import tensor_repr
 from .autograd import grad_mode
@@ -1277,6 +1278,67 @@ class Tensor:
         if not 0 < p < 1:
             raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
         return self._random_fill(lambda rng: rng.geometric(p, size=self.shape), generator)
+
+    addmm, histogram = linalg.addmm, _namespace.histogram
+    adjoint, isreal, dim_order, narrow_copy = (tensor_more.adjoint, tensor_more.isreal, tensor_more.dim_order,
+                                               tensor_more.narrow_copy)
+    bitwise_left_shift, bitwise_right_shift = tensor_more.bitwise_left_shift, tensor_more.bitwise_right_shift
+    __lshift__, __rshift__ = bitwise_left_shift, bitwise_right_shift
+    def __rlshift__(self, o): return tensor_more.bitwise_left_shift(o, self)  # noqa: E704
+    def __rrshift__(self, o): return tensor_more.bitwise_right_shift(o, self)  # noqa: E704
+    def bitwise_left_shift_(self, other): return self._inplace_unary(tensor_more.bitwise_left_shift, other)  # noqa: E704
+    def bitwise_right_shift_(self, other): return self._inplace_unary(tensor_more.bitwise_right_shift, other)  # noqa: E704
+    __ilshift__, __irshift__ = bitwise_left_shift_, bitwise_right_shift_
+    unsafe_chunk, unsafe_split, unsafe_split_with_sizes = shape_ops.chunk, shape_ops.split, tensor_more.split_with_sizes
+
+    def is_same_size(self, other: Tensor) -> bool:
+        return self.shape == other.shape
+
+    # the engine has no lazy conjugate/negative bits, pinned, sparse, quantized or meta tensors
+    def is_conj(self) -> bool: return False  # noqa: E704
+    def is_neg(self) -> bool: return False  # noqa: E704
+    def is_pinned(self) -> bool: return False  # noqa: E704
+    def resolve_conj(self) -> Tensor: return self  # noqa: E704
+    def resolve_neg(self) -> Tensor: return self  # noqa: E704
+    is_meta = is_sparse = is_sparse_csr = is_quantized = is_mkldnn = is_nested = property(lambda self: False)
+
+    def conj_physical(self) -> Tensor:
+        """The conjugate as a new tensor (a copy of a real tensor)."""
+        return self.conj() if self.is_complex() else shape_ops.clone(self)
+
+    def conj_physical_(self) -> Tensor:
+        if self.is_complex():
+            return self.copy_(self.conj())
+        return self
+
+    def hardshrink(self, lambd: float = 0.5) -> Tensor:
+        from .nn import functional as F  # noqa: N812 - torch's spelling; nn builds on Tensor
+        return F.hardshrink(self, lambd)
+
+    def prelu(self, weight: Tensor) -> Tensor:
+        from .nn import functional as F  # noqa: N812
+        return F.prelu(self, weight)
+
+    def resize_(self, *sizes: Any, memory_format: Any = None) -> Tensor:
+        """Give this tensor shape ``sizes``: its values in order, reinterpreted; growing appends
+        uninitialised (here: zero) elements, as torch's storage growth does."""
+        if self._requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        self._check_inplace()
+        shape = shape_ops._sizes(sizes)
+        flat = np.ascontiguousarray(self._data).reshape(-1)
+        n = math.prod(shape)
+        if n <= flat.size:
+            self._data = flat[:n].reshape(shape)
+        else:
+            grown = np.zeros(n, self._data.dtype)
+            grown[:flat.size] = flat
+            self._data = grown.reshape(shape)
+        self._version[0] += 1
+        return self
+
+    def resize_as_(self, other: Tensor, memory_format: Any = None) -> Tensor:
+        return self.resize_(other.shape)
 
     def apply_(self, callable: Callable[[Any], Any]) -> Tensor:  # noqa: A002
         """Replace each element by ``callable(element)`` (a Python loop, as torch's own: CPU

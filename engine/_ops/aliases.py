@@ -228,7 +228,10 @@ METHOD_ALIASES = (
     "deg2rad_", "detach", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_",
     "gcd_", "i0_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_",
     "negative_", "rad2deg_", "reciprocal_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_",
-    "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_", "addmv_", "get_device",
+    "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_", "addmv_", "get_device", "adjoint", "is_same_size",
+    "is_conj", "is_neg",
+    "resolve_conj", "resolve_neg", "conj_physical", "conj_physical_", "narrow_copy", "unsafe_chunk", "unsafe_split",
+    "unsafe_split_with_sizes", "resize_as_",
 )
 
 

@@ -333,3 +333,55 @@ def check_float_fill(name: str, dt: np.dtype, dist: str) -> None:
     if dt.kind != "f":
         raise RuntimeError(f"{dist} distribution is a continuous probability distribution. dtype must be a "
                            f"floating point but you specified {_type_name(dt)}")
+
+
+# --- bit shifts ----------------------------------------------------------------------------------
+
+def _shift(name: str, kernel: str, left: bool) -> Callable:
+    def op(input, other):  # noqa: A002
+        if not isinstance(input, _core._Tensor):  # torch.bitwise_left_shift(2, t)
+            x, y, dt = pointwise._reversed(other, input)
+        else:
+            x, y, _, dt = pointwise._binary_operands(input, other)
+        if dt.kind not in "iu":
+            raise pointwise._not_implemented(kernel, dt)
+        bits = dt.itemsize * 8
+        y_arr = np.asarray(y, dtype=np.int64)
+        if left:  # shifting every bit out gives 0, as torch's kernel does
+            out = np.where(y_arr >= bits, 0, np.left_shift(x, np.minimum(y_arr, bits - 1).astype(dt)))
+        else:  # arithmetic shift: past the width, 0 or -1 by sign
+            out = np.right_shift(x, np.minimum(y_arr, bits - 1).astype(dt))
+        return _core._Tensor._wrap(np.asarray(out, dtype=dt))
+
+    op.__name__ = name
+    op.__doc__ = f"torch.{name}: integer tensors only; shifts of the whole width or more saturate as torch's."
+    return op
+
+
+bitwise_left_shift = _shift("bitwise_left_shift", "lshift_cpu", True)
+bitwise_right_shift = _shift("bitwise_right_shift", "rshift_cpu", False)
+
+
+def isreal(input):  # noqa: A002
+    """True where the value has no imaginary part (everywhere for real dtypes)."""
+    x = input._data
+    return _core._Tensor._wrap(x.imag == 0 if x.dtype.kind == "c" else np.ones(x.shape, bool))
+
+
+def adjoint(input):  # noqa: A002
+    """The conjugate transpose of the last two dims (``mH`` with torch's ``adjoint`` message)."""
+    if input.ndim < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+                           f"{input.ndim}-D tensor.")
+    return hermitian_mt(input)
+
+
+def dim_order(input) -> tuple[int, ...]:  # noqa: A002
+    """Dims from the outermost in memory (largest stride) to the innermost, as torch's."""
+    strides = input.stride()
+    return tuple(sorted(range(input.ndim), key=lambda d: -strides[d]))
+
+
+def narrow_copy(input, dim: int, start: int, length: int):  # noqa: A002
+    """``narrow`` as a new contiguous tensor."""
+    return shape.contiguous(shape.clone(shape.narrow(input, dim, start, length)))

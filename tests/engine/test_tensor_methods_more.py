@@ -224,7 +224,46 @@ CASES = {
     "swapaxes_": lambda L: L.arange(6.0).view(2, 3).swapaxes_(1, 0),
     "squeeze_": lambda L: (L.zeros(2, 1, 3, 1).squeeze_().shape, L.zeros(2, 1, 3, 1).squeeze_(1).shape),
     "unsqueeze_": lambda L: L.zeros(2, 3).unsqueeze_(-1).shape,
+    "lshift": lambda L: (L.tensor([1, 2, -8]).bitwise_left_shift(2), L.tensor([1, 2, -8]) << L.tensor([1, 2, 70]),
+                         L.tensor([1, 2, 200], dtype=L.uint8) << 7, L.bitwise_left_shift(2, L.tensor([1, 2])),
+                         2 << L.tensor([3])),
+    "rshift": lambda L: (L.tensor([1, 2, -8]) >> 1, L.tensor([1, 2, -8]).bitwise_right_shift(L.tensor([1, 2, 70])),
+                         L.bitwise_right_shift(L.tensor([64], dtype=L.int8), 9), 256 >> L.tensor([2])),
+    "shift_float": lambda L: L.tensor([1.0, 2.0]).bitwise_left_shift(1),
+    "shift_float_other": lambda L: L.tensor([1, 2]).bitwise_right_shift(1.5),
+    "shift_inplace": lambda L: (L.tensor([1, 2]).bitwise_left_shift_(3), L.tensor([16, -16]).bitwise_right_shift_(2)),
+    "shift_ioperators": lambda L: _ishift(L),
+    "isreal": lambda L: (L.tensor([1.0, 2.0]).isreal(), L.isreal(L.tensor([1, 2])),
+                         L.isreal(L.complex(L.tensor([1.0, 2.0]), L.tensor([0.0, 1.0])))),
+    "is_same_size": lambda L: (L.zeros(2, 3).is_same_size(L.ones(2, 3)), L.is_same_size(L.zeros(2, 3), L.zeros(3, 2))),
+    "dim_order": lambda L: (L.zeros(2, 3, 4).dim_order(), L.zeros(2, 3, 4).permute(2, 0, 1).dim_order()),
+    "adjoint": lambda L: (L.tensor(M).adjoint(), L.adjoint(L.arange(24.0).view(2, 3, 4))),
+    "adjoint_1d": lambda L: L.zeros(3).adjoint(),
+    "narrow_copy": lambda L: (L.tensor(M).narrow_copy(1, 1, 2), L.tensor(M).narrow_copy(1, 1, 2).is_contiguous()),
+    "unsafe_split": lambda L: (L.tensor(M).unsafe_chunk(3, 1), L.unsafe_split(L.tensor(M), 2, 1),
+                               L.tensor(M).unsafe_split_with_sizes([2, 1], 1)),
+    "flags": lambda L: (L.tensor([1.0]).is_conj(), L.is_neg(L.tensor([1.0])), L.tensor([1.0]).is_pinned(),
+                        L.tensor([1.0]).is_meta, L.tensor([1.0]).is_sparse, L.tensor([1.0]).is_quantized,
+                        L.tensor([1.0]).is_mkldnn, L.tensor([1.0]).is_nested),
+    "resolve": lambda L: (L.tensor(M).resolve_conj(), L.resolve_neg(L.tensor(M)), L.tensor(M).conj_physical(),
+                          L.conj_physical(L.tensor(M)), L.tensor(M).conj_physical_()),
+    "hardshrink_prelu": lambda L: (L.tensor(F).hardshrink(0.5), L.tensor(M).prelu(L.tensor([0.25]))),
+    "addmm": lambda L: L.ones(2, 3).addmm(L.tensor([[1.0, 2.0], [3.0, 4.0]]), L.ones(2, 3), beta=2, alpha=0.5),
+    "histogram_method": lambda L: L.tensor([1.0, 2.0, 1.0, 4.0]).histogram(3),
+    "resize_same_numel": lambda L: L.arange(6.0).resize_(2, 3),
+    "resize_shrink": lambda L: L.arange(6.0).resize_(2, 2),
+    "resize_grow_shape": lambda L: (L.arange(6.0).resize_(3, 3)[:2], L.arange(6.0).resize_(3, 3).shape),
+    "resize_grad": lambda L: L.zeros(2, 3, requires_grad=True).resize_(6),
+    "resize_as_": lambda L: L.arange(6.0).resize_as_(L.zeros(3, 2)),
 }
+
+
+def _ishift(L):
+    a = L.tensor([1, 2])
+    a <<= 2
+    b = L.tensor([64, -64])
+    b >>= 3
+    return a, b
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
