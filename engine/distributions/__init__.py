@@ -2,7 +2,10 @@
 scores with -- Categorical/OneHotCategorical and Bernoulli (policy gradients, classifiers),
 Normal/Independent/MultivariateNormal (VAEs, Gaussian policies), Uniform, Laplace, Exponential,
 Gamma, Beta, Dirichlet, LogNormal and TransformedDistribution with elementwise ``transforms``
-(Exp, Affine, Sigmoid, Tanh) -- with ``kl_divergence`` and ``register_kl``.
+(Exp, Affine, Sigmoid, Tanh, Abs), the counts Binomial/Poisson/Geometric/NegativeBinomial,
+StudentT/Cauchy/HalfNormal/HalfCauchy/Gumbel, the Gumbel-softmax relaxations, MixtureSameFamily
+and LowRankMultivariateNormal -- with ``kl_divergence``, ``register_kl``, ``expand`` and
+``enumerate_support``.
 
 Like torch's, they are written with ordinary tensor ops, so log_prob/entropy/rsample
 differentiate through the usual autograd graph. Parameters and the values given to
@@ -14,18 +17,27 @@ Dirichlet ``rsample`` with torch's implicit reparameterisation gradients (see ``
 
 from __future__ import annotations
 
-from . import constraints, transforms
+from . import constraints, relaxed_bernoulli, relaxed_categorical, transforms
 from .bernoulli import Bernoulli
 from .categorical import Categorical, OneHotCategorical
+from .discrete import Binomial, Geometric, NegativeBinomial, Poisson
 from .distribution import Distribution, ExponentialFamily
 from .gamma import Beta, Dirichlet, Exponential, Gamma
+from .heavy_tailed import Cauchy, Chi2, Gumbel, HalfCauchy, HalfNormal, StudentT
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .mixture import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .normal import Laplace, Normal
+from .relaxed import RelaxedBernoulli, RelaxedOneHotCategorical
 from .transformed_distribution import LogNormal, TransformedDistribution
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Beta", "Categorical", "Dirichlet", "Distribution", "Exponential", "ExponentialFamily",
-           "Gamma", "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical",
-           "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms"]
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Dirichlet", "Distribution",
+           "Chi2", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
+           "HalfNormal", "Independent", "Laplace", "LogNormal", "LowRankMultivariateNormal",
+           "MixtureSameFamily", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Poisson",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform",
+           "constraints", "kl_divergence", "register_kl", "relaxed_bernoulli", "relaxed_categorical",
+           "transforms"]

@@ -10,7 +10,7 @@ from .._tensor import Tensor
 from ..autograd import grad_mode
 from . import constraints
 from .categorical import clamp_probs
-from .distribution import ExponentialFamily, broadcast_all, lazy_property
+from .distribution import ExponentialFamily, broadcast_all, enumerate_values, lazy_property
 
 
 class Bernoulli(ExponentialFamily):
@@ -52,6 +52,10 @@ class Bernoulli(ExponentialFamily):
     def sample(self, sample_shape: Any = ()) -> Tensor:
         with grad_mode.no_grad():
             return _creation.bernoulli(self.probs.expand(tuple(self._extended_shape(sample_shape))))
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        """(2, *batch_shape) values 0., 1. (ones for the batch dims unless ``expand``)."""
+        return enumerate_values(_creation.arange(2, dtype=self._param.dtype), tuple(self._batch_shape), expand)
 
     def log_prob(self, value: Tensor) -> Tensor:
         from ..nn import functional

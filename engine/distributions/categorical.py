@@ -12,7 +12,7 @@ from .._ops import indexing, reduction, sampling, shape
 from .._tensor import Size, Tensor
 from ..autograd import grad_mode
 from . import constraints
-from .distribution import Distribution, lazy_property
+from .distribution import Distribution, enumerate_values, lazy_property
 
 
 def clamp_probs(probs: Tensor) -> Tensor:
@@ -88,6 +88,10 @@ class Categorical(Distribution):
         value = shape.broadcast_to(value, full[:-1] + (1,))
         return indexing.gather(log_pmf, -1, value).squeeze(-1)
 
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        """(K, *batch_shape) int64 indices 0..K-1 (ones for the batch dims unless ``expand``)."""
+        return enumerate_values(_creation.arange(self._num_events), tuple(self._batch_shape), expand)
+
     def entropy(self) -> Tensor:
         logits = self.logits.clamp(min=finfo(self.logits.dtype).min)
         return -(logits * self.probs).sum(-1)
@@ -128,6 +132,12 @@ class OneHotCategorical(Distribution):
         probs = self._categorical.probs
         indices = self._categorical.sample(sample_shape)
         return functional.one_hot(indices, self._categorical._num_events).to(probs.dtype)
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        """(K, *batch_shape, K) one-hot vectors (ones for the batch dims unless ``expand``)."""
+        n = self._categorical._num_events
+        eye = _creation.eye(n, dtype=self._categorical._param.dtype)
+        return enumerate_values(eye, tuple(self._batch_shape), expand, (n,))
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

@@ -106,6 +106,20 @@ class _IntegerInterval(_Bound):
         return f"IntegerInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
 
 
+class _IntegerGreaterThan(_Bound):
+    is_discrete = True
+
+    def __init__(self, lower_bound: int) -> None:
+        super().__init__(lower=lower_bound)
+
+    def check(self, value: Tensor) -> Tensor:
+        whole = pointwise.eq(pointwise.remainder(value, 1), 0)
+        return pointwise.logical_and(whole, pointwise.ge(value, self.lower_bound))
+
+    def __repr__(self) -> str:
+        return f"IntegerGreaterThan(lower_bound={self.lower_bound})"
+
+
 class _IndependentConstraint(Constraint):
     """``base`` on each element, all of the rightmost ``reinterpreted_batch_ndims`` dims at once."""
 
@@ -180,6 +194,8 @@ less_than = _LessThan
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 integer_interval = _IntegerInterval
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
 
 
 class _Dependent(Constraint):
@@ -192,5 +208,6 @@ class _Dependent(Constraint):
 dependent = _Dependent()
 
 __all__ = ["Constraint", "boolean", "dependent", "greater_than", "greater_than_eq", "half_open_interval",
-           "independent", "integer_interval", "interval", "less_than", "lower_cholesky", "nonnegative", "one_hot",
-           "positive", "positive_definite", "real", "real_vector", "simplex", "unit_interval"]
+           "independent", "integer_interval", "interval", "less_than", "lower_cholesky", "nonnegative",
+           "nonnegative_integer", "one_hot",
+           "positive", "positive_definite", "positive_integer", "real", "real_vector", "simplex", "unit_interval"]

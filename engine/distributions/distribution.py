@@ -144,6 +144,27 @@ class Distribution:
     def variance(self) -> Tensor:
         raise NotImplementedError(f"{type(self)} does not implement variance")
 
+    _expand_keep: tuple[str, ...] = ()  # attributes expand leaves alone (a shared temperature)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        """A new distribution of the same family whose parameters are expanded (views, no copy)
+        to ``batch_shape``, as torch's ``Distribution.expand``: every tensor attribute laid out
+        as ``batch_shape + rest`` becomes ``new_batch_shape + rest``, every inner distribution
+        is expanded the same way, and the new one is not validated again. Shapes that do not
+        expand raise torch's RuntimeError from ``Tensor.expand``."""
+        new_batch = tuple(batch_shape)
+        old_batch = tuple(self._batch_shape)
+        new = type(self).__new__(type(self)) if _instance is None else _instance
+        for key, value in self.__dict__.items():
+            if key not in self._expand_keep:
+                value = _expand_value(value, old_batch, new_batch)
+            new.__dict__[key] = value
+        new._batch_shape = Size(new_batch)
+        return new
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        raise NotImplementedError
+
     def _validate_sample(self, value: Any) -> None:
         """torch's checks of a value given to log_prob/cdf: a Tensor, shapes that broadcast with
         ``batch_shape + event_shape``, and every element inside ``support``."""
@@ -173,6 +194,22 @@ class Distribution:
             v = self.__dict__[n]
             shown.append(f"{n}: {v if v.numel() == 1 else v.shape}")
         return f"{type(self).__name__}({', '.join(shown)})"
+
+
+def _expand_value(value: Any, old_batch: tuple, new_batch: tuple) -> Any:
+    n = len(old_batch)
+    if isinstance(value, Tensor) and tuple(value.shape[:n]) == old_batch:
+        return value.expand(new_batch + tuple(value.shape[n:]))
+    if isinstance(value, Distribution) and tuple(value.batch_shape[:n]) == old_batch:
+        return value.expand(new_batch + tuple(value.batch_shape[n:]))
+    return value
+
+
+def enumerate_values(values: Tensor, batch_shape: tuple, expand: bool, event: tuple = ()) -> Tensor:
+    """torch's enumerate_support layout: the support along a new leading dim, then ones (or,
+    with ``expand``, the batch shape), then the event dims."""
+    values = values.reshape((-1,) + (1,) * len(batch_shape) + event)
+    return values.expand((-1,) + tuple(batch_shape) + event) if expand else values
 
 
 class ExponentialFamily(Distribution):

@@ -14,7 +14,8 @@ from .._ops import pointwise
 from .._tensor import Tensor
 from . import constraints
 
-__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform", "TanhTransform", "Transform"]
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+           "SigmoidTransform", "TanhTransform", "Transform"]
 
 
 def _softplus(x: Tensor) -> Tensor:
@@ -131,6 +132,24 @@ class ExpTransform(Transform):
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         return x
+
+
+class AbsTransform(Transform):
+    """y = |x| (not bijective: its "inverse" is the identity, as torch's)."""
+
+    bijective = False
+    codomain = constraints.positive
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AbsTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.abs()
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y
 
 
 class SigmoidTransform(Transform):
