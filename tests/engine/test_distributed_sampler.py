@@ -46,7 +46,8 @@ def test_ranks_partition_the_padded_epoch_and_epochs_reshuffle():
 
 
 def test_torch_randperm_matches_for_large_and_odd_seeds():
-    for n, seed in [(5000, 0), (7, 2**40 + 3), (9, -5)]:
+    # every small size (self-swaps, chains of swaps through one position) and a few large ones
+    for n, seed in [(n, s) for n in range(41) for s in range(3)] + [(5000, 0), (100003, 9), (7, 2**40 + 3), (9, -5)]:
         g = torch.Generator()
         g.manual_seed(seed)
         assert torch_randperm(n, seed) == torch.randperm(n, generator=g).tolist()
