@@ -259,3 +259,17 @@ def test_fractional_max_pool_errors_match_torch():
          lambda: TF.fractional_max_pool3d(tx3, 2, output_size=4))
     _err(lambda: EF.fractional_max_pool3d(ex3, 2, output_size=3),
          lambda: TF.fractional_max_pool3d(tx3, 2, output_size=3))
+
+
+def test_fractional_max_pool_nan_windows_match_torch():
+    """torch takes a NaN over any number, and the last NaN of a window over an earlier one."""
+    x = np.random.default_rng(8).standard_normal((1, 2, 9, 9)).astype(np.float32)
+    x[0, 0, 2, 3] = x[0, 0, 3, 4] = x[0, 1, 5, 5] = np.nan
+    samples = np.random.default_rng(9).uniform(0, 1, (1, 2, 2)).astype(np.float32)
+    ey, ei = EF.fractional_max_pool2d(engine.tensor(x), 3, output_size=4, return_indices=True,
+                                      _random_samples=engine.tensor(samples))
+    ty, ti = TF.fractional_max_pool2d(torch.tensor(x), 3, output_size=4, return_indices=True,
+                                      _random_samples=torch.tensor(samples))
+    np.testing.assert_array_equal(ei.numpy(), ti.numpy())
+    np.testing.assert_array_equal(np.isnan(ey.numpy()), np.isnan(ty.numpy()))
+    assert np.isnan(ey.numpy()).any()

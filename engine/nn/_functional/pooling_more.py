@@ -207,22 +207,27 @@ def _fractional(input, kernel_size, output_size, output_ratio, return_indices, _
     order = (1, 0) if nd == 2 else (0, 1, 2)
     starts = [_intervals(smp[..., order[i]].astype(x.dtype, copy=False), x.shape[-nd + i], out[i], k[i])
               for i in range(nd)]
-    # per-plane start positions broadcast to (lead..., o_0, ..., o_{nd-1})
-    pos = [s.reshape(lead + (1,) * i + (out[i],) + (1,) * (nd - 1 - i)) for i, s in enumerate(starts)]
+    # flat index of every window's first tap, per plane: (lead..., o_0 · o_1 ...)
     sizes = x.shape[-nd:]
+    base = np.zeros(lead + tuple(out), np.int64)
+    for i, s in enumerate(starts):
+        base = base * sizes[i] + s.reshape(lead + (1,) * i + (out[i],) + (1,) * (nd - 1 - i))
+    base = base.reshape(lead + (-1,))
     xf = x.reshape(lead + (-1,))
+    nan_possible = x.dtype.kind == "f" and bool(np.isnan(x).any())
     best = best_idx = None
     for offs in np.ndindex(*k):  # a loop over kernel offsets, in torch's row-major window order
-        flat = pos[0] + offs[0]
-        for i in range(1, nd):
-            flat = flat * sizes[i] + pos[i] + offs[i]
-        flat = np.broadcast_to(flat, lead + tuple(out)).reshape(lead + (-1,))
+        shift = int(np.ravel_multi_index(offs, sizes))
+        flat = base + shift
         val = np.take_along_axis(xf, flat, axis=-1)
         if best is None:
-            best, best_idx = val.copy(), flat.copy()
+            best, best_idx = val, flat
             continue
-        take = (val > best) | np.isnan(val)  # torch: ``val > maxVal || isnan(val)``
-        best[take], best_idx[take] = val[take], flat[take]
+        take = val > best
+        if nan_possible:
+            take |= np.isnan(val)  # torch: ``val > maxVal || isnan(val)``: the last NaN wins
+        best = np.where(take, val, best)
+        best_idx = np.where(take, flat, best_idx)
     y = best.reshape(lead + tuple(out))
     idx = best_idx.reshape(lead + tuple(out)).astype(np.int64)
     y_t, i_t = multi_result((y, idx), name, (input,), _scatter_backward(idx, x.shape, nd), saved=(input,),
