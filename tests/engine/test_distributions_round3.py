@@ -390,3 +390,33 @@ def test_validation_messages_match_torch(make, value):
     with pytest.raises(ValueError) as ee:
         run(D, engine)
     assert str(ee.value) == str(te.value).replace("torch.Size", "engine.Size")
+
+
+_LOC, _SC = RNG.standard_normal(3), RNG.uniform(0.5, 2, 3)
+EXPAND_MORE = {
+    "LogNormal": (lambda m, lib: m.LogNormal(lib.tensor(_LOC), lib.tensor(_SC)), np.abs(_LOC) + 0.1),
+    "Independent": (lambda m, lib: m.Independent(m.Normal(lib.tensor(_LOC), lib.tensor(_SC)), 1), _LOC * 2),
+    "Dirichlet": (lambda m, lib: m.Dirichlet(lib.tensor(_SC)), np.array([0.2, 0.3, 0.5])),
+    "Uniform": (lambda m, lib: m.Uniform(lib.tensor(_LOC), lib.tensor(_LOC + _SC)), _LOC + 0.3 * _SC),
+    "OneHotCategorical": (lambda m, lib: m.OneHotCategorical(lib.tensor(_SC)), np.array([0.0, 1.0, 0.0])),
+    "Bernoulli": (lambda m, lib: m.Bernoulli(lib.tensor(_SC / 3)), np.array([0.0, 1.0, 1.0])),
+    "RelaxedOneHotCategorical": (lambda m, lib: m.RelaxedOneHotCategorical(lib.tensor(0.5), lib.tensor(_SC)),
+                                 np.array([0.2, 0.3, 0.5])),
+    "Gamma": (lambda m, lib: m.Gamma(lib.tensor(_SC), lib.tensor(_SC)), _SC),
+    "Laplace": (lambda m, lib: m.Laplace(lib.tensor(_LOC), lib.tensor(_SC)), _SC),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPAND_MORE))
+def test_expand_of_the_earlier_families_matches_torch(name):
+    """expand is generic (every batch-shaped tensor and inner distribution is expanded): the
+    families from before this round, wrappers included, expand as torch's do."""
+    make, value = EXPAND_MORE[name]
+    ed, td = make(D, engine), make(TD, torch)
+    shape = (4,) + tuple(td.batch_shape)
+    e_big, t_big = ed.expand(shape), td.expand(shape)
+    assert type(e_big) is type(ed) and ed.batch_shape == tuple(td.batch_shape)
+    assert e_big.batch_shape == tuple(t_big.batch_shape) and e_big.event_shape == tuple(t_big.event_shape)
+    close(e_big.log_prob(engine.tensor(value)), t_big.log_prob(torch.tensor(value)))
+    engine.manual_seed(0)
+    assert tuple(e_big.sample((2,)).shape) == tuple(t_big.sample((2,)).shape)
