@@ -209,12 +209,14 @@ def main() -> None:
     if lens is None:
         print(f"  target: modscope >= {PEER_TARGET:.0f}x cheaper than torchlens: not measured (no torchlens)")
     else:
-        factor = lens / ours
-        print(f"  target: modscope >= {PEER_TARGET:.0f}x cheaper than torchlens: {factor:.2f}x "
-              f"(A/A {lens / again:.2f}x)  "
-              f"{'ok' if factor >= PEER_TARGET else 'MISSED'}  (cost above the plain forward: "
-              f"torchlens {(lens - plain) * 1e3:.2f} ms, modscope {(ours - plain) * 1e3:.2f} ms, "
-              f"{(lens - plain) / (ours - plain):.0f}x)")
+        factor, over = lens / ours, (lens - plain) / (ours - plain)
+        print(f"  target, modscope >= {PEER_TARGET:.0f}x cheaper than torchlens, read two ways:")
+        print(f"    in total time: {factor:.2f}x (A/A {lens / again:.2f}x)  "
+              f"{'ok' if factor >= PEER_TARGET else 'MISSED'}  ({PEER_TARGET:.0f}x would need modscope <= "
+              f"x{lens / plain / PEER_TARGET:.3f} a plain forward, torchlens being x{lens / plain:.2f})")
+        print(f"    in cost above the plain forward: torchlens {(lens - plain) * 1e3:.2f} ms, modscope "
+              f"{(ours - plain) * 1e3:.2f} ms: {over:.0f}x (A/A {(lens - plain) / (again - plain):.0f}x)  "
+              f"{'ok' if over >= PEER_TARGET else 'MISSED'}")
     print("  (plain forward, modscope and torchlens: train mode, grad enabled, torchlens with its defaults: every "
           "activation saved;\n   torchinfo and torchview run their forward in eval mode under no_grad)")
     print(f"  versions: {versions()}")
