@@ -32,13 +32,7 @@ COV = M @ np.swapaxes(M, -1, -2) + 0.5 * np.eye(3)
 VEC = RNG.standard_normal((2, 3))
 
 
-@pytest.fixture(autouse=True)
-def torch_validating():
-    """torch with its default argument validation on (an earlier torch.compile may turn it off)."""
-    before = torch.distributions.Distribution._validate_args
-    torch.distributions.Distribution.set_default_validate_args(True)
-    yield
-    torch.distributions.Distribution.set_default_validate_args(before)
+pytestmark = pytest.mark.usefixtures("torch_validating")
 
 
 def _d(lib):

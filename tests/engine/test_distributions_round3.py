@@ -26,12 +26,7 @@ COUNTS = np.array([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
 NONNEG = np.abs(RNG.standard_normal((2, 3))) + 0.05
 
 
-@pytest.fixture(autouse=True)
-def torch_validating():
-    before = torch.distributions.Distribution._validate_args
-    torch.distributions.Distribution.set_default_validate_args(True)
-    yield
-    torch.distributions.Distribution.set_default_validate_args(before)
+pytestmark = pytest.mark.usefixtures("torch_validating")
 
 
 def leaves(*arrays):

@@ -10,44 +10,16 @@ import numpy as np
 import pytest
 
 import engine
+from tests.engine._outcomes import outcome, same
 
 torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 
-def _plain(v):
-    if isinstance(v, tuple | list):
-        return [_plain(x) for x in v]
-    if isinstance(v, engine.Tensor | torch.Tensor):
-        return ("tensor", str(v.dtype).split(".")[-1], tuple(v.shape), v.detach().double().numpy().tolist())
-    if isinstance(v, engine.dtype | torch.dtype):
-        return ("dtype", str(v).split(".")[-1])
-    if isinstance(v, engine.device | torch.device):
-        return ("device", str(v))
-    return v
-
-
-def outcome(lib, fn):
-    try:
-        return ("ok", _plain(fn(lib)))
-    except Exception as e:  # noqa: BLE001 - the error itself is compared
-        return ("err", type(e).__name__, str(e).replace("engine.", "torch."))
-
-
-def _close(x, y) -> bool:
-    if isinstance(x, list) and isinstance(y, list):
-        return len(x) == len(y) and all(_close(p, q) for p, q in zip(x, y))
-    if isinstance(x, tuple) and x and x[0] == "tensor":
-        return x[:3] == y[:3] and np.allclose(np.array(x[3], float), np.array(y[3], float), rtol=1e-5, atol=1e-6,
-                                              equal_nan=True)
-    return x == y
-
-
 def check(fn):
-    e, t = outcome(engine, fn), outcome(torch, fn)
-    ok = e[0] == t[0] and (e == t if e[0] == "err" else _close(e[1], t[1]))
-    assert ok, f"\nengine {e}\ntorch  {t}"
+    e, t = outcome(engine, fn, torch), outcome(torch, fn, torch)
+    assert same(e, t), f"\nengine {e}\ntorch  {t}"
 
 
 CASES = {

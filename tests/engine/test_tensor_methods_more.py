@@ -8,43 +8,11 @@ import numpy as np
 import pytest
 
 import engine
+from tests.engine._outcomes import outcome, same
 
 torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-
-
-def _plain(v):
-    """A comparable form of an op's result: arrays with their dtype name, tuples element-wise."""
-    if isinstance(v, tuple | list):
-        return [_plain(x) for x in v]
-    if isinstance(v, engine.Tensor | torch.Tensor):
-        return ("tensor", str(v.dtype).split(".")[-1], tuple(v.shape), v.detach().numpy().tolist())
-    if isinstance(v, engine.Size | torch.Size):
-        return tuple(v)
-    return v
-
-
-def outcome(lib, fn):
-    try:
-        return ("ok", _plain(fn(lib)))
-    except Exception as e:  # noqa: BLE001 - the error itself is what is compared
-        return ("err", type(e).__name__, str(e))
-
-
-def close(a, b) -> bool:
-    if a[0] != b[0] or a[0] == "err":
-        return a == b
-    return _close(a[1], b[1])
-
-
-def _close(x, y) -> bool:
-    if isinstance(x, list) and isinstance(y, list):
-        return len(x) == len(y) and all(_close(p, q) for p, q in zip(x, y))
-    if isinstance(x, tuple) and x and x[0] == "tensor":
-        return x[:3] == y[:3] and np.allclose(np.array(x[3], dtype=float), np.array(y[3], dtype=float),
-                                              rtol=1e-5, atol=1e-6, equal_nan=True)
-    return x == y
 
 
 F = [-1.5, 0.0, 2.25, -0.0, 3.0]
@@ -269,8 +237,8 @@ def _ishift(L):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_matches_torch(name):
     fn = CASES[name]
-    e, t = outcome(engine, fn), outcome(torch, fn)
-    assert close(e, t), f"{name}:\nengine {e}\ntorch  {t}"
+    e, t = outcome(engine, fn, torch), outcome(torch, fn, torch)
+    assert same(e, t), f"{name}:\nengine {e}\ntorch  {t}"
 
 
 # --- gradients and grad_fn names ---------------------------------------------------------------------

@@ -8,6 +8,7 @@ from typing import Any
 from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
+from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d
 
 __all__ = ["AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d", "LPPool1d",
            "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
@@ -63,34 +64,15 @@ class MaxUnpool3d(_MaxUnpoolNd):
     _fn = staticmethod(F.max_unpool3d)
 
 
-class AdaptiveAvgPool3d(Module):
+class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
     """Average pooling of (N, C, D, H, W) or (C, D, H, W) to a fixed ``output_size``."""
-
-    __constants__ = ["output_size"]
-
-    def __init__(self, output_size: Any) -> None:
-        super().__init__()
-        self.output_size = output_size
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.adaptive_avg_pool3d(input, self.output_size)
 
 
-class AdaptiveMaxPool3d(Module):
+class AdaptiveMaxPool3d(AdaptiveMaxPool2d):
     """Max pooling of (N, C, D, H, W) or (C, D, H, W) to a fixed ``output_size``."""
-
-    __constants__ = ["output_size", "return_indices"]
-
-    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
-        super().__init__()
-        self.output_size = output_size
-        self.return_indices = return_indices
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
 
     def forward(self, input: Tensor) -> Any:  # noqa: A002
         return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
