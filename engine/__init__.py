@@ -600,3 +600,11 @@ def is_deterministic_algorithms_warn_only_enabled() -> builtins.bool:
 
 
 mode = _mode  # torch.mode (bound here: use_deterministic_algorithms has a parameter named mode)
+
+
+def _install_numpy_names() -> None:
+    from ._ops import numpy_names
+    numpy_names.install(Tensor, globals())
+
+
+_install_numpy_names()
