@@ -1,6 +1,7 @@
 """torch's memory formats (``torch.preserve_format``, ``torch.contiguous_format``,
-``torch.channels_last``, ``torch.channels_last_3d``): the layout a ``*_like`` factory gives its
-result. Values never depend on it; ``stride()`` does, as in torch."""
+``torch.channels_last``, ``torch.channels_last_3d``): the layout a ``*_like`` factory, ``clone``,
+``contiguous`` or ``to`` gives its result, and what ``is_contiguous(memory_format=)`` checks.
+Values never depend on it; ``stride()`` does, as in torch."""
 
 from __future__ import annotations
 
@@ -35,11 +36,77 @@ def filled_like(fill, shape: tuple, dtype: np.dtype, like: np.ndarray, fmt) -> n
             return fill(shape, dtype)
         return _laid_out(fill, shape, dtype, _physical_order(like))
     if fmt in _LAST:
-        rank, order = _LAST[fmt]
-        if len(shape) != rank:
-            raise RuntimeError(f"required rank {rank} tensor to use {fmt._name} format")
-        return _laid_out(fill, shape, dtype, order)
+        return _laid_out(fill, shape, dtype, _last_order(fmt, len(shape)))
     raise TypeError(f"memory_format must be an engine.memory_format, not {type(fmt).__name__}")
+
+
+def _last_order(fmt: memory_format, ndim: int) -> tuple:
+    rank, order = _LAST[fmt]
+    if ndim != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {fmt._name} format")
+    return order
+
+
+def check(fmt: object, fname: str) -> None:
+    """torch's argument-parser error when ``fmt`` is not a memory format."""
+    if not isinstance(fmt, memory_format):
+        raise TypeError(f"{fname}(): argument 'memory_format' must be engine.memory_format, "
+                        f"not {type(fmt).__name__}")
+
+
+def is_laid_out_as(a: np.ndarray, fmt: memory_format) -> bool:
+    """torch's ``is_contiguous(memory_format=fmt)``: for the channels-last formats, the strides
+    of the non-size-1 axes, innermost (channels) first, are those of a dense NHWC/NDHWC array
+    (False at any other rank); for the others, plain C contiguity."""
+    if fmt not in _LAST:
+        return bool(a.flags.c_contiguous)
+    rank, order = _LAST[fmt]
+    if a.ndim != rank:
+        return False
+    expected = a.itemsize
+    for d in reversed(order):
+        if a.shape[d] != 1:
+            if a.strides[d] != expected:
+                return False
+            expected *= a.shape[d]
+    return True
+
+
+def suggested(a: np.ndarray) -> memory_format:
+    """torch's ``suggest_memory_format``: channels_last(_3d) when the strides look channels-last
+    (ordered like NHWC, ambiguous size-1 cases counted as NCHW), else contiguous_format. ``to``
+    copies for ``memory_format=`` only when this differs from the format asked for."""
+    for fmt, (rank, order) in _LAST.items():
+        if a.ndim == rank and _strides_like(a, order):
+            return fmt
+    return contiguous_format
+
+
+def _strides_like(a: np.ndarray, order: tuple) -> bool:
+    # c10's is_channels_last_strides_2d_s4 / 3d_s5, on element strides
+    strides = [s // a.itemsize for s in a.strides]
+    if strides[1] == 0:
+        return False
+    low = 0
+    for d in reversed(order):
+        if a.shape[d] == 0 or strides[d] < low or (d == 0 and low == strides[1]):
+            return False
+        low = strides[d] * (a.shape[d] if a.shape[d] > 1 else 1)
+    return True
+
+
+def copy_as(a: np.ndarray, fmt: memory_format, dtype: np.dtype | None = None) -> np.ndarray:
+    """A copy of ``a`` (cast to ``dtype``) laid out as ``fmt``: preserve_format keeps the order
+    of ``a``'s strides (dense strides in that order, as torch's clone), contiguous_format is C
+    order, the channels-last formats NHWC/NDHWC (with torch's error at another rank)."""
+    dtype = a.dtype if dtype is None else dtype
+    if fmt is preserve_format:
+        return a.astype(dtype, order="K", copy=True)
+    if fmt is contiguous_format:
+        return np.array(a, dtype=dtype, order="C", copy=True)
+    out = _laid_out(np.empty, a.shape, dtype, _last_order(fmt, a.ndim))
+    out[...] = a
+    return out
 
 
 def _physical_order(a: np.ndarray) -> tuple:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _memory_format
 from ._ops import (
     _core,
     comparison,
@@ -202,8 +202,12 @@ class Tensor:
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[_core.wrap_dim(dim, self.ndim)]
 
-    def is_contiguous(self) -> bool:
-        return bool(self._data.flags.c_contiguous)
+    def is_contiguous(self, memory_format: Any = _memory_format.contiguous_format) -> bool:
+        """C contiguity, or torch's contiguity in ``memory_format`` (see ``_memory_format``)."""
+        if memory_format is _memory_format.contiguous_format:
+            return bool(self._data.flags.c_contiguous)
+        _memory_format.check(memory_format, "is_contiguous")
+        return _memory_format.is_laid_out_as(self._data, memory_format)
 
     def data_ptr(self) -> int:
         return int(self._data.__array_interface__["data"][0])
@@ -708,7 +712,11 @@ class Tensor:
     # --- conversions --------------------------------------------------------------------------
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``to(dtype)``, ``to('cpu')``, ``to(other)``; a copy only when the dtype changes."""
+        """``to(dtype)``, ``to('cpu')``, ``to(other)``, ``memory_format=``; a copy only when the
+        dtype changes or the tensor is not laid out as ``memory_format`` asks."""
+        fmt = kwargs.get("memory_format")
+        if fmt is not None and fmt is not _memory_format.preserve_format:
+            return self._to_format(args, kwargs, fmt)
         dtype = kwargs.get("dtype")
         copy = kwargs.get("copy", False)
         for a in args:
@@ -723,6 +731,13 @@ class Tensor:
         if dtype is None or (dtype.np == self._data.dtype and not copy):
             return self
         return _to_copy(self, dtype.np)
+
+    def _to_format(self, args: tuple, kwargs: dict, fmt: Any) -> Tensor:
+        _memory_format.check(fmt, "to")
+        cast = self.to(*args, **{k: v for k, v in kwargs.items() if k != "memory_format"})
+        if cast is self and _memory_format.suggested(self._data) is fmt:
+            return self
+        return _to_copy(self, cast._data.dtype, _memory_format.copy_as(self._data, fmt, cast._data.dtype))
 
     def type(self, dtype: Any = None) -> Any:
         if dtype is None:
@@ -1486,9 +1501,10 @@ def _rewrite_base(view: Tensor, node) -> None:
     view._set_history(view_node, 0)
 
 
-def _to_copy(t: Tensor, npdt: np.dtype) -> Tensor:
+def _to_copy(t: Tensor, npdt: np.dtype, out: np.ndarray | None = None) -> Tensor:
+    """``t`` as ``npdt`` (``out`` when the caller already made that copy), a ToCopyBackward0 node."""
     src_dtype = t._data.dtype
-    out = t._data.astype(npdt)
+    out = t._data.astype(npdt) if out is None else out
     if npdt.kind != "f":
         return Tensor._wrap(out)
     return _core.result(out, "ToCopyBackward0", (t,), lambda g: (g.astype(src_dtype),))

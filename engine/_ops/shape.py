@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .. import _memory_format as _mf
 from . import _core
 from ._core import multi_result, result, wrap_dim
 
@@ -217,15 +218,31 @@ def mT(a):  # noqa: N802
     return transpose(a, -2, -1)
 
 
-def clone(a):
-    return result(a._data.copy(order="K"), "CloneBackward0", (a,), lambda g: (g,), tensor_backward=_identity)
+def clone(a, *, memory_format=_mf.preserve_format):
+    """A copy laid out as ``memory_format`` (by default the order of ``a``'s strides, as torch)."""
+    if memory_format is _mf.preserve_format:  # the common call: no format checks
+        data = a._data.copy(order="K")
+    else:
+        _mf.check(memory_format, "clone")
+        data = _mf.copy_as(a._data, memory_format)
+    return result(data, "CloneBackward0", (a,), lambda g: (g,), tensor_backward=_identity)
 
 
-def contiguous(a):
+def contiguous(a, memory_format=_mf.contiguous_format):
+    """``a`` itself when it is already laid out as ``memory_format``, else a copy that is."""
     x = a._data
-    if x.flags.c_contiguous:
-        return a
-    return result(np.ascontiguousarray(x), "CloneBackward0", (a,), lambda g: (g,), tensor_backward=_identity)
+    if memory_format is _mf.contiguous_format:
+        if x.flags.c_contiguous:
+            return a
+        data = np.ascontiguousarray(x)
+    else:
+        _mf.check(memory_format, "contiguous")
+        if _mf.is_laid_out_as(x, memory_format):
+            return a
+        if memory_format is _mf.preserve_format:
+            raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+        data = _mf.copy_as(x, memory_format)
+    return result(data, "CloneBackward0", (a,), lambda g: (g,), tensor_backward=_identity)
 
 
 def _identity(g):
