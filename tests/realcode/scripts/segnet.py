@@ -1,8 +1,9 @@
 """A SegNet-style encoder-decoder (Badrinarayanan et al.; the common PyTorch ports): conv-BN-ReLU
 encoder stages each ending in MaxPool2d(2, 2, return_indices=True), a decoder that upsamples with
 MaxUnpool2d(2, 2) at the saved indices (output_size given for the odd-sized stage), per-pixel
-cross-entropy with class weights and ignore_index, SGD with Nesterov momentum, PolynomialLR, and a
-pixel accuracy / mean IoU computed with bincount at the end."""
+cross-entropy with class weights and ignore_index, SGD with Nesterov momentum, PolynomialLR, the
+model and batches in channels_last (torchvision's --channels-last recipe), and a pixel accuracy /
+mean IoU computed with bincount at the end."""
 
 import numpy as np
 import torch
@@ -76,10 +77,13 @@ def train(model, data, steps):
                                 weight_decay=5e-4)
     scheduler = torch.optim.lr_scheduler.PolynomialLR(optimizer, total_iters=steps, power=0.9)
     losses = []
+    model = model.to(memory_format=torch.channels_last)
     model.train()
     for step in range(steps):
         i = (step * 4) % 12
-        out = model(x[i:i + 4])
+        images = x[i:i + 4].contiguous(memory_format=torch.channels_last)
+        assert images.is_contiguous(memory_format=torch.channels_last)
+        out = model(images)
         loss = F.cross_entropy(out, y[i:i + 4], weight=weight, ignore_index=IGNORE)
         optimizer.zero_grad()
         loss.backward()
