@@ -173,3 +173,20 @@ async def test_find_lists_the_modules_of_a_model_that_came_after_it_was_opened()
         assert matches(app) == ["", *map(str, range(12))]
         await pilot.press(*"11", "enter")
         await settle(pilot, app, lambda a: a.selected == "11")
+
+
+@pytest.mark.asyncio
+async def test_a_label_that_grows_widens_the_tree_and_its_column_at_once():
+    """Timings arriving after the column was sized make a label wider: the scroll range and the
+    modules column follow at that refresh, not at the next expand or collapse."""
+    app = ModscopeApp(DirectSource([wide_model_event(blocks=2)]))
+    async with app.run_test(size=(200, 55)) as pilot:
+        tree = app.query_one(ModuleTree)
+        await settle(pilot, app, lambda a: len(tree.root.children) == 8 and a.selected)
+        before, column = tree.virtual_size.width, app.query_one("#left").region.width
+        with app.state.lock:  # a long forward time on a line on screen: its label grows
+            app.state.apply(forward("2", 1, 123_456_000_000))
+        await settle(pilot, app, lambda a: any("123456" in str(n.label) for n in tree.root.children))
+        label_width = tree._widths["2"]
+        assert tree.virtual_size.width >= label_width + tree.guide_depth > before
+        await settle(pilot, app, lambda a: a.query_one("#left").region.width > column)

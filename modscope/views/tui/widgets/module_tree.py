@@ -276,6 +276,7 @@ class ModuleTree(Tree[str]):
             return  # the lines are rebuilt on the next paint, every visible label drawn anew
         top = self.scroll_offset.y
         visible = set()
+        widest, icon = self.virtual_size.width, cell_len(self.ICON_NODE)
         for line in self._tree_lines_cached[top:top + self.size.height]:
             node = line.node
             path = node.data
@@ -287,6 +288,11 @@ class ModuleTree(Tree[str]):
                 continue  # not drawn yet: it will be built when it is
             if self._build_label(path) != old:
                 node.refresh()  # a new cache key for its line, and a repaint of it
+                # a label that grew (timings arrived) widens the scroll range and the column now
+                width = (len(line.path) - 1) * self.guide_depth + self._widths[path] + icon * node._allow_expand
+                widest = max(widest, width)
+        if widest > self.virtual_size.width:
+            self.virtual_size = Size(widest, self.virtual_size.height)
         for path in [p for p in self._labels if p not in visible]:
             del self._labels[path]
             node = self._node_by_path.get(path)
