@@ -5,7 +5,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "modscope" / "examples"))
 
 import numpy as np  # noqa: E402
 from mnist_net import Net  # noqa: E402

@@ -3,7 +3,7 @@
 ``dot`` (target <= 2 s, forward and dot included). Also the module tree and dataflow of the
 ResNet to SVG, for reference. Medians of several rounds.
 
-The ResNet is ``examples/resnet_tiny.py:ResNetTiny`` when that example exists, else the small
+The ResNet is ``modscope/examples/resnet_tiny.py:ResNetTiny`` when that example exists, else the small
 one defined here (torchvision's BasicBlock layout, 3 stages of 2 blocks).
 
 Run: ``.venv/bin/python bench/bench_diagrams.py`` (``--rounds`` for more samples)."""
@@ -73,7 +73,7 @@ class ResNetTiny(nn.Module):
 def resnet() -> tuple[nn.Module, engine.Tensor, str]:
     try:
         loaded = load_target("resnet")
-        return loaded.model, loaded.example_input(), "examples/resnet_tiny.py"
+        return loaded.model, loaded.example_input(), "modscope/examples/resnet_tiny.py"
     except TargetError:
         return ResNetTiny(), engine.randn(*EXAMPLES["resnet"].input_shape), "bench's own ResNetTiny"
 

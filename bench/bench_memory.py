@@ -1,4 +1,4 @@
-"""Peak memory of one warm training step of the MNIST ``Net`` (examples/mnist_net.py: conv 10@5x5,
+"""Peak memory of one warm training step of the MNIST ``Net`` (modscope/examples/mnist_net.py: conv 10@5x5,
 conv 20@5x5, Dropout2d, fc 320-50-10, log_softmax, NLL loss, SGD momentum) at batch 64, float32:
 the engine against torch CPU, one thread each, measured the same way for both; plus the step-time
 ratio. Run by hand (never a timed assertion in the tests):
@@ -41,11 +41,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "examples"))
+sys.path.insert(0, str(ROOT / "modscope" / "examples"))
 
 import _common  # noqa: E402  (pins BLAS/OpenMP threads before NumPy or torch load)
 
-NET_FILE = ROOT / "examples" / "mnist_net.py"
+NET_FILE = ROOT / "modscope" / "examples" / "mnist_net.py"
 BATCH, LR, MOMENTUM, WARM = 64, 0.01, 0.5, 3
 
 

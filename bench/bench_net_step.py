@@ -1,4 +1,4 @@
-"""One training step of the classic MNIST ``Net`` (examples/mnist_net.py: conv 10@5x5, conv 20@5x5,
+"""One training step of the classic MNIST ``Net`` (modscope/examples/mnist_net.py: conv 10@5x5, conv 20@5x5,
 Dropout2d, fc 320-50-10, log_softmax) at batch 64, float32: forward, NLL loss, backward and an SGD
 momentum update, the engine against torch CPU, interleaved, one BLAS/OpenMP thread each. Both
 start from the same weights and see the same 64 digits.
@@ -36,7 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "examples"))
+sys.path.insert(0, str(ROOT / "modscope" / "examples"))
 os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")  # the profiler warns about blocks allocated before it started
 
 import _common  # noqa: E402  (pins BLAS threads before NumPy loads)
@@ -46,7 +46,7 @@ from _train import digit_arrays  # noqa: E402
 import engine  # noqa: E402
 
 BATCH, LR, MOMENTUM = 64, 0.01, 0.5  # the example's recipe
-NET_FILE = ROOT / "examples" / "mnist_net.py"
+NET_FILE = ROOT / "modscope" / "examples" / "mnist_net.py"
 
 
 def make_step(lib: Any, model: Any) -> Callable[[Any, Any], Any]:

@@ -1,7 +1,7 @@
 """Tracing cost on PyTorch, by hand:
 
-1. the seed MNIST ``Net`` (``examples/mnist_net.py``, run under real torch through
-   ``examples/_backend.load``) training step (batch 64 of random MNIST-shaped digits,
+1. the seed MNIST ``Net`` (``modscope/examples/mnist_net.py``, run under real torch through
+   ``modscope/examples/_backend.load``) training step (batch 64 of random MNIST-shaped digits,
    ``model.train()``: zero_grad, forward, NLL loss, backward, SGD lr 0.01 momentum 0.5) untraced,
    an identical untraced copy (the A/A row: the noise floor), and under ``modscope.trace(model)``
    with ``stats=False`` and ``stats=True``, each trace started once and kept open for the whole
@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "modscope" / "examples"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import _common  # noqa: E402  (pins BLAS threads before NumPy and torch load)
@@ -50,7 +50,7 @@ import _backend  # noqa: E402
 import modscope  # noqa: E402
 
 F = torch.nn.functional
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "mnist_net.py"
+EXAMPLE = Path(__file__).resolve().parent.parent / "modscope" / "examples" / "mnist_net.py"
 BATCH = 64
 MAX_EVENTS = 5_000  # the in-memory log of a long-lived trace: a window, full after ~190 steps (26 events a step)
 TARGETS = {"stats=False": 1.10, "stats=True": 1.25}

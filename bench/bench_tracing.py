@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "modscope" / "examples"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import _common  # noqa: E402,F401  (pins BLAS threads before NumPy loads)

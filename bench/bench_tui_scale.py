@@ -5,7 +5,7 @@ Scenarios (each run ``--rounds`` times, interleaved, so every row has an A/A twi
 * ``wide``: the issue-21 model (``bench/_wide_model.py``: ``Sequential`` of 2,500 × [Linear,
   ReLU, LayerNorm, Identity], 10,001 modules, 40,006 events a step) TRAINING in a real child
   process, exactly ``modscope run``'s path (``ChildProcess`` + ``SocketSource``);
-* ``net``: the demo Net (``examples/mnist_net.py``, what ``modscope demo`` runs) training the same way;
+* ``net``: the demo Net (``modscope/examples/mnist_net.py``, what ``modscope demo`` runs) training the same way;
 * ``replay``: a 1M-event trace of the wide model (written once by ``_wide_model.py --trace``):
   time to the first frame, to the model drawn and to the whole file indexed, the viewer's
   resident memory, and the same key presses while it loads.
@@ -65,7 +65,7 @@ from modscope.views.tui.widgets.params_table import ParamsTable  # noqa: E402
 from modscope.views.tui.widgets.timeline import HookTimeline  # noqa: E402
 
 WIDE = ROOT / "bench" / "_wide_model.py"
-NET = ROOT / "examples" / "mnist_net.py"
+NET = ROOT / "modscope" / "examples" / "mnist_net.py"
 REPLAY_STEPS = 25  # × 40,006 events: the 1M-event file
 KEYS = ("expand", "move", "select", "step", "find")
 TIMEOUT = 20.0  # seconds a press may take before the bench gives up on it (counted, shown as ">")

@@ -48,7 +48,7 @@ SHORT, LONG = 3, 23
 
 def workload(mode: str, steps: int) -> None:
     """Build the ``Net`` step for ``mode`` and run it ``steps`` times (inside valgrind)."""
-    sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "examples"), str(ROOT)]
+    sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "modscope" / "examples"), str(ROOT)]
     from bench_tracing import net_step
 
     from engine.utils.hooks import transparent_hook

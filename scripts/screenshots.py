@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "screenshots"
 sys.path.insert(0, str(ROOT))
 
+from modscope.install_hints import TORCH_INSTALL  # noqa: E402
 from modscope.views.tui.app import ModscopeApp  # noqa: E402
 from modscope.views.tui.launch import start_child, torch_installed  # noqa: E402
 from modscope.views.tui.sources import SocketSource  # noqa: E402
@@ -29,7 +30,7 @@ from modscope.views.tui.sources import SocketSource  # noqa: E402
 SIZE = (200, 55)
 VIEWS = {"tree": "#tree", "params": "#params", "timeline": "#timeline", "training": "#training", "graph": "#graph"}
 GROUPS = ("engine", "torch", "diagram")
-NET = ROOT / "examples" / "mnist_net.py"
+NET = ROOT / "modscope" / "examples" / "mnist_net.py"
 
 Shoot = Callable[[ModscopeApp, object], Awaitable[list[Path]]]
 
@@ -108,7 +109,7 @@ def make(group: str) -> list[Path]:
         return asyncio.run(capture(["--epochs", "100"], "engine", engine_shots))
     if group == "torch":
         if not torch_installed():
-            sys.exit("the torch screenshot needs PyTorch: pip install 'modscope[torch]'")
+            sys.exit(f"the torch screenshot needs PyTorch: {TORCH_INSTALL}")
         return asyncio.run(capture(["--epochs", "100", "--backend", "torch"], "torch", torch_shots))
     return [diagram()]
 

@@ -93,21 +93,21 @@ def test_extraction_of_a_small_document():
 
 # --- python blocks ----------------------------------------------------------------------------
 
-# The MNIST ``Net`` of examples/mnist_net.py run under real torch (its engine imports swapped by
-# examples/_backend.py: the same file, as a torch user's).
+# The MNIST ``Net`` of modscope/examples/mnist_net.py run under real torch (its engine imports swapped by
+# modscope/examples/_backend.py: the same file, as a torch user's).
 _TORCH_NET = '''
 import sys
-sys.path.insert(0, str(_README_REPO / "examples"))
+sys.path.insert(0, str(_README_REPO / "modscope" / "examples"))
 import torch
 import torch.nn.functional as F
 from _backend import load
-Net = load(_README_REPO / "examples" / "mnist_net.py", "torch").Net
+Net = load(_README_REPO / "modscope" / "examples" / "mnist_net.py", "torch").Net
 '''
 
 # The bundled example's own ``Net`` on the engine (``_README_REPO`` is set for every block).
 _ENGINE_NET = '''
 import sys
-sys.path.insert(0, str(_README_REPO / "examples"))
+sys.path.insert(0, str(_README_REPO / "modscope" / "examples"))
 import engine as torch
 import engine.nn.functional as F
 from mnist_net import Net

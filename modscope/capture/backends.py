@@ -19,6 +19,8 @@ import importlib.util
 import sys
 from typing import Any, Protocol
 
+from ..install_hints import TORCH_INSTALL
+
 
 class Backend(Protocol):
     """What the recorder and the diagrams need of a framework (see ``capture.engine``)."""
@@ -63,7 +65,7 @@ _MODULES = {"engine": "modscope.capture.engine", "torch": "modscope.capture.torc
 def load(name: str) -> Backend:
     """The backend called ``name`` (imports its framework)."""
     if name == "torch" and importlib.util.find_spec("torch") is None:
-        raise UntraceableError("this needs PyTorch, which is not installed: pip install 'modscope[torch]'")
+        raise UntraceableError(f"this needs PyTorch, which is not installed: {TORCH_INSTALL}")
     return importlib.import_module(_MODULES[name]).BACKEND
 
 

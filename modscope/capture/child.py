@@ -29,6 +29,7 @@ import traceback
 from collections.abc import MutableMapping
 
 from ..events.sinks import TOKEN_VARIABLE, BackgroundSink, JsonlSink, SocketSink, TeeSink
+from ..install_hints import TORCH_INSTALL
 from . import session  # noqa: F401 - the process-wide trace lives there
 from .control import Controller
 from .recorder import trace
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         importlib.import_module(backend)  # its global hooks must exist before the script runs
     except ImportError as e:
         print(f"modscope: the script needs {backend}, which cannot be imported ({e}); "
-              "install it with: pip install 'modscope[torch]'", file=sys.stderr)
+              "install it with: " + TORCH_INSTALL, file=sys.stderr)
         return 2
     tr = trace(None, stats=opts.stats, sink=TeeSink(socket_sink, file_sink), max_events=1000,
                observer=controller, backend=backend)

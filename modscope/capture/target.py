@@ -13,10 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..examples import EXAMPLES_DIR
 from .backends import framework_of
-
-# The repository's examples/ folder (the bundled examples live next to the package).
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
 
 
 @dataclass(frozen=True)
@@ -31,7 +29,7 @@ class Example:
     high: int = 0
 
 
-# Example name -> model. (examples/mlp_mnist.py has no model class: it is a training script.)
+# Example name -> model. (modscope/examples/mlp_mnist.py has no model class: it is a training script.)
 EXAMPLES: dict[str, Example] = {
     "net": Example("mnist_net.py", "Net", (1, 1, 28, 28)),
     "simple": Example("simple_net.py", "SimpleNet", (1, 1, 28, 28)),

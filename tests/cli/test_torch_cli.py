@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from modscope.cli import build_parser, main
+from modscope.install_hints import TORCH_INSTALL
 from modscope.views.tui import launch, sources
 
 pytest.importorskip("torch")
@@ -163,11 +164,12 @@ def test_demo_backend_choices_are_checked(capsys):
     assert info.value.code == 2 and "invalid choice: 'jax'" in capsys.readouterr().err
 
 
-def test_engine_only_demo_under_torch_is_one_line(launched, capsys):
-    assert main(["demo", "--backend", "torch", "--model", "mlp"]) == 1
-    assert not launched
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("modscope demo: error: the mlp demo runs on the engine only") and "\n" not in err
+@pytest.mark.parametrize("backend", ["engine", "torch"])
+def test_every_demo_has_a_script_under_both_backends(backend):
+    for name in launch.DEMOS:
+        path, args = launch.demo_command(name, backend)
+        assert path.is_file(), name
+        assert ("--backend" in args) == (backend == "torch")
 
 
 def test_missing_torch_says_how_to_install(launched, monkeypatch, tmp_path: Path, capsys):
@@ -178,7 +180,7 @@ def test_missing_torch_says_how_to_install(launched, monkeypatch, tmp_path: Path
     assert main(["run", str(script)]) == 1  # auto: the script imports torch
     assert main(["run", "--backend", "torch", str(script)]) == 1
     lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 3 and all("pip install 'modscope[torch]'" in line for line in lines), lines
+    assert len(lines) == 3 and all(TORCH_INSTALL in line for line in lines), lines
     assert not launched
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "modscope" / "examples"
 
 if str(EXAMPLES) not in sys.path:
     sys.path.insert(0, str(EXAMPLES))

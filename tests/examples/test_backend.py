@@ -1,4 +1,4 @@
-"""examples/_backend.py: swapping an example's engine imports for torch, and running an example
+"""modscope/examples/_backend.py: swapping an example's engine imports for torch, and running an example
 under one backend or both."""
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ import _backend
 import custom_function
 import init_weights
 import lr_decay
+import mlp
 import mnist_net
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ import transformer_tiny
 
 import engine
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "modscope" / "examples"
 LINE = re.compile(r"^\[(engine|torch)\] epoch (\d+)/(\d+): lr (\S+)  train loss (\S+)  test loss (\S+)  "
                   r"accuracy (\S+)%  \(\S+s\)$")
 CHANCE_LOSS = math.log(10)  # cross-entropy of a uniform guess over 10 classes
@@ -52,6 +53,7 @@ def assert_learns(epochs, min_accuracy):
 
 MODELS = [  # (example, class, an input batch of 2)
     ("mnist_net", "Net", (2, 1, 28, 28)),
+    ("mlp", "MLP", (2, 1, 28, 28)),
     ("simple_net", "SimpleNet", (2, 1, 28, 28)),
     ("rnn", "RNNClassifier", (2, 28, 28)),
     ("rnn", "RNNCellClassifier", (2, 28, 28)),
@@ -139,6 +141,17 @@ def test_mnist_net_full_recipe_reaches_92_percent_like_torch(capsys, torch):
 
 
 # --- the other examples -------------------------------------------------------------------------
+
+def test_mlp_is_the_784_256_10_network_of_mlp_mnist():
+    model = mlp.MLP()
+    assert [type(m).__name__ for m in model.layers] == ["Flatten", "Linear", "ReLU", "Linear"]
+    assert sum(p.numel() for p in model.parameters()) == 784 * 256 + 256 + 256 * 10 + 10
+
+
+def test_mlp_learns(capsys):
+    _, epochs, _ = run(mlp, ["--epochs", "2", *SMALL], capsys)
+    assert_learns(epochs, 0.6)
+
 
 def test_simple_net_is_the_blitz_net():
     model = simple_net.SimpleNet()
@@ -315,3 +328,15 @@ def test_help_and_bad_flag(module, capsys):
     with pytest.raises(SystemExit) as exc:
         module.main(["--train-size", "0"])
     assert exc.value.code == 2
+
+
+def test_mlp_demo_shows_a_model(capsys):
+    """``modscope demo --model mlp`` runs this script: its modules must be what a trace finds
+    (the tensor-only mlp_mnist.py ran none, so the demo showed no model)."""
+    import modscope
+
+    with modscope.trace(stats=False) as tr:
+        mlp.main(["--epochs", "1", "--train-size", "256", "--test-size", "64"])
+    capsys.readouterr()
+    names = {name for _, name in tr.firing_order()}
+    assert {"layers", "layers.1", "layers.2", "layers.3"} <= names

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "modscope" / "examples"))
 
 import mlp_mnist  # noqa: E402
 from _mnist import load_mnist  # noqa: E402

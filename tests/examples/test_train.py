@@ -1,4 +1,4 @@
-"""examples/_train.py: the shared flags, the digit loaders and the training loop."""
+"""modscope/examples/_train.py: the shared flags, the digit loaders and the training loop."""
 
 from __future__ import annotations
 

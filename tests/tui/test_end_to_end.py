@@ -85,3 +85,42 @@ def test_the_child_leaves_a_core_to_the_viewer_unless_the_user_chose_threads():
     mine = child_env({"OMP_NUM_THREADS": "4"}, 8)
     assert mine["OMP_NUM_THREADS"] == "4" and "MKL_NUM_THREADS" not in mine
     assert child_env({}, 2)["PYTHONUNBUFFERED"] == "1"
+
+
+SLOW_EXIT = """
+import atexit, signal, time
+import engine as torch
+import engine.nn as nn
+
+
+def slow_exit():  # an interpreter exit as slow as torch's, past where Python handles SIGTERM
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    time.sleep(2.0)
+
+
+atexit.register(slow_exit)
+model = nn.Linear(3, 2)
+for step in range(3):
+    model(torch.randn(4, 3)).sum().backward()
+print("done", flush=True)
+"""
+
+
+@pytest.mark.asyncio
+async def test_quit_right_after_the_end_waits_for_the_program_to_exit(tmp_path):
+    """``q`` just after "ended", while the program is still exiting (its trace complete, its
+    connection closed): it is left to exit, not killed by SIGTERM (exit status 143)."""
+    script = tmp_path / "slow_exit.py"
+    script.write_text(SLOW_EXIT)
+    trace_file = tmp_path / "run.jsonl"
+    source = SocketSource()
+    child = ChildProcess(source, str(script), [], str(trace_file))
+    app = ModscopeApp(source, child=child)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(pilot, lambda: app.state.status in ("ended", "disconnected") and
+                       any("done" in line for line in child.log))
+        assert child.returncode is None  # still in its atexit sleep
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running)
+    assert child.proc.wait(timeout=10) == 0 and app.return_value == 0
+    assert load_trace(trace_file).events[-1]["kind"] == "end"

@@ -35,7 +35,7 @@ from modscope.views.report import summary_totals  # noqa: E402
 
 nn = torch.nn
 F = torch.nn.functional
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "modscope" / "examples"
 
 
 def modscope_totals(events: list[dict]) -> tuple[int, int, int]:
@@ -49,7 +49,7 @@ def modscope_totals(events: list[dict]) -> tuple[int, int, int]:
 
 
 def mnist_net() -> nn.Module:
-    """``examples/mnist_net.py``'s ``Net``, run under torch (the example's own file)."""
+    """``modscope/examples/mnist_net.py``'s ``Net``, run under torch (the example's own file)."""
     if str(EXAMPLES) not in sys.path:  # the example imports its helpers by name
         sys.path.insert(0, str(EXAMPLES))
     import _backend

@@ -8,6 +8,7 @@ changed, inside one ``batch_update``. Selections flow back as messages (``Module
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -19,6 +20,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
 from .compare import CompareError, Comparison, OtherTrace, compare_steps
@@ -43,6 +45,7 @@ VIEWS = ("tree", "params", "timeline", "graph")
 VIEW_NAMES = {"tree": "Modules", "params": "Parameters", "timeline": "Hooks", "graph": "Graph"}
 LIVE_PARTS = frozenset({"tree", "params", "timeline", "training"})  # live values (see _hold_live)
 LIVE_REDRAW_S = 0.3  # drawn at most this often when nothing else changed
+EXIT_GRACE = 5.0  # seconds a program that ended (or disconnected) has to exit before q stops it
 NO_MODEL_GRACE = 3.0  # seconds of output alone (no steps, no metrics) before the viewer says no model came
 NO_MODEL_HINT = ("modscope traces nn.Module calls: this program ran none. Call modscope.watch(model) in the "
                  "script, or run a script that builds an nn.Module and calls it.")
@@ -134,6 +137,7 @@ class ModscopeApp(App[int]):
         self._live_drawn_at = 0.0  # when the views last drew a change (``_hold_live``)
         self._forced: set[str] = set()  # parts a key asked to redraw now
         self._unmounted = False
+        self._ticker: Timer | None = None  # set on mount: an app that failed to start has none
         self._find_screen: FindScreen | None = None  # the find dialog, kept between openings
         self._find_list: tuple[int, list[tuple[str, str]]] = (-1, [])  # (state.models, find's modules)
 
@@ -177,7 +181,8 @@ class ModscopeApp(App[int]):
 
     def on_unmount(self) -> None:
         self._unmounted = True
-        self._ticker.stop()
+        if self._ticker is not None:
+            self._ticker.stop()
         self.source.stop()
         self.gc_policy.stop()
 
@@ -747,7 +752,20 @@ class ModscopeApp(App[int]):
 
     @work(thread=True, exclusive=True)
     def _stop_child(self) -> None:
-        code = self.child.stop(self.source) if self.child is not None else 0
+        if self.child is None:
+            code = 0
+        else:
+            with self.state.lock:
+                over = self.state.status in ("ended", "disconnected")
+            if over:
+                # Its trace is closed and its connection gone, but the process may still be
+                # exiting (torch's interpreter exit takes about a second): stopping it now would
+                # be a SIGTERM, and a program that ended by itself reported as killed (143).
+                try:
+                    self.child.proc.wait(timeout=EXIT_GRACE)
+                except subprocess.TimeoutExpired:
+                    pass
+            code = self.child.stop(self.source)
         self.call_from_thread(self._finish_quit, code)
 
     def _finish_quit(self, code: int) -> None:

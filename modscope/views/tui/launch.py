@@ -4,7 +4,7 @@
 The child traces the framework ``backend`` names: ``"auto"`` (torch when the script imports
 torch, else the bundled engine; the child decides), ``"engine"`` or ``"torch"``. The demos run
 under either: an example given ``--backend torch`` swaps its engine imports for torch's (see
-``examples/_backend.py``), so the child is told to trace torch.
+``modscope/examples/_backend.py``), so the child is told to trace torch.
 
 ``run`` leaves nothing behind on any way out (``Teardown``): the app quitting, an exception,
 SIGHUP (the terminal closed), SIGTERM or the interpreter exiting all stop the child (its trace
@@ -29,16 +29,16 @@ from pathlib import Path
 from types import FrameType
 
 from ...events.files import TraceFileError
+from ...examples import EXAMPLES_DIR
+from ...install_hints import TORCH_INSTALL
 from .app import ModscopeApp
 from .compare import OtherTrace
 from .sources import ChildProcess, ReplaySource, SocketSource
 
 EXIT_SIGNALS = (signal.SIGHUP, signal.SIGTERM)  # the terminal closed; asked to terminate
-EXAMPLES_DIR = Path(__file__).resolve().parents[3] / "examples"  # the repository's examples/
 
 BACKENDS = ("auto", "engine", "torch")
 DEMO_BACKENDS = ("engine", "torch")
-TORCH_INSTALL = "pip install 'modscope[torch]'"
 
 # demo name -> (example script, arguments that keep it training until you quit)
 DEMOS: dict[str, tuple[str, list[str]]] = {
@@ -47,10 +47,8 @@ DEMOS: dict[str, tuple[str, list[str]]] = {
     "rnn": ("rnn.py", ["--epochs", "1000"]),
     "resnet": ("resnet_tiny.py", ["--epochs", "1000"]),
     "transformer": ("transformer_tiny.py", ["--epochs", "1000"]),
-    "mlp": ("mlp_mnist.py", ["--epochs", "1000"]),
+    "mlp": ("mlp.py", ["--epochs", "1000"]),
 }
-# Demos without nn.Module models or a --backend flag: they run on the engine only.
-ENGINE_ONLY_DEMOS = frozenset({"mlp"})
 
 
 class LaunchError(RuntimeError):
@@ -181,6 +179,10 @@ def run_script(script: str, args: list[str], trace_file: str | None = None, stat
     finally:
         code = teardown()
         atexit.unregister(teardown)
+    if app.return_code and teardown.signum is None:  # the viewer itself failed (Textual printed why)
+        _say(f"modscope: the viewer stopped on an error; the training program was stopped and its trace "
+             f"written to {trace_path}")
+        return app.return_code
     if teardown.signum is not None:
         name = signal.Signals(teardown.signum).name
         _say(f"modscope: stopped by {name}; the training program was stopped and its trace written to {trace_path}")
@@ -218,8 +220,9 @@ def replay(path: str, compare: str | None = None) -> int:
     except TraceFileError as e:
         raise LaunchError(str(e)) from None
     other = OtherTrace(compare) if compare is not None else None
-    ModscopeApp(source, compare=other).run()
-    return 0
+    app = ModscopeApp(source, compare=other)
+    app.run()
+    return app.return_code or 0  # non-zero: the viewer failed, and Textual printed why
 
 
 def demo_command(name: str, backend: str = "engine") -> tuple[Path, list[str]]:
@@ -229,10 +232,6 @@ def demo_command(name: str, backend: str = "engine") -> tuple[Path, list[str]]:
         raise LaunchError(f"unknown demo model {name!r} (choose from {', '.join(DEMOS)})")
     if backend not in DEMO_BACKENDS:
         raise LaunchError(f"unknown demo backend {backend!r} (choose from {', '.join(DEMO_BACKENDS)})")
-    if backend != "engine" and name in ENGINE_ONLY_DEMOS:
-        usable = ", ".join(d for d in DEMOS if d not in ENGINE_ONLY_DEMOS)
-        raise LaunchError(f"the {name} demo runs on the engine only (no nn.Module); under {backend} choose "
-                          f"from {usable}")
     script, args = DEMOS[name]
     path = EXAMPLES_DIR / script
     if not path.is_file():

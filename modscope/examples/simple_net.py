@@ -4,7 +4,7 @@ digits: ``padding=2`` on the first convolution gives the 32x32 input the blitz w
 the flattened feature map is the blitz's 16 * 6 * 6 = 576. Trained with SGD and momentum on
 cross-entropy.
 
-    python examples/simple_net.py [--epochs N] [--backend torch|both]
+    python modscope/examples/simple_net.py [--epochs N] [--backend torch|both]
 """
 
 from __future__ import annotations

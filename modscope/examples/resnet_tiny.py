@@ -3,7 +3,7 @@ the last two halve the resolution, with a 1x1 convolution on the shortcut), batc
 convolution, global average pooling and a linear classifier. The block is the classic
 CIFAR ResNet's; widths are cut down so it trains on the digits in seconds.
 
-    python examples/resnet_tiny.py [--epochs N] [--train-size N] [--backend torch|both]
+    python modscope/examples/resnet_tiny.py [--epochs N] [--train-size N] [--backend torch|both]
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ re-initialises it (He/Kaiming normal for convolutions feeding a ReLU, Xavier uni
 layers, biases set to a constant), applied to a whole network in one call. The example prints
 every layer's weight statistics before and after, then trains the network on the digits.
 
-    python examples/init_weights.py [--init default|custom] [--epochs N] [--backend torch|both]
+    python modscope/examples/init_weights.py [--init default|custom] [--epochs N] [--backend torch|both]
 """
 
 from __future__ import annotations

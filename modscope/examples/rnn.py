@@ -5,7 +5,7 @@
 is the same network written with ``nn.RNNCell`` and an explicit loop over the time steps, as the
 classic tutorials write it -- given the same weights the two compute the same thing.
 
-    python examples/rnn.py [--cell] [--epochs N] [--hidden-size H] [--backend torch|both]
+    python modscope/examples/rnn.py [--cell] [--epochs N] [--hidden-size H] [--backend torch|both]
 """
 
 from __future__ import annotations

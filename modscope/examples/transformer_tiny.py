@@ -3,7 +3,7 @@ is projected to a ``d_model`` vector, a learned position embedding is added, two
 ``nn.TransformerEncoderLayer`` blocks (4 heads, ``batch_first``) attend across the rows, and the
 mean over tokens is classified. Trained with AdamW on a subset of the digits.
 
-    python examples/transformer_tiny.py [--epochs N] [--train-size N] [--backend torch|both]
+    python modscope/examples/transformer_tiny.py [--epochs N] [--train-size N] [--backend torch|both]
 """
 
 from __future__ import annotations

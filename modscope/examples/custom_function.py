@@ -5,7 +5,7 @@ own backward, written twice -- in the modern style (static ``forward(ctx, ...)``
 it and raises). A ``Linear`` module wraps the Function; an MLP built from it trains briefly on the
 digits after its gradients are checked against the built-in ops.
 
-    python examples/custom_function.py [--style modern|legacy] [--epochs N] [--backend torch|both]
+    python modscope/examples/custom_function.py [--style modern|legacy] [--epochs N] [--backend torch|both]
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 shows the rate it trained with. ``--scheduler exponential`` or ``cosine`` pick ExponentialLR or
 CosineAnnealingLR instead.
 
-    python examples/lr_decay.py [--epochs N] [--gamma G] [--scheduler step|exponential|cosine]
+    python modscope/examples/lr_decay.py [--epochs N] [--gamma G] [--scheduler step|exponential|cosine]
 """
 
 from __future__ import annotations

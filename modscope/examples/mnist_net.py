@@ -2,9 +2,9 @@
 two fully connected layers, log-softmax), trained with SGD and momentum on 4,000 bundled digits and
 tested on the other 1,000.
 
-    python examples/mnist_net.py                    # the engine, 15 epochs
-    python examples/mnist_net.py --backend torch    # the same file under real PyTorch
-    python examples/mnist_net.py --backend both     # both, then the two accuracies side by side
+    python modscope/examples/mnist_net.py                    # the engine, 15 epochs
+    python modscope/examples/mnist_net.py --backend torch    # the same file under real PyTorch
+    python modscope/examples/mnist_net.py --backend both     # both, then the two accuracies side by side
 """
 
 from __future__ import annotations

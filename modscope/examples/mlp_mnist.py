@@ -1,6 +1,6 @@
 """A 784-256-10 MLP on the bundled MNIST digits, written with engine tensor ops only:
 parameters are plain tensors, the update is SGD written by hand. Run it as
-``python examples/mlp_mnist.py [--epochs N]``; it prints loss and accuracy per epoch."""
+``python modscope/examples/mlp_mnist.py [--epochs N]``; it prints loss and accuracy per epoch."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Loading the bundled MNIST digits (examples/data/mnist_5k.npz, see data/README.md)."""
+"""Loading the bundled MNIST digits (modscope/examples/data/mnist_5k.npz, see data/README.md)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def load_mnist(n_train: int = 4000, seed: int = 0) -> tuple[np.ndarray, np.ndarr
     ``(x_train, y_train, x_test, y_test)``. The file is sorted by class, so it is shuffled
     with ``seed`` before the split."""
     if not DATA.exists():
-        raise FileNotFoundError(f"MNIST data not found at {DATA}: the project ships it in examples/data/")
+        raise FileNotFoundError(f"MNIST data not found at {DATA}: the project ships it in modscope/examples/data/")
     with np.load(DATA) as f:
         images, labels = f["images"], f["labels"]
     order = np.random.default_rng(seed).permutation(len(images))
