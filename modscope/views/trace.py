@@ -1,8 +1,9 @@
 """What every trace offers once its events exist, live or loaded from a file.
 
-``EventTrace`` is the read side of a trace: the events in order, the firing order, the rich
-reports and the files a trace can be written to. The live ``capture.Trace`` adds recording on
-top; ``load_trace`` gives a ``RecordedTrace`` over the events of a file (``events.files``
+``EventTrace`` is the read side of a trace: on top of ``events.trace.EventSource`` (the events in
+order, the firing order, the files a trace can be written to) the rich reports. ``modscope.Trace``
+joins it to the live recorder (``capture.recorder.Recorder``, which reads nothing from views);
+``load_trace`` gives a ``RecordedTrace`` over the events of a file (``events.files``
 reads and validates them). Neither reaches into
 the other's state.
 
@@ -23,48 +24,12 @@ from typing import Any
 from ..events.files import TraceFile
 from ..events.schema import MODULE_EVENTS
 from ..events.sinks import in_sequence
+from ..events.trace import EventSource
 
 
-class EventTrace:
-    """Reports and exports over the events of a trace, in order: ``events`` (a list) or
-    ``iter_events()`` (one at a time)."""
-
-    @property
-    def events(self) -> list[dict[str, Any]]:
-        raise NotImplementedError  # pragma: no cover - each kind of trace says where its events are
-
-    def iter_events(self) -> Iterator[dict[str, Any]]:
-        """The events in order, one at a time (a kind of trace that can, builds none ahead)."""
-        return iter(self.events)
-
-    def firing_order(self, kinds: Iterable[str] = MODULE_EVENTS) -> list[tuple[str, str]]:
-        """``[(kind, module_path), ...]`` in the order the hooks fired. Read one event at a
-        time; equal pairs are one tuple object (a million calls of a few thousand modules cost
-        the list's 8 bytes each, not a tuple and a string each)."""
-        wanted = set(kinds)
-        pairs: dict[tuple[str, str], tuple[str, str]] = {}
-        order = []
-        for e in self.iter_events():
-            if e["kind"] in wanted:
-                pair = (e["kind"], e["path"])
-                order.append(pairs.setdefault(pair, pair))
-        return order
-
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the events to a JSON Lines file (gzip when ``path`` ends in ``.gz``), streamed:
-        encoded and written a batch at a time, one event dict alive at a time. A trace that
-        evicted steps from memory says so in the file's ``end`` event (``dropped``,
-        ``dropped_steps``, ``first_step``: see ``capture.Trace``)."""
-        from ..events.files import save_events
-        save_events(self._events_for_file(), path)
-
-    def _events_for_file(self) -> Iterator[dict[str, Any]]:
-        for event in self.iter_events():
-            yield self._end_for_file(event) if event["kind"] == "end" else event
-
-    def _end_for_file(self, end: dict[str, Any]) -> dict[str, Any]:
-        """The ``end`` event as ``save`` writes it (a live trace adds what it evicted)."""
-        return end
+class EventTrace(EventSource):
+    """Reports over the events of a trace, in order (``events.trace.EventSource`` gives the
+    events, the firing order and the files; this adds what a view draws of them)."""
 
     def _report_events(self) -> list[dict[str, Any]]:
         """What the per-module reports read (``views.report``: the model and graph events, and
@@ -89,11 +54,6 @@ class EventTrace:
         if forward:
             best = current
         return in_sequence(others, best)
-
-    def to_chrome_trace(self, path: str | os.PathLike) -> None:
-        """Write a Trace Event Format file: open it in Perfetto or chrome://tracing."""
-        from ..events.files import write_chrome_trace
-        write_chrome_trace(self.events, path)
 
     def summary(self) -> Printable:
         """A table like torchinfo's: shapes, parameters, mult-adds, times (``views.report``).
@@ -132,6 +92,20 @@ class EventTrace:
         from .report import timeline
         return Printable(timeline(self.events))
 
+    def to_pandas(self, table: str = "events") -> Any:
+        """A table of the trace as a ``pandas.DataFrame``: ``"events"`` (one row per event),
+        ``"modules"`` (per step and module: calls, times, output and gradient statistics) or
+        ``"params"`` (per step and parameter: norms, update ratio, statistics); see
+        ``views.frames``. Raises ``ImportError`` saying how to install pandas when it is missing."""
+        from .frames import to_pandas
+        return to_pandas(self.iter_events(), table)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the model, steps and events, a collapsible module tree, the summary table and
+        plots over steps (``views.notebook``)."""
+        from .notebook import trace_html
+        return trace_html(self)
+
 
 class Printable:
     """A rich renderable that ``print`` and ``str`` show as text (the terminal's width, or 120
@@ -152,7 +126,8 @@ class Printable:
         return console.export_text()
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": str(self)}
+        from .notebook import printable_html
+        return {"text/plain": str(self), "text/html": printable_html(self.renderable)}
 
 
 class RecordedTrace(EventTrace):

@@ -119,6 +119,12 @@ class Diagram:
 
         return to_node_link(self)
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """Jupyter: the diagram as SVG laid out by graphviz (``views.notebook``)."""
+        from ..notebook import diagram_bundle
+
+        return diagram_bundle(self)
+
 
 def shape_str(shape: Any) -> str:
     """``(64, 1, 28, 28)``: shapes are written as tuples in every diagram (``()`` for scalars)."""

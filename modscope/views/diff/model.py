@@ -238,3 +238,8 @@ class TraceDiff(_Plain):
     def __str__(self) -> str:
         from ..trace import Printable
         return str(Printable(self))
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the report with its colours (``views.notebook``)."""
+        from ..notebook import printable_html
+        return printable_html(self)

@@ -1,0 +1,286 @@
+"""What a page shows of a trace, gathered in one pass over its events (``TraceDigest``).
+
+A trace file may hold a million events; the notebook and the report read it once, one event at a
+time, and keep only what they draw:
+
+- the last ``model`` and ``graph`` events, the ``session`` and ``end`` events;
+- the module events of the last step that has a forward (what ``views.report``'s figures read);
+- series over steps: every metric, every learning rate, and per top-level module the gradient
+  norm of the parameters under it (``sqrt`` of the sum of their squared norms), each thinned to
+  at most ``SERIES_POINTS`` points (``Series``);
+- for the steps it samples (``StepSampler``), each step's parameter statistics and its hook firing
+  order, bounded in cells and lines so that a page stays a few MB whatever the run's length.
+
+What was thinned or sampled is said in ``notes``, so a page never passes a sample off as the run.
+Ranks: events that carry a ``rank`` field are counted per rank (``ranks``).
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterable
+from typing import Any
+
+SERIES_POINTS = 600  # points kept per plotted series
+PARAM_CELLS = 1_500_000  # parameter statistics kept over the sampled steps (5 numbers a parameter)
+PARAM_STEPS = 32  # at most this many steps of parameter statistics
+TIMELINE_LINES = 400_000  # hook-order lines kept over the sampled steps
+TIMELINE_STEP_LINES = 100_000  # lines kept of one step (a longer step is cut, and says so)
+TIMELINE_STEPS = 32  # at most this many steps of firing order
+
+TIMELINE_KINDS = ("forward_pre", "forward", "backward_pre", "backward", "hook", "error")
+PARAM_FIELDS = ("norm", "grad_norm", "update_ratio", "mean", "std")
+
+
+class Series:
+    """Points ``(x, y)`` appended in order, thinned to at most ``cap`` by keeping every
+    ``stride``-th (the stride doubles each time the cap is reached), so a long run's curve keeps
+    its shape in bounded memory. The last point is always kept."""
+
+    def __init__(self, cap: int = SERIES_POINTS) -> None:
+        self.cap = cap
+        self.stride = 1
+        self._n = 0  # points offered so far
+        self.xs = array("d")
+        self.ys = array("d")
+        self._last: tuple[float, float] | None = None
+
+    def add(self, x: float, y: float | None) -> None:
+        if y is None or not math.isfinite(y):
+            return
+        if self._n % self.stride == 0:
+            self.xs.append(x)
+            self.ys.append(y)
+            if len(self.xs) > self.cap:
+                self.stride *= 2
+                self.xs, self.ys = self.xs[::2], self.ys[::2]
+            self._last = None
+        else:
+            self._last = (x, y)
+        self._n += 1
+
+    @property
+    def offered(self) -> int:
+        return self._n
+
+    def points(self) -> list[tuple[float, float]]:
+        out = list(zip(self.xs, self.ys))
+        if self._last is not None:
+            out.append(self._last)
+        return out
+
+
+class StepSampler:
+    """Per-step payloads of a bounded total size: a step is kept when its ordinal (0 for the first
+    step seen, 1 for the next ...) is a multiple of ``stride``; when the kept payloads exceed
+    ``budget`` units or ``max_steps`` steps, ``stride`` doubles and the steps off the new stride
+    go. The last step is always kept (``finish``)."""
+
+    def __init__(self, budget: int, max_steps: int) -> None:
+        self.budget, self.max_steps = budget, max_steps
+        self.stride = 1
+        self.kept: dict[int, tuple[int, Any, int]] = {}  # step -> (ordinal, payload, units)
+        self.units = 0
+        self.seen = 0  # steps offered
+
+    def offer(self, step: int, payload: Any, units: int, *, last: bool = False) -> None:
+        ordinal = self.seen
+        self.seen += 1
+        if ordinal % self.stride and not last:
+            return
+        self.kept[step] = (ordinal, payload, units)
+        self.units += units
+        while (self.units > self.budget or len(self.kept) > self.max_steps) and len(self.kept) > 1:
+            self.stride *= 2
+            for s, (o, _, u) in list(self.kept.items()):
+                if o % self.stride and s != step:
+                    del self.kept[s]
+                    self.units -= u
+            if self.stride > 1 << 40:  # (one payload alone over budget: keep it)
+                break
+
+    def steps(self) -> list[int]:
+        return sorted(self.kept)
+
+    def payload(self, step: int) -> Any:
+        return self.kept[step][1]
+
+    @property
+    def sampled(self) -> bool:
+        return len(self.kept) < self.seen
+
+
+class _Timeline:
+    """One step's firing order: ``kind, path, call`` codes, cut at ``TIMELINE_STEP_LINES``."""
+
+    __slots__ = ("lines", "cut")
+
+    def __init__(self) -> None:
+        self.lines: list[tuple] = []
+        self.cut = 0
+
+
+class TraceDigest:
+    """The one pass (see the module docstring). ``timelines``/``params`` False skip what a view
+    does not draw (the notebook's trace view needs neither)."""
+
+    def __init__(self, events: Iterable[dict[str, Any]], *, timelines: bool = True, params: bool = True,
+                 timeline_lines: int = TIMELINE_LINES, param_cells: int = PARAM_CELLS) -> None:
+        self.session: dict[str, Any] | None = None
+        self.model: dict[str, Any] | None = None
+        self.graph: dict[str, Any] | None = None
+        self.end: dict[str, Any] | None = None
+        self.count = 0
+        self.kinds: dict[str, int] = {}
+        self.ranks: dict[Any, int] = {}
+        self.steps: list[int] = []  # every step that has an event, in order
+        self.metrics: dict[str, Series] = {}
+        self.lrs: dict[str, Series] = {}
+        self.grad_norms: dict[str, Series] = {}  # top-level module -> series over steps
+        self.errors: list[dict[str, Any]] = []  # the first few errors, for the page's header
+        self.error_count = 0
+        self.paths: dict[str, int] = {}  # module/hook path -> its number in the timeline codes
+        self._want_timelines, self._want_params = timelines, params
+        self._param_cells = param_cells
+        self.timelines = StepSampler(timeline_lines, TIMELINE_STEPS)
+        self.params = StepSampler(param_cells, PARAM_STEPS)
+        self._pending_params: tuple[int, list, int] | None = None
+        self._read(events)
+
+    # -- the pass -----------------------------------------------------------------------------
+
+    def _read(self, events: Iterable[dict[str, Any]]) -> None:
+        best: list[dict[str, Any]] = []  # module events of the last complete step with a forward
+        current: list[dict[str, Any]] = []
+        forward = False
+        step: int | None = None
+        timeline: _Timeline | None = None
+        want_timelines = self._want_timelines
+        module_kinds = {"forward_pre": 0, "forward": 1, "backward_pre": 2, "backward": 3}
+        paths = self.paths
+        kinds = self.kinds
+        for e in events:
+            self.count += 1
+            kind = e["kind"]
+            kinds[kind] = kinds.get(kind, 0) + 1
+            rank = e.get("rank")
+            if rank is not None:
+                self.ranks[rank] = self.ranks.get(rank, 0) + 1
+            s = e["step"]
+            if s != step:
+                if timeline is not None:
+                    self.timelines.offer(step, timeline, len(timeline.lines) + 1)
+                if forward:
+                    best = current
+                current, forward = [], False
+                step = s
+                self.steps.append(s)
+                timeline = _Timeline() if want_timelines else None
+            code = module_kinds.get(kind)
+            if code is not None:
+                current.append(e)
+                if code == 1:
+                    forward = True
+                if timeline is not None:
+                    if len(timeline.lines) < TIMELINE_STEP_LINES:
+                        path = e["path"]
+                        number = paths.get(path)
+                        if number is None:
+                            number = paths[path] = len(paths)
+                        timeline.lines.append((code, number, e["call"]))
+                    else:
+                        timeline.cut += 1
+                continue
+            if kind == "params":
+                self._read_params(e)
+            elif kind == "metric":
+                for name, value in e["values"].items():
+                    if isinstance(value, int | float) and not isinstance(value, bool):
+                        self.metrics.setdefault(name, Series()).add(s, float(value))
+            elif kind == "step":
+                for i, lr in enumerate(e["lrs"]):
+                    if isinstance(lr, int | float) and not isinstance(lr, bool):
+                        name = f"{e['optimizer']} group {i}" if len(e["lrs"]) > 1 else e["optimizer"]
+                        self.lrs.setdefault(name, Series()).add(s, float(lr))
+            elif kind == "model":
+                self.model = e
+            elif kind == "graph":
+                self.graph = e
+            elif kind == "session":
+                self.session = self.session or e
+            elif kind == "end":
+                self.end = e
+            elif kind == "error":
+                self.error_count += 1
+                if len(self.errors) < 20:
+                    self.errors.append(e)
+                if timeline is not None and len(timeline.lines) < TIMELINE_STEP_LINES:
+                    timeline.lines.append((5, e["etype"], e["message"][:200], e.get("module") or ""))
+            elif kind == "hook" and timeline is not None and len(timeline.lines) < TIMELINE_STEP_LINES:
+                timeline.lines.append((4, e["qualname"], e["hook_kind"], e["target"], e["replaced"]))
+        if timeline is not None:
+            self.timelines.offer(step, timeline, len(timeline.lines) + 1, last=True)
+        if self._pending_params is not None:
+            self.params.offer(*self._pending_params, last=True)
+        if forward:
+            best = current
+        self.report_events = [e for e in (self.model, self.graph) if e is not None] + best
+
+    def _read_params(self, e: dict[str, Any]) -> None:
+        step = e["step"]
+        sums: dict[str, float] = {}
+        for item in e["items"]:
+            g = item["grad_norm"]
+            if g is None:
+                continue
+            top = item["path"].split(".", 1)[0] if "." in item["path"] else "(root)"
+            sums[top] = sums.get(top, 0.0) + g * g
+        for top, total in sums.items():
+            self.grad_norms.setdefault(top, Series()).add(step, math.sqrt(total))
+        if self._want_params:
+            # offered when the next one comes, so the last is offered as the last (always kept)
+            if self._pending_params is not None:
+                self.params.offer(*self._pending_params)
+            rows = [(item["path"], *(item[f] for f in PARAM_FIELDS), item["nan"], item["inf"])
+                    for item in e["items"]]
+            self._pending_params = (step, rows, len(rows) * len(PARAM_FIELDS) + 1)
+
+    # -- what the pages ask -------------------------------------------------------------------
+
+    @property
+    def model_name(self) -> str:
+        return self.model["model"] if self.model else "(no model)"
+
+    @property
+    def framework(self) -> str | None:
+        return self.session.get("framework") if self.session else None
+
+    def notes(self) -> list[str]:
+        """What the page leaves out or thins, one sentence each."""
+        out = []
+        steps = len(self.steps)
+        if self.timelines.sampled and self.timelines.kept:
+            out.append(f"hook firing order: {len(self.timelines.kept)} of {self.timelines.seen:,} steps kept "
+                       f"(every {self.timelines.stride}th, and the last), to bound the page's size")
+        cut = sum(t.cut for _, t, _ in self.timelines.kept.values())
+        if cut:
+            out.append(f"hook firing order: {cut:,} events past {TIMELINE_STEP_LINES:,} in a step left out")
+        if self.params.sampled and self.params.kept:
+            out.append(f"parameters: {len(self.params.kept)} of {self.params.seen:,} steps with statistics kept "
+                       f"(every {self.params.stride}th, and the last)")
+        thinned = [name for name, s in (*self.metrics.items(), *self.lrs.items()) if s.stride > 1]
+        if thinned or any(s.stride > 1 for s in self.grad_norms.values()):
+            out.append(f"plots: curves over {steps:,} steps thinned to at most {SERIES_POINTS} points each")
+        return out
+
+    def dropped_note(self) -> str:
+        if not self.end:
+            return ""
+        events, steps = self.end.get("dropped", 0), self.end.get("dropped_steps", 0)
+        if not events:
+            return ""
+        older = f"{events:,} events"
+        if steps:
+            older = f"{steps:,} older step{'s' if steps != 1 else ''} ({older})"
+        return f"not in this trace: {older}, evicted to bound its memory"

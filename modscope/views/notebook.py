@@ -1,0 +1,100 @@
+"""How modscope's objects show themselves in Jupyter: the HTML behind ``_repr_html_`` and
+``_repr_mimebundle_`` (the classes call these; nothing here needs IPython).
+
+- a trace (live ``Trace`` or loaded): its model, steps and events, a collapsible module tree with
+  parameter counts, the summary table, and plots of metrics, learning rates and per-module
+  gradient norms when it has them (``trace_html``);
+- ``summary()``, ``tree()``, ``timeline()`` and a diff: the rich report as coloured HTML
+  (``printable_html``);
+- a ``Diagram``: SVG laid out by graphviz (``diagram_bundle``).
+
+Everything is plain HTML and inline SVG, without scripts: ``<details>`` collapses without
+JavaScript, so the output works in JupyterLab, the classic notebook, VS Code and a saved
+notebook's static HTML alike.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from .html.digest import TraceDigest
+from .html.fragments import diagram_svg, module_tree_html, rich_html, style_tag, summary_table_html
+from .html.plots import line_chart
+
+GRAD_NORM_LINES = 8  # modules drawn in the gradient-norm plot (the largest norms)
+
+
+def trace_html(trace: Any) -> str:
+    """A trace (anything with ``iter_events()``) as HTML, read in one pass over its events."""
+    digest = TraceDigest(trace.iter_events(), timelines=False, params=False)
+    parts = [style_tag(), '<div class="ms">', f"<h3>modscope trace: {escape(digest.model_name)}</h3>",
+             f'<div class="ms-meta">{escape(meta_line(digest, trace))}</div>']
+    for note in filter(None, [digest.dropped_note(), *digest.notes()]):
+        parts.append(f'<div class="ms-note">{escape(note)}</div>')
+    if digest.model is not None:
+        parts.append("<details open><summary><b>Modules</b></summary>"
+                     f"{module_tree_html(digest.report_events)}</details>")
+        parts.append("<details><summary><b>Summary</b></summary>"
+                     f"{summary_table_html(digest.report_events)}</details>")
+    plots = plots_html(digest)
+    if plots:
+        parts.append(f"<details open><summary><b>Over steps</b></summary>{plots}</details>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def meta_line(digest: TraceDigest, trace: Any = None) -> str:
+    """``engine · 3 steps (0-2) · 1,234 events · cut off`` and the like."""
+    bits = []
+    if digest.framework:
+        bits.append(digest.framework)
+    steps = sorted(set(digest.steps))
+    if steps:
+        bits.append(f"{len(steps):,} step{'s' if len(steps) != 1 else ''} ({steps[0]}-{steps[-1]})"
+                    if len(steps) > 1 else f"1 step ({steps[0]})")
+    bits.append(f"{digest.count:,} events")
+    if digest.ranks:
+        bits.append(f"ranks {', '.join(str(r) for r in sorted(digest.ranks, key=str))}")
+    if digest.error_count:
+        bits.append(f"{digest.error_count:,} error{'s' if digest.error_count != 1 else ''}")
+    path = getattr(trace, "path", None)
+    if path is not None:
+        bits.append(str(path))
+    if getattr(trace, "truncated", False):
+        bits.append("cut off (the recording did not end)")
+    return " · ".join(bits)
+
+
+def plots_html(digest: TraceDigest, grad_lines: int = GRAD_NORM_LINES) -> str:
+    """Charts of the digest's series: metrics, learning rates, per-module gradient norms (the
+    ``grad_lines`` modules with the largest), each only when it has data."""
+    out = []
+    if digest.metrics:
+        out.append(line_chart({k: s.points() for k, s in digest.metrics.items()}, title="metrics"))
+    if digest.lrs:
+        out.append(line_chart({k: s.points() for k, s in digest.lrs.items()}, title="learning rate"))
+    if digest.grad_norms:
+        ranked = sorted(digest.grad_norms.items(), key=lambda kv: -max(kv[1].ys, default=0.0))
+        title = "gradient norm per module"
+        if len(ranked) > grad_lines:
+            title += f" (the {grad_lines} largest of {len(ranked):,})"
+        out.append(line_chart({k: s.points() for k, s in ranked[:grad_lines]}, title=title))
+    return "".join(f'<div class="ms-svg">{svg}</div>' for svg in out)
+
+
+def printable_html(renderable: Any) -> str:
+    """A rich renderable (summary, tree, timeline, diff) as coloured HTML."""
+    return f'{style_tag()}<div class="ms">{rich_html(renderable)}</div>'
+
+
+def diagram_bundle(diagram: Any) -> dict[str, str]:
+    """A diagram's MIME bundle: SVG from graphviz's ``dot``, and a line of text; when ``dot`` is
+    missing or fails, HTML saying so (a notebook shows why there is no drawing)."""
+    from .diagrams.dot import DotFailed, DotMissing
+
+    text = f"<{diagram.kind} diagram {diagram.name!r}: {len(diagram.nodes)} nodes, {len(diagram.edges)} edges>"
+    try:
+        return {"image/svg+xml": diagram_svg(diagram), "text/plain": text}
+    except (DotMissing, DotFailed) as e:
+        return {"text/html": f'<div style="color:#9a6700">{escape(str(e))}</div>', "text/plain": text}
