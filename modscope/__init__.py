@@ -1,9 +1,10 @@
 """modscope: hook tracing, diagrams and a live TUI for ``nn.Module``, on the bundled engine or PyTorch.
 
-- ``modscope.trace(model)``       record module calls, hooks, optimizer steps (``capture/``)
+- ``modscope.trace(model)``       record module calls, hooks, optimizer steps (``capture/``, joined
+                                  to the reports in ``tracing.py``)
 - ``modscope.load_trace(path)``   read a recorded JSON Lines trace (``events/files.py``)
 - ``modscope.diff(a, b)``         compare two traces module by module (``views/diff/``)
-- ``modscope.watch(model)``       trace one model inside ``modscope run`` (``capture/session.py``)
+- ``modscope.watch(model)``       trace one model inside ``modscope run`` (``tracing.py``)
 - ``modscope.log(loss=...)``      metrics for the TUI's sparklines inside ``modscope run``
 - ``modscope.graph``              diagrams: module tree, autograd graph, dataflow
 - ``modscope.events``             the event protocol every consumer reads; sinks and trace files
@@ -25,10 +26,10 @@ __version__ = "0.2.0"
 
 from . import graph
 from .capture.backends import UntraceableError
-from .capture.recorder import Trace, trace
-from .capture.session import log, watch
+from .capture.session import log
 from .events.files import TraceFileError
 from .events.sinks import JsonlSink, MemorySink, SocketSink, TeeSink
+from .tracing import Trace, trace, watch
 from .views.diff import diff
 from .views.trace import RecordedTrace, load_trace
 

@@ -42,8 +42,9 @@ from typing import Any
 
 import graphviz
 
+from ._gc import gc_paused
 from .capture.attribution import attribute_modules, label_call
-from .capture.diagrams import build_autograd_graph, build_module_tree, model_event_fields
+from .capture.diagrams import autograd_event_fields, model_event_fields
 from .views.diagrams import (
     BUDGET,
     Cluster,
@@ -58,6 +59,7 @@ from .views.diagrams import (
     model_event_in,
     render,
 )
+from .views.diagrams.diagram import check_depth
 from .views.diagrams.fold import check_budget
 
 __all__ = [
@@ -65,6 +67,42 @@ __all__ = [
     "build_autograd_graph", "build_autograd_graph_from_event", "build_dataflow", "build_module_tree",
     "build_module_tree_from_event", "dataflow", "fit", "label_call", "model_event_fields", "module_tree", "render",
 ]
+
+
+def build_module_tree(model: Any, depth: int | None = None) -> Diagram:
+    """The ``Diagram`` of ``model``'s module tree.
+
+    Each node shows the module's path (its first name, as ``named_modules`` gives it), its
+    class with ``extra_repr`` and the number of parameters in its subtree (shared parameters
+    counted once). ``depth=k`` keeps the modules at most ``k`` registrations below the root
+    (a module reachable along several paths counts at its shallowest); a node whose
+    submodules were cut says how many."""
+    check_depth(depth)
+    return build_module_tree_from_event(model_event_fields(model), depth)
+
+
+def build_autograd_graph(output: Any, model: Any = None, *, depth: int | None = None,
+                         show_saved: bool = False) -> Diagram:
+    """The ``Diagram`` of the backward graph from ``output`` (a tensor, or tuples/lists/dicts
+    of tensors) back to the leaves.
+
+    Op nodes sit in nested clusters by the module that created them (``node.metadata
+    ["module"]``); with ``model`` the clusters and leaves are named by ``named_modules`` /
+    ``named_parameters`` and a parameter sits in its module's cluster (without ``model``, a
+    leaf sits in its consumers' cluster when they all share one). A module called more than
+    once that contains no other module's nodes (a reused activation) gets one cluster per
+    call, its parameters just outside them. ``depth=k`` draws each
+    module at depth ``k`` (``"layer1.0"`` is depth 2) as one node holding everything it
+    created, its parameters included; shallower modules stay clusters. ``show_saved`` adds the
+    tensors each op saved for backward with their shapes. Raises ``ValueError`` if no output
+    requires grad.
+
+    The graph becomes event data in ``capture.diagrams.autograd_event_fields`` and is drawn by
+    ``build_autograd_graph_from_event``."""
+    check_depth(depth)
+    event, model_event = autograd_event_fields(output, model)
+    with gc_paused():
+        return build_autograd_graph_from_event(event, model_event, depth=depth, show_saved=show_saved)
 
 
 def module_tree(model: Any, depth: int | None = None, *, fold: bool = True, budget: int = BUDGET) -> graphviz.Digraph:

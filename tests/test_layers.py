@@ -17,15 +17,18 @@ PACKAGE = ROOT / "modscope"
 
 # folder (relative to the repository) -> import prefixes none of its modules may name
 RULES: dict[str, tuple[str, ...]] = {
-    "modscope/events": ("engine", "torch", "modscope.capture", "modscope.views", "modscope.cli"),
-    "modscope/views": ("engine", "torch", "modscope.capture", "modscope.cli"),
-    "modscope/capture": ("torch", "engine", "modscope.views.tui", "modscope.cli"),  # the shared half
-    "modscope/capture/engine": ("torch", "modscope.views", "modscope.cli"),
-    "modscope/capture/torch": ("engine", "modscope.views", "modscope.cli"),
+    "modscope/events": ("engine", "torch", "modscope.capture", "modscope.views", "modscope.cli",
+                        "modscope.tracing", "modscope.graph"),
+    "modscope/views": ("engine", "torch", "modscope.capture", "modscope.cli", "modscope.tracing", "modscope.graph"),
+    "modscope/capture": ("torch", "engine", "modscope.views", "modscope.cli", "modscope.tracing",
+                         "modscope.graph"),  # the shared half
+    "modscope/capture/engine": ("torch", "modscope.views", "modscope.cli", "modscope.tracing", "modscope.graph"),
+    "modscope/capture/torch": ("engine", "modscope.views", "modscope.cli", "modscope.tracing", "modscope.graph"),
     "engine": ("modscope", "torch"),
 }
-# The shared half of capture may reach the drawing code (live diagrams become events, then a
-# drawing) but not the frameworks; only its backend folders import them.
+# Capture makes events and reads nothing from views (live diagrams become event data there and are
+# drawn by ``modscope.graph``, the live trace gets its reports in ``modscope.tracing``); only its
+# backend folders import the frameworks.
 BACKEND_FOLDERS = {"modscope/capture/engine": "engine", "modscope/capture/torch": "torch"}
 
 
@@ -119,3 +122,41 @@ def test_tracing_an_engine_model_does_not_import_torch():
         assert "torch" not in sys.modules
     """)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_check_sees_capture_reaching_into_views():
+    bad = PACKAGE / "capture" / "_layer_probe.py"
+    bad.write_text("from ..views.trace import EventTrace\nimport modscope.views.diagrams\n")
+    try:
+        found = violations("modscope/capture")
+    finally:
+        bad.unlink()
+    assert found == ["modscope/capture/_layer_probe.py:1 imports modscope.views.trace",
+                     "modscope/capture/_layer_probe.py:1 imports modscope.views.trace.EventTrace",
+                     "modscope/capture/_layer_probe.py:2 imports modscope.views.diagrams"]
+
+
+def _dict_literals_with_envelope(path: Path) -> list[int]:
+    """Lines of ``path`` with a dict display whose keys include both ``"v"`` and ``"kind"``: an
+    event built by hand."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+            if {"v", "kind"} <= keys:
+                lines.append(node.lineno)
+    return lines
+
+
+def test_events_are_built_in_one_place():
+    """``events.schema.make`` builds every event modscope makes (the envelope, the rank fields):
+    no other module of the package writes an event's envelope as a dict by hand."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel == "modscope/events/schema.py":
+            continue
+        found += [f"{rel}:{line}" for line in _dict_literals_with_envelope(path)]
+    assert found == []
+    assert _dict_literals_with_envelope(PACKAGE / "events" / "schema.py")  # the check sees the one place

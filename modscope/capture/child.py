@@ -32,7 +32,7 @@ from ..events.sinks import TOKEN_VARIABLE, BackgroundSink, JsonlSink, SocketSink
 from ..install_hints import TORCH_INSTALL
 from . import session  # noqa: F401 - the process-wide trace lives there
 from .control import Controller
-from .recorder import trace
+from .recorder import Recorder
 
 # ``import torch``, ``import torch.nn as nn``, ``from torch import nn`` at the start of a line.
 _TORCH_IMPORT = re.compile(r"^\s*(import|from)\s+torch(?=[\s.,]|$)", re.MULTILINE)
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"modscope: the script needs {backend}, which cannot be imported ({e}); "
               "install it with: " + TORCH_INSTALL, file=sys.stderr)
         return 2
-    tr = trace(None, stats=opts.stats, sink=TeeSink(socket_sink, file_sink), max_events=1000,
+    tr = Recorder(None, stats=opts.stats, sink=TeeSink(socket_sink, file_sink), max_events=1000,
                observer=controller, backend=backend)
     controller.trace = tr
     session.active = tr

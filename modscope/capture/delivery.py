@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..events.records import as_event, flat_fields
-from ..events.schema import SCHEMA_VERSION
+from ..events.schema import make
 from ..events.sinks import HEADER_KINDS, Sink, write_batch, write_records
 
 PENDING_LIMIT = 512  # recorded module events delivered at the latest after this many (a step without an optimizer)
@@ -34,7 +34,7 @@ class Delivery:
             self._begin_step()
         seq = self._seq
         self._seq = seq + 1
-        event = {"v": SCHEMA_VERSION, "kind": kind, "seq": seq, "t": time.monotonic_ns(), "step": self._step, **fields}
+        event = make(kind, seq, time.monotonic_ns(), self._step, **fields)
         if self._pending:
             if kind in HEADER_KINDS:  # a new root model in global mode (see _deliver_pending)
                 self._pending_header = True

@@ -1,33 +1,18 @@
-"""Diagrams of live objects: a model's module tree and the autograd graph behind a tensor.
-
-Each is turned into the plain data of a ``model`` or ``graph`` event here, through the model's
-backend (engine or torch), and drawn from that data by ``views.diagrams``: one drawing code path
-for live models, recorded traces and the TUI.
+"""Diagrams of live objects, capture's half: a model's module tree and the autograd graph behind
+a tensor, turned into the plain data of a ``model`` or ``graph`` event through the model's
+backend (engine or torch). ``modscope.graph`` hands that data to ``views.diagrams``, which draws
+it: one drawing code path for live models, recorded traces and the TUI (capture never imports
+views).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .._gc import gc_paused
 from ..events.records import dtype_name
-from ..views.diagrams.autograd import build_autograd_graph_from_event
-from ..views.diagrams.diagram import Diagram, check_depth, gc_paused
-from ..views.diagrams.tree import build_module_tree_from_event
 from .backends import backend_for
 from .values import tensors_in
-
-
-def build_module_tree(model: Any, depth: int | None = None) -> Diagram:
-    """The ``Diagram`` of ``model``'s module tree.
-
-    Each node shows the module's path (its first name, as ``named_modules`` gives it), its
-    class with ``extra_repr`` and the number of parameters in its subtree (shared parameters
-    counted once). ``depth=k`` keeps the modules at most ``k`` registrations below the root
-    (a module reachable along several paths counts at its shallowest); a node whose
-    submodules were cut says how many."""
-    check_depth(depth)
-    _require_module(model)
-    return build_module_tree_from_event(model_event_fields(model), depth)
 
 
 def model_event_fields(model: Any, prefix: str = "") -> dict[str, Any]:
@@ -64,25 +49,12 @@ def _persistent(owners: dict[str, Any], path: str) -> bool:
     return name not in getattr(owners.get(owner), "_non_persistent_buffers_set", ())
 
 
-def build_autograd_graph(output: Any, model: Any = None, *, depth: int | None = None,
-                         show_saved: bool = False) -> Diagram:
-    """The ``Diagram`` of the backward graph from ``output`` (a tensor, or tuples/lists/dicts
-    of tensors) back to the leaves.
-
-    Op nodes sit in nested clusters by the module that created them (``node.metadata
-    ["module"]``); with ``model`` the clusters and leaves are named by ``named_modules`` /
-    ``named_parameters`` and a parameter sits in its module's cluster (without ``model``, a
-    leaf sits in its consumers' cluster when they all share one). A module called more than
-    once that contains no other module's nodes (a reused activation) gets one cluster per
-    call, its parameters just outside them. ``depth=k`` draws each
-    module at depth ``k`` (``"layer1.0"`` is depth 2) as one node holding everything it
-    created, its parameters included; shallower modules stay clusters. ``show_saved`` adds the
-    tensors each op saved for backward with their shapes. Raises ``ValueError`` if no output
-    requires grad.
-
-    The graph goes through ``graph_event_fields`` and is drawn by
-    ``build_autograd_graph_from_event``."""
-    check_depth(depth)
+def autograd_event_fields(output: Any, model: Any = None) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The fields of a ``graph`` event for the backward graph from ``output`` (a tensor, or
+    tuples/lists/dicts of tensors) back to the leaves, and what a drawing reads of the ``model``
+    event (its name and each module's class; ``None`` without ``model``). Parameters are named
+    by ``model.named_parameters()`` when given. Raises ``ValueError`` if no output requires grad
+    (see ``modscope.graph.build_autograd_graph``, which draws them)."""
     outputs = list(tensors_in(output))
     if not outputs:
         raise ValueError(f"expected a tensor (or tensors) to draw the graph of, got {type(output).__name__}")
@@ -92,11 +64,10 @@ def build_autograd_graph(output: Any, model: Any = None, *, depth: int | None = 
     with gc_paused():
         params = dict(model.named_parameters()) if model is not None else {}
         event = backend_for(outputs[0]).graph_event_fields(outputs, params)
-        # Of the model event the drawing reads the name and each module's class only.
         model_event = None if model is None else {
             "model": type(model).__name__,
             "modules": [{"path": path, "cls": type(m).__name__} for path, m in model.named_modules()]}
-        return build_autograd_graph_from_event(event, model_event, depth=depth, show_saved=show_saved)
+    return event, model_event
 
 
 def _require_module(model: Any) -> None:

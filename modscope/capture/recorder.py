@@ -34,13 +34,14 @@ from ..events.log import EventLog
 from ..events.records import STATS_KEYS, event_line, record_line
 from ..events.schema import SCHEMA_VERSION, finite_or_none
 from ..events.sinks import JsonlSink, Sink, TeeSink
-from ..views.trace import EventTrace
+from ..events.trace import EventSource
 from .attribution import label_call
 from .backends import Backend, UntraceableError, backend_for, global_backend, load
 from .delivery import Delivery
 from .graph_event import model_tensors
 from .hook_handles import HookHandles
 from .params import ParamEvents
+from .ranks import stamp_rank
 from .user_hooks import UserHook
 from .values import tensors_in
 
@@ -55,8 +56,11 @@ _NAN, _INF = STATS_KEYS.index("nan"), STATS_KEYS.index("inf")
   # recorded module events delivered at the latest after this many (a step without an optimizer)
 
 
-class Trace(Delivery, ParamEvents, EventTrace):
+class Recorder(Delivery, ParamEvents, EventSource):
     """Records what a model does while it runs: module calls, hooks, optimizer steps, metrics.
+
+    ``modscope.trace`` returns a ``modscope.Trace``: this class joined to the reports of
+    ``views.trace.EventTrace`` (summary, tree, timeline), so that capture reads nothing from views.
 
     Use as a context manager (or ``start()``/``stop()``). On exit every hook it added is removed
     and the user's own hooks are exactly as before, also when the traced code raises.
@@ -157,7 +161,7 @@ class Trace(Delivery, ParamEvents, EventTrace):
 
     # --- lifecycle ----------------------------------------------------------------------------
 
-    def start(self) -> Trace:
+    def start(self) -> Recorder:
         """Attach the hooks and emit the ``session`` (and ``model``) events."""
         if self._running:
             raise RuntimeError("this trace is already running")
@@ -166,6 +170,7 @@ class Trace(Delivery, ParamEvents, EventTrace):
         if self._backend is None:
             self._backend = global_backend()
         if self._seq == 0:
+            stamp_rank()  # one rank of several (torchrun): every event says which
             self._emit("session", schema=SCHEMA_VERSION, engine_version=self._backend.version,
                        framework=self._backend.name, modscope_version=__version__, pid=os.getpid(),
                        started=datetime.now(UTC).isoformat(), argv=list(sys.argv))
@@ -175,7 +180,7 @@ class Trace(Delivery, ParamEvents, EventTrace):
             self._attach()
         return self
 
-    def stop(self) -> Trace:
+    def stop(self) -> Recorder:
         """Remove every hook the trace added, restore the user's hooks, flush the sinks."""
         if not self._running:
             return self
@@ -206,7 +211,7 @@ class Trace(Delivery, ParamEvents, EventTrace):
         for sink in self._sinks:
             self._safely(sink.close)
 
-    def __enter__(self) -> Trace:
+    def __enter__(self) -> Recorder:
         return self.start()
 
     def __exit__(self, etype: Any, exc: BaseException | None, tb: Any) -> None:
@@ -272,7 +277,7 @@ class Trace(Delivery, ParamEvents, EventTrace):
         return {**end, "dropped": memory.dropped, "dropped_steps": memory.dropped_steps,
                 "first_step": memory.first_step}
 
-    def watch(self, model: Any) -> Trace:
+    def watch(self, model: Any) -> Recorder:
         """Narrow a running global trace (``model=None``) to ``model``, or start tracing it.
         Events keep their sequence: one session, one stream."""
         if self.model is model:
@@ -601,7 +606,7 @@ def _unwrap_bound(fn: Any) -> Any:
     return getattr(fn, "__func__", fn)
 
 
-_OUR_HOOKS = frozenset(getattr(Trace, name) for name in (
+_OUR_HOOKS = frozenset(getattr(Recorder, name) for name in (
     "_on_forward_pre", "_on_forward", "_on_backward_pre", "_on_backward", "_on_optimizer_pre", "_on_optimizer_post"))
 
 
@@ -609,33 +614,3 @@ def _patterns(value: Iterable[str] | str | None) -> tuple[str, ...]:
     if value is None:
         return ()
     return (value,) if isinstance(value, str) else tuple(value)
-
-
-def trace(model: Any = None, *, stats: bool = False,
-          include: Iterable[str] | str | None = None, exclude: Iterable[str] | str | None = None,
-          sink: Sink | None = None, max_events: int | Literal["auto"] | None = AUTO, graph: bool = True,
-          observer: Callable[[dict[str, Any]], None] | None = None, backend: str | None = None,
-          keep_steps: int | None = DEFAULT_KEEP_STEPS, spill: str | os.PathLike | None = None) -> Trace:
-    """Trace ``model`` (or, with ``model=None``, every module that runs) — see ``Trace``.
-
-    ``stats`` adds statistics to every tensor summary (and reports the first NaN/Inf);
-    ``include``/``exclude`` are glob patterns on module paths; ``sink`` receives every event
-    (``JsonlSink``, ``SocketSink``).
-
-    Memory is bounded by default: the trace keeps the last ``keep_steps`` training steps (64;
-    the step in progress is one of them) and at most ``max_events`` events (``"auto"``: 200,000,
-    or 10,000 beside a ``sink``), evicting the oldest step whole first; ``tr.dropped`` and
-    ``tr.dropped_steps`` count what went, and ``tr.save`` writes them into the file's ``end``
-    event. ``None`` lifts a bound (both None: everything is kept). ``spill``: a
-    path (``.gz`` compresses) that receives every event as it happens, a complete trace file for
-    ``load_trace``, so nothing evicted from memory is lost.
-
-    ``graph``
-    records the autograd graph of the first forward; ``observer(event)`` sees every event in the
-    traced thread (the TUI's pause and breakpoints block there), except while the observer has a
-    true ``idle`` attribute (it says no event could make it act: a step's worth of calls saved).
-    ``model`` is an ``nn.Module`` of the bundled engine or of PyTorch; without one, the trace
-    follows every module of the framework the program imported (``backend="engine"|"torch"``
-    chooses when it imported both)."""
-    return Trace(model, stats=stats, include=include, exclude=exclude, sink=sink, max_events=max_events,
-                 graph=graph, observer=observer, backend=backend, keep_steps=keep_steps, spill=spill)

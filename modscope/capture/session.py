@@ -1,22 +1,11 @@
-"""The process-wide trace of ``modscope run`` (set by the child runner), and ``watch``."""
+"""The process-wide trace of ``modscope run`` / ``modscope record`` (set by the child runner),
+and ``log``. ``modscope.watch`` (``modscope/tracing.py``) narrows it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-active: Any = None  # the Trace the child runner started, if this process runs under modscope
-
-
-def watch(model: Any, **trace_kwargs: Any) -> Any:
-    """Trace exactly ``model``.
-
-    Under ``modscope run`` this narrows the running session (which otherwise traces every module
-    that runs) to ``model``; elsewhere it starts an in-memory trace of ``model`` and returns it
-    (stop it with ``.stop()``)."""
-    if active is not None:
-        return active.watch(model)
-    from .recorder import trace
-    return trace(model, **trace_kwargs).start()
+active: Any = None  # the Recorder the child runner started, if this process runs under modscope
 
 
 def log(**metrics: float) -> None:

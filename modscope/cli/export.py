@@ -15,9 +15,10 @@ from typing import Any
 
 from ..capture.attribution import attribute_modules
 from ..capture.backends import UntraceableError, backend_for
-from ..capture.diagrams import build_autograd_graph, model_event_fields
+from ..capture.diagrams import model_event_fields
 from ..capture.target import Target, load_target, parse_shape
 from ..capture.values import tensors_in
+from ..graph import build_autograd_graph
 from ..views.diagrams import Diagram, DotNotFoundError, build_dataflow, render
 from ..views.diagrams.fold import BUDGET, check_budget, fit, model_event_in
 from ..views.diagrams.tree import build_module_tree_from_event
@@ -117,7 +118,7 @@ def build(target: Target, what: str, shape: tuple[int, ...] | None, depth: int |
         diagram = build_autograd_graph(root, model, depth=depth)
         event = model_event_fields(model) if fold and len(diagram.nodes) > budget else None
         return fit(diagram, event, fold=fold, budget=budget, depth=depth)
-    from ..capture.recorder import trace
+    from ..tracing import trace
 
     # Dataflow needs forward events only: the forward runs without grad, so no backward
     # machinery is set up at all.

@@ -10,6 +10,7 @@ from .schema import (
                      FIELDS,
                      KINDS,
                      MODULE_EVENTS,
+                     ORIGIN_FIELDS,
                      SCHEMA_VERSION,
                      EventError,
                      dumps,
@@ -17,8 +18,9 @@ from .schema import (
                      finite_or_none,
                      loads,
                      make,
+                     rank_of,
                      validate,
 )
 
-__all__ = ["FIELDS", "KINDS", "MODULE_EVENTS", "SCHEMA_VERSION", "EventError", "dumps", "dumps_bytes",
-           "finite_or_none", "loads", "make", "validate"]
+__all__ = ["FIELDS", "KINDS", "MODULE_EVENTS", "ORIGIN_FIELDS", "SCHEMA_VERSION", "EventError", "dumps",
+           "dumps_bytes", "finite_or_none", "loads", "make", "rank_of", "validate"]

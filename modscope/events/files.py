@@ -35,6 +35,7 @@ from .schema import (
     _ITEM_FIELDS,
     _NULLABLE_ITEMS,
     FIELDS,
+    ORIGIN_FIELDS,
     SCHEMA_VERSION,
     EventError,
     loads,
@@ -392,7 +393,8 @@ def _module_line_pattern() -> re.Pattern[bytes]:
     without leading zeros and at most 18 digits (they fit in 64 bits, as orjson requires);
     strings of printable ASCII without quote or backslash (so the bytes are the string, and
     valid UTF-8); summaries ``{"shape", "dtype"[, "tid"]}`` or ``null``; ``dur_ns`` where the
-    kind requires it. Anything else (statistics, escapes, another order) is not matched and is
+    kind requires it; the rank fields after ``step`` (``schema.ORIGIN_FIELDS``) or none. Anything
+    else (statistics, escapes, another order) is not matched and is
     parsed and validated as any line. One alternative per kind, each with one group, its path:
     ``match.lastindex`` numbers the kind (``MODULE_LINE_KINDS``)."""
     number = rb"(?:0|[1-9][0-9]{0,17})"
@@ -400,10 +402,11 @@ def _module_line_pattern() -> re.Pattern[bytes]:
     summary = (rb'\{"shape":\[(?:' + number + rb"(?:," + number + rb')*)?\],"dtype":"' + text
                + rb'+"(?:,"tid":' + number + rb")?\}")
     value = rb"(?:" + summary + rb"|null)"
+    origin = rb"(?:" + b"".join(rb',"%s":' % key.encode() + number for key in ORIGIN_FIELDS) + rb")?"
     branches = []
     for kind, field in VALUES_FIELD.items():
         dur = rb',"dur_ns":' + number if "dur_ns" in FIELDS[kind] else b""
-        branches.append(kind.encode() + rb'","seq":' + number + rb',"t":' + number + rb',"step":' + number
+        branches.append(kind.encode() + rb'","seq":' + number + rb',"t":' + number + rb',"step":' + number + origin
                         + rb',"path":"(' + text + rb'*)","call":' + number + rb',"' + field.encode()
                         + rb'":\[(?:' + value + rb"(?:," + value + rb")*)?\]" + dur)
     return re.compile(rb'\{"v":%d,"kind":"(?:' % SCHEMA_VERSION + b"|".join(branches) + rb")\}")
@@ -434,6 +437,12 @@ def valid_event(obj: Any) -> bool:
     if spec is None or obj.get("v") != SCHEMA_VERSION or type(obj.get("v")) is not int:
         return False
     if type(obj.get("seq")) is not int or type(obj.get("t")) is not int or type(obj.get("step")) is not int:
+        return False
+    if "rank" in obj:  # a rank's event: its origin fields are ints (any of them alone: validate says)
+        for key in ORIGIN_FIELDS:
+            if type(obj.get(key)) is not int:
+                return False
+    elif "local_rank" in obj or "world_size" in obj or "restart" in obj:
         return False
     fields, item_specs = spec
     for key, types in fields:

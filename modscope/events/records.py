@@ -29,7 +29,8 @@ from typing import Any
 
 import orjson
 
-from .schema import SCHEMA_VERSION, dumps_bytes
+from . import schema
+from .schema import dumps_bytes, envelope_prefix, make
 
 # The statistics of a summary, in this order (a record keeps them as numbers, not a dict).
 STATS_KEYS = ("mean", "std", "min", "max", "absmax", "zeros", "nan", "inf")
@@ -90,8 +91,8 @@ def expand(captured: Iterable[Captured]) -> list[dict[str, Any] | None]:
 def module_event(kind: str, seq: int, t: int, step: int, path: str, call: int, dur: int | None, count: int,
                  *fields: Any) -> dict[str, Any]:
     """The event dict of a module record."""
-    event = {"v": SCHEMA_VERSION, "kind": kind, "seq": seq, "t": t, "step": step, "path": path, "call": call,
-             VALUES_FIELD[kind]: expand(split_fields(fields, count))}
+    event = make(kind, seq, t, step, path=path, call=call)
+    event[VALUES_FIELD[kind]] = expand(split_fields(fields, count))
     if dur is not None:
         event["dur_ns"] = dur
     return event
@@ -112,7 +113,7 @@ def event_line(event: dict[str, Any]) -> bytes:
 
 # What ``record_line`` writes around a record's numbers, per kind, and the JSON of the strings,
 # shapes and dtypes it has met (they repeat every step; bounded: cleared when one grows large).
-_HEADS = {kind: b'{"v":%d,"kind":"%s","seq":' % (SCHEMA_VERSION, kind.encode()) for kind in VALUES_FIELD}
+_HEADS = {kind: envelope_prefix(kind) for kind in VALUES_FIELD}
 _VALUES = {kind: b',"%s":[{"shape":' % field.encode() for kind, field in VALUES_FIELD.items()}
 _JSON: dict[Any, bytes] = {}
 _JSON_LIMIT = 1 << 16
@@ -135,7 +136,8 @@ def record_line(record: tuple) -> bytes:
     if record[7] != 1 or len(record) != 11 or record[8] is None:
         return event_line(module_event(*record))
     kind, seq, t, step, path, call, dur, _, shape, dtype, tid = record
-    head = _HEADS[kind] + b'%d,"t":%d,"step":%d,"path":' % (seq, t, step) + _json(("p", path), _second)
+    head = (_HEADS[kind] + b'%d,"t":%d,"step":%d' % (seq, t, step) + schema.origin_json() + b',"path":'
+            + _json(("p", path), _second))
     values = _VALUES[kind] + _json(("s", shape), _shape_list) + b',"dtype":' + _json(("d", dtype), _dtype_json)
     tail = b"}]" if tid is None else b',"tid":%d}]' % tid
     end = b"}\n" if dur is None else b',"dur_ns":%d}\n' % dur

@@ -9,7 +9,20 @@ An event is a plain ``dict`` of JSON types. Every event has the envelope
     ``t``     monotonic timestamp in nanoseconds (``time.monotonic_ns``)
     ``step``  the training step it belongs to (0 before the first ``trace.step()``)
 
-and the fields of its kind listed in ``FIELDS``. Tensor values are described by *summaries*:
+and the fields of its kind listed in ``FIELDS``. An event made by a process that is one rank of
+several (torchrun, DDP: torch's ``RANK`` environment variable is set) also carries, right after
+``step``, the ``ORIGIN_FIELDS``
+
+    ``rank``        the process's global rank (``RANK``)
+    ``local_rank``  its rank on its machine (``LOCAL_RANK``)
+    ``world_size``  how many ranks the job has (``WORLD_SIZE``)
+    ``restart``     how many times the elastic launcher restarted the job (``TORCHELASTIC_RESTART_COUNT``)
+
+(absent: a single process, rank 0 of 1; ``rank_of`` reads either). ``make`` is the one place an
+event is built (``records.module_event`` and ``records.record_line`` write module events through
+``make`` and ``envelope_prefix``/``origin_json``), so every producer stamps the same envelope.
+
+Tensor values are described by *summaries*:
 ``{"shape": [..], "dtype": "float32", "tid": 17}``, where ``tid`` identifies the tensor object within
 the session (the same tensor leaving one module and entering another has the same ``tid``: that is
 how data flow is followed; gradient summaries carry no ``tid``). With ``stats=True`` a summary also
@@ -102,9 +115,55 @@ class EventError(ValueError):
     """An event that does not follow the protocol; the message says which field and why."""
 
 
+# The rank fields, in the order an event carries them (see the module's docstring).
+ORIGIN_FIELDS = ("rank", "local_rank", "world_size", "restart")
+_origin: dict[str, int] = {}  # this process's rank fields ({} for a single process)
+_origin_json = b""  # the same as the JSON text that follows ``"step":N`` in a line
+
+
+def set_origin(origin: dict[str, int] | None) -> None:
+    """Say which rank this process is: ``{"rank", "local_rank", "world_size", "restart"}`` (all
+    ints), or ``None`` for a single process. Every event ``make`` builds from now on carries it.
+    Set by capture when a trace starts (``capture.ranks``); ``ValueError`` naming a field that is
+    missing or not a non-negative int."""
+    global _origin, _origin_json
+    if origin is None:
+        _origin, _origin_json = {}, b""
+        return
+    for key in ORIGIN_FIELDS:
+        value = origin.get(key)
+        if type(value) is not int or value < 0:
+            raise ValueError(f"rank field {key!r} must be an integer >= 0, got {value!r}")
+    _origin = {key: origin[key] for key in ORIGIN_FIELDS}
+    _origin_json = b"".join(b',"%s":%d' % (key.encode(), _origin[key]) for key in ORIGIN_FIELDS)
+
+
+def origin() -> dict[str, int]:
+    """This process's rank fields as events carry them (``{}``: a single process)."""
+    return dict(_origin)
+
+
+def origin_json() -> bytes:
+    """This process's rank fields as the JSON text an event line has after ``"step":N``
+    (``b""`` for a single process): for writers that format lines without a dict."""
+    return _origin_json
+
+
+def envelope_prefix(kind: str) -> bytes:
+    """The bytes a line of ``kind`` starts with, up to the value of ``seq``."""
+    return b'{"v":%d,"kind":"%s","seq":' % (SCHEMA_VERSION, kind.encode())
+
+
 def make(kind: str, seq: int, t: int, step: int, **fields: Any) -> dict[str, Any]:
-    """Build an event (no validation: producers are trusted, consumers validate)."""
-    return {"v": SCHEMA_VERSION, "kind": kind, "seq": seq, "t": t, "step": step, **fields}
+    """Build an event: the envelope, this process's rank fields (``set_origin``), then
+    ``fields`` (no validation: producers are trusted, consumers validate). Every event
+    modscope makes is built here."""
+    return {"v": SCHEMA_VERSION, "kind": kind, "seq": seq, "t": t, "step": step, **_origin, **fields}
+
+
+def rank_of(event: dict[str, Any]) -> int:
+    """The rank that made ``event`` (0 for a single process's)."""
+    return event.get("rank", 0)
 
 
 def validate(event: Any) -> dict[str, Any]:
@@ -119,6 +178,9 @@ def validate(event: Any) -> dict[str, Any]:
         _check_field(event, key, types, "event")
     if event["v"] != SCHEMA_VERSION:
         raise EventError(f"unsupported schema version {event['v']} (this modscope reads version {SCHEMA_VERSION})")
+    for key in ORIGIN_FIELDS:  # optional; when present, an int
+        if key in event:
+            _check_field(event, key, (int,), "event")
     kind = event["kind"]
     if kind not in FIELDS:
         raise EventError(f"unknown event kind {kind!r} (known: {', '.join(KINDS)})")

@@ -13,9 +13,10 @@ import pytest
 import modscope
 from modscope import graph
 from modscope.capture.attribution import attribute_modules
-from modscope.capture.diagrams import build_autograd_graph, model_event_fields
+from modscope.capture.diagrams import model_event_fields
 from modscope.cli import main
 from modscope.cli.export import ExportError, export
+from modscope.graph import build_autograd_graph
 from modscope.views.diagrams import BUDGET, build_dataflow, build_module_tree_from_event, fit, model_event_in
 from modscope.views.diagrams.fold import (
     FANOUT_KEEP,

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ...events.files import MAX_LINE_BYTES, LineReader, TraceFileError, TraceScan, TraceStream
-from ...events.schema import EventError, dumps_bytes, loads, validate
+from ...events.schema import EventError, dumps_bytes, loads, make, validate
 from ...events.sinks import TOKEN_VARIABLE
 from .state import EVENTS_PER_STEP, MODULE_KINDS, TIMELINE_KINDS, SessionState, StepRecord
 
@@ -205,9 +205,8 @@ class ReplaySource(Source):
             with state.lock:
                 steps.finish(scan.end)
             with state.lock:  # the viewer's own note, not an event of the file
-                state.apply({"v": 1, "kind": "error", "seq": state.last_seq, "t": 0, "step": state.step,
-                             "etype": "TraceFileError", "message": str(e), "where": "viewer", "module": None,
-                             "traceback": ""})
+                state.apply(make("error", state.last_seq, 0, state.step, etype="TraceFileError", message=str(e),
+                                 where="viewer", module=None, traceback=""))
                 state.events_total -= 1
             state.mark_disconnected(f"replay stopped at a bad line: {e}")
             return
@@ -452,9 +451,8 @@ class SocketSource(Source):
     @staticmethod
     def _report(state: SessionState, message: str) -> None:
         with state.lock:
-            state.apply({"v": 1, "kind": "error", "seq": state.last_seq, "t": 0, "step": state.step,
-                         "etype": "ProtocolError", "message": message, "where": "viewer", "module": None,
-                         "traceback": ""})
+            state.apply(make("error", state.last_seq, 0, state.step, etype="ProtocolError", message=message,
+                             where="viewer", module=None, traceback=""))
             state.events_total -= 1  # the viewer's own note is not a received event
 
     def control(self, message: dict[str, Any]) -> bool:
