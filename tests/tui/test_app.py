@@ -18,7 +18,7 @@ from modscope.views.tui.screens import help_text
 from modscope.views.tui.sources import EventListSource, QueueSource, ReplaySource, SocketSource
 from modscope.views.tui.widgets.graph_view import AutogradGraphView
 from modscope.views.tui.widgets.module_tree import ModuleTree
-from modscope.views.tui.widgets.params_table import ParamsTable
+from modscope.views.tui.widgets.params_table import COLUMNS, ParamsTable
 from modscope.views.tui.widgets.timeline import HookTimeline
 from tests.tui.conftest import TRACE
 
@@ -683,3 +683,30 @@ async def test_the_params_table_sizes_its_columns_to_rows_shown_by_a_plain_call(
         await pilot.pause(0.3)
         widths = {str(c.label): c.get_render_width(table) for c in table.columns.values()}
         assert widths["name"] >= len("weight") + 2 and widths["dtype"] >= len("float32") + 2, widths
+
+
+@pytest.mark.asyncio
+async def test_the_params_table_widens_a_column_when_a_value_grows(events):
+    """Values that arrive after the rows were drawn (``–`` until the first step) widen their
+    column: they were cut to the header's width (``update 5.63e-``, ``mean -0.0``)."""
+    import dataclasses
+
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, lambda a: loaded(a) and a.selected == "blk.a")
+        table = app.query_one(ParamsTable)
+        with app.state.lock:
+            params = app.state.params_of("head")
+        blank = [dataclasses.replace(p, norm=None, grad_norm=None, update_ratio=None, mean=None, std=None)
+                 for p in params]
+        table.clear(columns=True)  # a fresh table: columns keep the widest cell they ever had
+        table.add_columns(*COLUMNS)
+        table.show("head", blank)
+        await pilot.pause(0.3)
+        grown = [dataclasses.replace(p, norm=123.456, grad_norm=0.000123456, update_ratio=5.63e-4,
+                                     mean=-0.00321, std=0.0123) for p in params]
+        table.show("head", grown)
+        await pilot.pause(0.3)
+        widths = {str(c.label): c.get_render_width(table) - 2 * table.cell_padding for c in table.columns.values()}
+        assert widths["update"] >= len("5.63e-04") and widths["mean"] >= len("-0.00321"), widths
+        assert widths["grad norm"] >= len("0.000123"), widths

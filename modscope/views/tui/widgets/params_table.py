@@ -87,7 +87,8 @@ class ParamsTable(DataTable):
             old = self._cells[p.path]
             for i, (new_cell, old_cell) in enumerate(zip(cells, old)):
                 if str(new_cell) != str(old_cell):
-                    self.update_cell(p.path, columns[i], new_cell)
+                    # a value wider than its column (``–`` until the first step) widens it
+                    self.update_cell(p.path, columns[i], new_cell, update_width=len(str(new_cell)) > len(str(old_cell)))
                     updated = True
             self._cells[p.path] = cells
         if updated:
