@@ -710,3 +710,37 @@ async def test_the_params_table_widens_a_column_when_a_value_grows(events):
         widths = {str(c.label): c.get_render_width(table) - 2 * table.cell_padding for c in table.columns.values()}
         assert widths["update"] >= len("5.63e-04") and widths["mean"] >= len("-0.00321"), widths
         assert widths["grad norm"] >= len("0.000123"), widths
+
+
+@pytest.mark.asyncio
+async def test_find_lists_name_matches_before_class_matches_and_down_moves_through_them(events):
+    """``/ head`` with modules of class ``HeadLinear`` before the module ``head``: Enter picks
+    ``head`` (it picked the first class match), and down reaches the next match while typing."""
+    for event in events:
+        if event["kind"] == "model":
+            for m in event["modules"]:
+                if m["path"] in ("blk.a", "blk.b"):
+                    m["cls"] = "HeadLinear"
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, lambda a: loaded(a) and a.selected == "blk.a")
+        await pilot.press("slash", *"head")
+        options = app.screen.query_one("#matches")
+        assert [options.get_option_at_index(i).id for i in range(options.option_count)] == \
+            ["m:head", "m:blk.a", "m:blk.b"]
+        await pilot.press("enter")
+        await settle(pilot, app, lambda a: a.selected == "head")
+        await pilot.press("slash", *"head", "down", "down", "down", "up", "enter")
+        await settle(pilot, app, lambda a: a.selected == "blk.a")
+
+
+def test_find_ranks_a_name_over_a_prefix_over_a_path_over_a_class():
+    from modscope.views.tui.screens import NO_MATCH, match_rank
+
+    assert match_rank("conv2", "conv2", "conv2d") == 0
+    assert match_rank("conv2", "block.conv2", "conv2d") == 0
+    assert match_rank("conv2", "conv2_drop", "dropout2d") == 1
+    assert match_rank("conv2", "conv2s.0", "sequential") == 2
+    assert match_rank("conv2d", "stem", "conv2d") == 3
+    assert match_rank("conv2", "conv1", "conv2d") == 4
+    assert match_rank("conv2", "fc1", "linear") == NO_MATCH

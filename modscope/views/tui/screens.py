@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 from itertools import islice
 from typing import Any
@@ -199,10 +200,18 @@ class HelpScreen(Dialog[None]):
 
 
 class FindScreen(Dialog[str | None]):
-    """Type part of a module path or class; Enter picks the highlighted match. The app keeps
+    """Type part of a module path or class; up and down move through the matches while typing,
+    Enter picks the highlighted one. Modules whose name or path matches come before those only
+    whose class does (``conv2``: the module ``conv2`` first, not every ``Conv2d``). The app keeps
     one, opened again with ``reopen``."""
 
-    BINDINGS = [Binding("escape", "dismiss_none", "cancel")]
+    BINDINGS = [
+        Binding("escape", "dismiss_none", "cancel"),
+        Binding("down", "move(1)", "next match", show=False),
+        Binding("up", "move(-1)", "previous match", show=False),
+        Binding("pagedown", "move(10)", "next page", show=False),
+        Binding("pageup", "move(-10)", "previous page", show=False),
+    ]
     DEFAULT_CSS = """
     FindScreen { align: center top; }
     FindScreen > Vertical { width: 80; max-width: 95%; height: auto; max-height: 80%; margin-top: 3;
@@ -214,6 +223,7 @@ class FindScreen(Dialog[str | None]):
         super().__init__()
         self.modules = modules  # (path, class)
         self._query = ""  # what the list shows matches for
+        self._lowered: tuple[Any, list[tuple[str, str]]] = (None, [])  # (modules, their lower-case (path, class))
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -253,10 +263,25 @@ class FindScreen(Dialog[str | None]):
             self._update(event.value)
 
     def _options(self, query: str) -> list[Option]:
-        """The first 200 modules whose path or class contains ``query`` (any case)."""
+        """The first ``MAX_MATCHES`` modules whose path or class contains ``query`` (any case),
+        best first (``match_rank``), in model order within a rank."""
         q = query.lower()
-        matches = islice(((p, c) for p, c in self.modules if q in p.lower() or q in c.lower()), 200)
+        if not q:
+            matches = list(islice(self.modules, MAX_MATCHES))
+        else:
+            if self._lowered[0] is not self.modules:  # once per model, not per key typed
+                self._lowered = (self.modules, [(p.lower(), c.lower()) for p, c in self.modules])
+            hits = [(match_rank(q, p, c), i) for i, (p, c) in enumerate(self._lowered[1]) if q in p or q in c]
+            matches = [self.modules[i] for _, i in heapq.nsmallest(MAX_MATCHES, hits)]
         return [Option(Text.assemble((p or "(root)", "bold"), f"  {c}"), id=f"m:{p}") for p, c in matches]
+
+    def action_move(self, delta: int) -> None:
+        """Move the highlight through the matches (the query keeps the focus)."""
+        options = self.query_one("#matches", OptionList)
+        if not options.option_count:
+            return
+        current = options.highlighted if options.highlighted is not None else -1
+        options.highlighted = max(0, min(options.option_count - 1, current + delta))
 
     def _update(self, query: str) -> None:
         self._query = query
@@ -276,6 +301,29 @@ class FindScreen(Dialog[str | None]):
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
+
+
+MAX_MATCHES = 200  # matches listed: more is typing another letter
+NO_MATCH = 6
+
+
+def match_rank(query: str, path: str, cls: str) -> int:
+    """How well module ``path`` of class ``cls`` matches ``query`` (all three in lower case;
+    smaller is better): its name is the query, its name starts with it, its path contains it,
+    its class is the query, its class contains it; ``NO_MATCH`` when neither contains it."""
+    p, c = path, cls
+    name = p.rsplit(".", 1)[-1]
+    if name == query or p == query:
+        return 0
+    if name.startswith(query):
+        return 1
+    if query in p:
+        return 2
+    if c == query:
+        return 3
+    if query in c:
+        return 4
+    return NO_MATCH
 
 
 class _EnterApplies(Checkbox, inherit_bindings=False):
