@@ -465,9 +465,11 @@ class LiveEvents(EventListSource):
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("keys", [("tab", "5", "enter"), ("tab", "tab", "enter"), ("enter",)],
+@pytest.mark.parametrize("keys", [("tab", "5", "enter"), ("tab", "tab", *"blk.a", "enter"), ("enter",)],
                          ids=["grad field", "modules field", "checkbox"])
 async def test_enter_in_the_breakpoints_dialog_applies_it(events, keys):
+    """Only what was asked for is armed: the selected module (``blk.a``) is not put in the
+    modules field (a grad-norm threshold alone also armed a forward breakpoint on it)."""
     source = LiveEvents(events)
     app = ModscopeApp(source)
     async with app.run_test(size=(160, 45)) as pilot:
@@ -475,10 +477,13 @@ async def test_enter_in_the_breakpoints_dialog_applies_it(events, keys):
         await settle(pilot, app, lambda a: a.selected == "blk.a")
         await pilot.press("b")
         await settle(pilot, app, lambda a: a.screen is not a.screen_stack[0])
+        field = app.screen.query_one("#modules")
+        assert field.value == "" and "blk.a" in field.placeholder
         await pilot.press(*keys)
         await settle(pilot, app, lambda a: a.screen is a.screen_stack[0])
         grad = 5.0 if "5" in keys else None
-        assert source.sent == [{"cmd": "break", "nan": False, "grad_norm": grad, "modules": ["blk.a"]}]
+        modules = ["blk.a"] if "." in keys else []
+        assert source.sent == [{"cmd": "break", "nan": False, "grad_norm": grad, "modules": modules}]
         assert app.breakpoints == source.sent[0]
 
 
@@ -498,7 +503,7 @@ async def test_enter_with_a_bad_grad_norm_keeps_the_dialog_open(events):
         assert app.screen.query_one("#nan").value and app.is_running
         await pilot.press("enter")
         await settle(pilot, app, lambda a: a.screen is a.screen_stack[0])
-        assert source.sent == [{"cmd": "break", "nan": True, "grad_norm": None, "modules": ["blk.a"]}]
+        assert source.sent == [{"cmd": "break", "nan": True, "grad_norm": None, "modules": []}]
 
 
 # --- the responsive layout: every view reachable at every size, the maximise key -------------

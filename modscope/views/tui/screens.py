@@ -357,8 +357,11 @@ class BreakpointsScreen(Dialog[dict[str, Any] | None]):
             yield Label("pause when a parameter's grad norm exceeds (empty: off)")
             yield Input(value="" if grad is None else f"{grad:g}", id="grad", placeholder="e.g. 10")
             yield Label("pause on the forward of these modules (comma-separated paths)")
-            modules = ", ".join(self.current.get("modules", [])) or (self.selected if self.selected else "")
-            yield Input(value=modules, id="modules", placeholder="e.g. conv2, fc1")
+            # Never filled in with the selected module: asking for a grad-norm threshold alone
+            # armed a forward breakpoint on it too. The placeholder names it, to type.
+            modules = ", ".join(self.current.get("modules", []))
+            example = f"e.g. {self.selected} (the selected module)" if self.selected else "e.g. conv2, fc1"
+            yield Input(value=modules, id="modules", placeholder=example)
             yield Static("", id="error")
             with Horizontal():
                 yield Button("Apply", variant="primary", id="apply")
