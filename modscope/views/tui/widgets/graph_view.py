@@ -567,7 +567,8 @@ def without_hook_nodes(event: dict[str, Any]) -> tuple[dict[str, Any], int]:
     changed; one without such nodes is returned as is. A hook node that passes nothing on
     (no inputs) stays when it is an output, as does every node of a graph made only of them."""
     nodes = event.get("nodes") or []
-    hooks = {n["id"]: n for n in nodes if n.get("op") in HOOK_OPS and n.get("id") not in _leaf_ids(event)}
+    leaves = _leaf_ids(event)  # (once: per node it was quadratic, a minute on a 10,000-module graph)
+    hooks = {n["id"]: n for n in nodes if n.get("op") in HOOK_OPS and n.get("id") not in leaves}
     if not hooks:
         return event, 0
     resolved: dict[Any, list] = {}
