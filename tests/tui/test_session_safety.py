@@ -139,6 +139,7 @@ class FakeApp:
 
     act = staticmethod(lambda app: None)
     last: FakeApp | None = None
+    return_code = 0  # Textual's: non-zero when the app itself failed
 
     def __init__(self, source: SocketSource, child: ChildProcess) -> None:
         self.source, self.child, self.state = source, child, SessionState()
