@@ -60,7 +60,12 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+_stopped_by: list[int] = []  # the signal that stopped the script, if one did
+
+
 def _interrupt(signum: int, frame: object) -> None:
+    if not _stopped_by:
+        _stopped_by.append(signum)
     raise KeyboardInterrupt(f"signal {signum}")
 
 
@@ -86,29 +91,54 @@ def main(argv: list[str] | None = None) -> int:
     # The trace file is written on a thread of its own: compression and disk I/O stay out of
     # the training loop (the viewer shows everything live anyway).
     file_sink = BackgroundSink(JsonlSink(opts.trace_file)) if opts.trace_file else None
-    backend = script_framework(opts.script) if opts.backend == "auto" else opts.backend
     try:
-        importlib.import_module(backend)  # its global hooks must exist before the script runs
+        backend = import_framework(opts.script, opts.backend)
     except ImportError as e:
-        print(f"modscope: the script needs {backend}, which cannot be imported ({e}); "
-              "install it with: " + TORCH_INSTALL, file=sys.stderr)
+        print(f"modscope: {e}", file=sys.stderr)
         return 2
     tr = Recorder(None, stats=opts.stats, sink=TeeSink(socket_sink, file_sink), max_events=1000,
-               observer=controller, backend=backend)
+                  observer=controller, backend=backend)
     controller.trace = tr
+    code, _ = run_traced(tr, opts.script, opts.args)
+    return code
+
+
+def import_framework(script: str, backend: str = "auto") -> str:
+    """The framework to trace for ``script`` (``backend``, or for ``"auto"`` torch when the
+    script imports torch, else the engine), imported now: its global hooks must exist before
+    the script runs. ``ImportError`` saying how to install it when it cannot be imported."""
+    framework = script_framework(script) if backend == "auto" else backend
+    try:
+        importlib.import_module(framework)
+    except ImportError as e:
+        raise ImportError(f"the script needs {framework}, which cannot be imported ({e}); "
+                          "install it with: " + TORCH_INSTALL) from None
+    return framework
+
+
+def run_traced(tr: Recorder, script: str, args: list[str], *,
+               stop_signals: tuple[int, ...] = ()) -> tuple[int, int | None]:
+    """Run ``script`` as ``__main__`` with ``args`` under ``tr`` (the process-wide session of
+    ``modscope.watch``/``log``), started here and closed on every way out so its files are
+    complete. SIGTERM and SIGHUP (the terminal closed), and ``stop_signals``, stop the script as
+    Ctrl-C does. Returns ``(exit code, signal)``: the script's exit code (1 for an exception, whose
+    traceback becomes an ``error`` event and is printed; 0 when stopped), and the signal that
+    stopped it, if one did."""
     session.active = tr
-    signal.signal(signal.SIGTERM, _interrupt)
+    _stopped_by.clear()
+    for signum in (signal.SIGTERM, *stop_signals):
+        signal.signal(signum, _interrupt)
     if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # (under nohup it stays ignored)
         signal.signal(signal.SIGHUP, _interrupt)  # the terminal closed: end the trace cleanly too
-    script = os.path.abspath(opts.script)
-    sys.argv = [script, *opts.args]
+    script = os.path.abspath(script)
+    sys.argv = [script, *args]
     sys.path.insert(0, os.path.dirname(script))
     code = 0
     tr.start()
     try:
         runpy.run_path(script, run_name="__main__")
     except KeyboardInterrupt:
-        pass  # stopped by the viewer (or Ctrl-C): a clean end
+        pass  # stopped by the viewer, a signal or Ctrl-C: a clean end
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except BaseException as e:  # noqa: BLE001 - report anything the script raises
@@ -117,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         code = 1
     finally:
         tr.close()
-    return code
+    return code, (_stopped_by[0] if _stopped_by else None)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,10 @@
 
 The optimizer step pre-hook snapshots the parameters (for update ratios); the post-hook emits
 the ``step`` event with the learning rates, then the ``params`` event (norm, grad norm, update
-ratio, mean, std, NaN/Inf of every parameter, then of every buffer), and ends the step. The
+ratio, mean, std, NaN/Inf of every parameter, then of every buffer), and ends the step. In a
+rank of several each parameter also gets ``fp``, a CRC-32 of its value bytes (``StatsPlan.
+fingerprints``): data-parallel ranks hold bitwise-equal parameters after every step, so the first
+step and parameter whose fingerprints part on two ranks is where they diverged. The
 statistics come from the backend's ``stats_plan``, made once per parameter list.
 ``ParamEvents`` is that part of ``Trace``.
 """
@@ -53,6 +56,11 @@ class ParamEvents:
         else:
             plan, paths = self._plans[optimizer]
         items = plan.stats(paths) if paths is not None else []
+        if self._fingerprints and items:  # one rank of several: what must be equal on all of them
+            fingerprints = plan.fingerprints()
+            if fingerprints is not None:
+                for item, fp in zip(items, fingerprints, strict=True):
+                    item["fp"] = fp
         buffers = {id(t): t for t in _buffers_of(self._modules) if t is not None}
         if buffers:
             plan, paths = self._plan("buffers", list(buffers.values()), "_buffers")

@@ -146,6 +146,7 @@ class Recorder(Delivery, ParamEvents, EventSource):
         self._pending_header = False  # a header event (session, model, end) is among them
         self.immediate = False  # True: every event is delivered as it happens (breakpoints)
         self._thread: int | None = None
+        self._fingerprints = False  # parameter fingerprints in ``params`` events (a rank of several)
         self._backward = None  # the backend's backward observer (torch), made at ``_attach``
 
     def _use_backend(self, model: Any) -> None:
@@ -170,7 +171,8 @@ class Recorder(Delivery, ParamEvents, EventSource):
         if self._backend is None:
             self._backend = global_backend()
         if self._seq == 0:
-            stamp_rank()  # one rank of several (torchrun): every event says which
+            origin = stamp_rank()  # one rank of several (torchrun): every event says which
+            self._fingerprints = origin is not None and origin["world_size"] > 1
             self._emit("session", schema=SCHEMA_VERSION, engine_version=self._backend.version,
                        framework=self._backend.name, modscope_version=__version__, pid=os.getpid(),
                        started=datetime.now(UTC).isoformat(), argv=list(sys.argv))
@@ -245,6 +247,16 @@ class Recorder(Delivery, ParamEvents, EventSource):
         """Events the in-memory trace evicted (see ``keep_steps`` and ``max_events``); with a
         ``sink`` or ``spill`` file they are still there."""
         return self._memory.dropped
+
+    def counts(self) -> dict[str, int]:
+        """What the trace has recorded so far, for a closing line: ``steps`` (training steps
+        begun), ``modules`` (traced), ``events`` (emitted), ``dropped`` (lost by its sinks, or
+        evicted from memory without one)."""
+        extra = self._sinks[1:]
+        began = self._step or self._step_over or self._calls or self._bcalls  # a module ran
+        return {"steps": self._step + 1 if began else 0,
+                "modules": len(self._modules), "events": self._seq,
+                "dropped": sum(s.dropped for s in extra) if extra else self._memory.dropped}
 
     @property
     def dropped_steps(self) -> int:

@@ -1,5 +1,6 @@
-"""``modscope diff A B``: compare two trace files (or two steps, ``run.jsonl@12 run.jsonl@13``)
-module by module and name the first module where they part (``views.diff``).
+"""``modscope diff A B``: compare two trace files (or two steps, ``run.jsonl@12 run.jsonl@13``, or
+two ranks of one run, ``run.jsonl#0 run.jsonl#1``) module by module and name the first module
+where they part (``views.diff``).
 
 Exit status: 0 when nothing differs beyond the threshold, 1 when something does, 2 on bad input
 (a missing or malformed file, a step the file does not have): one line on stderr naming the file.
@@ -26,10 +27,14 @@ def add_command(subcommands: argparse._SubParsersAction) -> None:
                     "The first module whose numbers part beyond --rtol is named at the top.",
         epilog="FILE@STEP selects one step (e.g. run.jsonl@12 run.jsonl@13 compares two steps of one run; "
                "with one side's step given, the other compares the same step number). Without a step, every "
-               "step both traces have is compared pairwise. Exit status: 0 same within --rtol, 1 different, "
-               "2 bad input.")
-    p.add_argument("a", metavar="A", help="trace file (.jsonl or .jsonl.gz), optionally FILE@STEP")
-    p.add_argument("b", metavar="B", help="trace file to compare with, optionally FILE@STEP")
+               "step both traces have is compared pairwise. FILE#RANK selects a rank of a run recorded by several "
+               "(run.jsonl#0 run.jsonl#1 compares rank 0 with rank 1, run.jsonl#1@12 both): ranks are compared on "
+               "what data parallelism keeps equal, their parameters. Exit status: 0 same within --rtol, "
+               "1 different, 2 bad input.")
+    p.add_argument("a", metavar="A", help="trace file (.jsonl or .jsonl.gz), optionally FILE#RANK, FILE@STEP or "
+                                          "FILE#RANK@STEP")
+    p.add_argument("b", metavar="B", help="trace file to compare with, optionally FILE#RANK, FILE@STEP or "
+                                          "FILE#RANK@STEP")
     p.add_argument("--rtol", type=_rtol, default=None,
                    help="relative difference beyond which numbers differ (default: 1e-3)")
     p.add_argument("--timing", type=_rtol, nargs="?", const=0.5, default=None, metavar="RTOL",

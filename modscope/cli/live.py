@@ -21,6 +21,9 @@ def add_commands(subcommands: argparse._SubParsersAction) -> None:
                                                       "(Δ badges, a Δ column, where the firing orders part)")
     replay.set_defaults(run=_replay)
     _add_demo(subcommands)
+    from .record import add_command as add_record  # headless: no viewer
+
+    add_record(subcommands)
 
 
 def _add_run(subcommands: argparse._SubParsersAction) -> None:

@@ -21,10 +21,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..events.files import TraceFile
+from ..events.files import TraceFile, TraceFileError
 from ..events.schema import MODULE_EVENTS
 from ..events.sinks import in_sequence
 from ..events.trace import EventSource
+from ..events.trace_paths import RankNotFoundError, rank_path_base, rank_paths, resolve_rank
 
 
 class EventTrace(EventSource):
@@ -165,6 +166,17 @@ class RecordedTrace(EventTrace):
     def __len__(self) -> int:
         return len(self._events) if self._events is not None else self._file.count
 
+    @property
+    def ranks(self) -> dict[int, Path]:
+        """``{rank: file}`` of every rank of this run recorded beside this trace's file (``{0:
+        path}`` for a single process's trace; see ``events.trace_paths``)."""
+        base = rank_path_base(self.path)
+        return rank_paths(base) or {0: self.path}
+
+    def rank_trace(self, rank: int) -> RecordedTrace:
+        """Rank ``rank``'s trace of this run (``TraceFileError`` naming the ranks there are)."""
+        return load_trace(f"{rank_path_base(self.path)}#{rank}")
+
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return self.iter_events()
 
@@ -191,6 +203,14 @@ def load_trace(path: str | os.PathLike) -> RecordedTrace:
     """The events of a recorded file as a ``RecordedTrace``. Raises ``TraceFileError`` naming
     the file (and line) for anything that is not a complete modscope trace; never executes
     anything from the file (see ``events.files``). Every event is validated here, in one
-    pass that keeps none of them: the trace reads the file again, lazily, when iterated."""
-    source = TraceFile(path)
-    return RecordedTrace(source, Path(path), source.truncated)
+    pass that keeps none of them: the trace reads the file again, lazily, when iterated.
+
+    A run of several ranks is one file per rank (``events.trace_paths``): ``path`` opens rank
+    0's, ``"F#R"`` rank R's; ``ranks`` lists the files of every rank recorded beside it and
+    ``rank_trace(R)`` loads one."""
+    try:
+        file = resolve_rank(path)
+    except RankNotFoundError as e:
+        raise TraceFileError(str(e)) from None
+    source = TraceFile(file)
+    return RecordedTrace(source, file, source.truncated)

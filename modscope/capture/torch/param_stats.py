@@ -71,6 +71,11 @@ class TorchStatsPlan:
         return (len(tensors) == len(self.tensors) and all(map(operator.is_, tensors, self.tensors))
                 and list(map(_data_ptr, tensors)) == self._ptrs and _shapes(tensors) == self._shapes)
 
+    def fingerprints(self) -> None:
+        """No fingerprints of tensors on other devices (their bytes would cross to the host
+        every step): ranks are then compared by their statistics alone."""
+        return None
+
     def snapshot(self) -> None:
         """Remember the current values (one ``torch.cat`` per device), so that the next
         ``stats`` measures the update."""
@@ -296,6 +301,9 @@ class CpuStatsPlan:
 
     def stats(self, paths: list[str]) -> list[dict[str, Any]]:
         return self._plan.stats(paths)
+
+    def fingerprints(self) -> list[int]:
+        return self._plan.fingerprints()
 
 
 def stats_plan(tensors: list[torch.Tensor]) -> CpuStatsPlan | TorchStatsPlan:

@@ -28,6 +28,14 @@ difference exceeds ``rtol`` (default 1e-3) counts as a difference. Shapes and dt
 Timings are always shown but never count, they are noisy, unless ``timing`` gives them a threshold
 of their own.
 
+Ranks. Two ranks of one data-parallel run (``run.jsonl#0`` and ``run.jsonl#1``: their events carry
+rank fields) see different data, so their activations and module gradients differ by design;
+what data parallelism keeps equal is compared instead: the structure, and after every step each
+parameter (not the buffers, which ranks may keep apart), first its fingerprint (``fp``, a CRC-32
+of its bytes, recorded by ranks) exactly, then its norm, gradient norm (after the all-reduce) and
+update ratio. The first step and parameter whose copies part is the divergence (a rank-local
+update: the classic data-parallel bug).
+
 Order. Each step's module events, as (kind, path, call), are compared in order; the first
 position where they part is reported with context (``OrderSplit``) and counts as a difference.
 
@@ -98,6 +106,9 @@ class _Trace:
         end = next((e for e in reversed(events) if e["kind"] == "end"), None)
         self.dropped = end.get("dropped", 0) if end else 0  # events the recording lost (memory bound)
         self.session = next((e for e in events if e["kind"] == "session"), None)
+        # (rank, world size) of a rank of several (``events.schema``: rank fields), else None
+        self.rank = (self.session["rank"], self.session.get("world_size")) \
+            if self.session and "rank" in self.session else None
         self.model = next((e for e in events if e["kind"] == "model"), None)
         self.by_step: dict[int, list[dict[str, Any]]] = {}
         for e in events:
@@ -306,10 +317,13 @@ def _param_scales(items: dict[str, tuple[dict, int]]) -> tuple[float, float]:
 
 
 def _compare_params(col: _Collector, a_events: list[dict], b_events: list[dict],
-                    order: int) -> dict[str, dict[str, Number]]:
-    """Each parameter's (and buffer's) numbers, matched by path: ``{path: {key: Number}}``."""
+                    order: int, only: set[str] | None = None) -> dict[str, dict[str, Number]]:
+    """Each parameter's (and buffer's) numbers, matched by path: ``{path: {key: Number}}``.
+    ``only``: these paths alone (ranks: the parameters, not the buffers). Where both sides
+    carry a fingerprint (``fp``: ranks of one run) it is compared first, exactly."""
     def items(events: list[dict]) -> dict[str, tuple[dict, int]]:
-        return {item["path"]: (item, e["seq"]) for e in events if e["kind"] == "params" for item in e["items"]}
+        return {item["path"]: (item, e["seq"]) for e in events if e["kind"] == "params" for item in e["items"]
+                if only is None or item["path"] in only}
 
     ia, ib = items(a_events), items(b_events)
     (ga, ua), (gb, ub) = _param_scales(ia), _param_scales(ib)
@@ -325,6 +339,12 @@ def _compare_params(col: _Collector, a_events: list[dict], b_events: list[dict],
         # an update ratio's floor: a thousandth of the whole update, relative to this parameter
         scales = {"norm": 0.0, "grad_norm": grad_floor, "update_ratio": update_floor / norm if norm else 0.0}
         mine = out[path] = {}
+        if "fp" in a and "fp" in b:  # bitwise equality of the values, where only that is right
+            # (its size: the norms' relative difference, as a CRC's numbers mean nothing)
+            rel = rel_diff(a.get("norm"), b.get("norm")) if a["fp"] != b["fp"] else 0.0
+            number = mine["fp"] = Number(module, "norm", f"{path} fingerprint", f"{a['fp']:08x}", f"{b['fp']:08x}",
+                                         rel, a["fp"] != b["fp"], seq_a, seq_b)
+            col.add(order, number)
         for key, scale in scales.items():
             mine[key] = col.compare(order, module, key, f"{path} {key}", a.get(key), b.get(key), scale=scale,
                                     seqs=(seq_a, seq_b))
@@ -467,17 +487,21 @@ def _module_tree(a: _Trace, b: _Trace) -> list[ModuleInfo]:
 # --- the diff ------------------------------------------------------------------------------------
 
 def _compare_step(a: _Trace, b: _Trace, sa: int, sb: int, rtol: float,
-                  timing: float | None) -> tuple[StepDiff, list[GraphChange]]:
+                  timing: float | None, ranks: bool = False) -> tuple[StepDiff, list[GraphChange]]:
     a_events, b_events = a.by_step[sa], b.by_step[sb]
     ma, mb = _module_events(a_events), _module_events(b_events)
     col = _Collector(rtol, timing)
-    _compare_calls(col, ma, mb)
+    if not ranks:  # ranks see different data: their activations and module gradients differ by design
+        _compare_calls(col, ma, mb)
     params_at = next((i for i, e in enumerate(a_events) if e["kind"] == "params"), None)
     # the params event comes after the step's module events: order it after them
-    params = _compare_params(col, a_events, b_events, len(ma) + (params_at or 0))
-    _compare_times(col, ma, mb)
-    split = order_split(ma, mb)
-    graph = _compare_graphs(a_events, b_events, sa, sb)
+    only = {p["path"] for p in a.model["params"]} if ranks and a.model else None
+    params = _compare_params(col, a_events, b_events, len(ma) + (params_at or 0), only)
+    split, graph = None, []
+    if not ranks:
+        _compare_times(col, ma, mb)
+        split = order_split(ma, mb)
+        graph = _compare_graphs(a_events, b_events, sa, sb)
     step = StepDiff(sa, sb, col.modules, split, partial=sa == a.cut_step or sb == b.cut_step, params=params)
     if col.max is not None:
         step.max_rel = col.max.rel
@@ -487,7 +511,11 @@ def _compare_step(a: _Trace, b: _Trace, sa: int, sb: int, rtol: float,
     if col.first is not None:
         pos, n = col.first
         message = f"{n.what}: {_fmt_value(n.a)} vs {_fmt_value(n.b)}"
-        if n.category not in ("shape", "calls", "params"):
+        if n.what.endswith(" fingerprint"):  # ranks: a parameter no longer equal on both
+            name = n.what.removesuffix(" fingerprint")
+            message = (f"{name} is not the same on both ranks (fingerprints {n.a} vs {n.b}; norms differ by "
+                       f"rel {_fmt_rel(n.rel)})")
+        elif n.category not in ("shape", "calls", "params"):
             message += f" (rel {_fmt_rel(n.rel)})"
         candidates.append((pos, Divergence("number", n.path, sa, sb, message, n)))
     if split is not None:
@@ -544,14 +572,18 @@ def _steps_to_compare(a: _Trace, b: _Trace, step: Any) -> list[tuple[int, int]]:
 
 
 def diff(trace_a: Any, trace_b: Any, step: Any = None, *, rtol: float = DEFAULT_RTOL,
-         timing: float | None = None) -> TraceDiff:
+         timing: float | None = None, ranks: bool | None = None) -> TraceDiff:
     """Compare two traces (paths, loaded or live traces, or lists of events) module by module.
 
     ``step``: ``None`` compares every step both have, pairwise; an int that step of both; a pair
     ``(step_a, step_b)`` those two (e.g. two steps of one run). ``rtol``: the threshold on
     relative differences; ``timing``: a threshold that makes timings count (``None``: shown
-    only). Raises ``TraceFileError`` (an unreadable file) or ``DiffInputError`` (a step a trace
-    does not have), both naming the file. See the module docstring for the semantics."""
+    only). ``ranks``: the two sides are ranks of one data-parallel run (``None``: when both
+    carry rank fields, with different ranks of one world size), so only what data parallelism
+    keeps equal is compared: the structure and, per step, each parameter's fingerprint (exactly),
+    norm, gradient norm and update ratio; "no difference" then means the ranks' parameters
+    stayed equal. Raises ``TraceFileError`` (an unreadable file) or ``DiffInputError`` (a step a
+    trace does not have), both naming the file. See the module docstring for the semantics."""
     if not rtol >= 0:
         raise ValueError(f"rtol must be >= 0, got {rtol}")
     a = _as_trace(trace_a)
@@ -559,7 +591,14 @@ def diff(trace_a: Any, trace_b: Any, step: Any = None, *, rtol: float = DEFAULT_
         os.fspath(trace_a) == os.fspath(trace_b)
     b = a if same_file else _as_trace(trace_b)  # two steps of one file: read it once
     pairs = _steps_to_compare(a, b, step)
+    if ranks is None:
+        ranks = a.rank is not None and b.rank is not None and a.rank[0] != b.rank[0] and a.rank[1] == b.rank[1]
     notes = []
+    if ranks:
+        which = f"ranks {a.rank[0]} and {b.rank[0]}" if a.rank and b.rank else "ranks"
+        notes.append(f"A and B are {which} of one run: compared what data parallelism keeps equal (structure, "
+                     "and each parameter's fingerprint, norm, gradient norm and update ratio after every step); "
+                     "activations and per-module gradients differ by design (each rank has its own data)")
     for t, label in ((a, "A"), (b, "B")):
         if t.truncated:
             notes.append(f"{label} ({t.name}) was cut off (no end of recording): compared as far as it goes"
@@ -576,7 +615,7 @@ def diff(trace_a: Any, trace_b: Any, step: Any = None, *, rtol: float = DEFAULT_
     steps: list[StepDiff] = []
     graph: list[GraphChange] = []
     for sa, sb in pairs:
-        s, g = _compare_step(a, b, sa, sb, rtol, timing)
+        s, g = _compare_step(a, b, sa, sb, rtol, timing, ranks)
         steps.append(s)
         graph += g
 

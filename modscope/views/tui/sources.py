@@ -25,6 +25,7 @@ from typing import Any
 from ...events.files import MAX_LINE_BYTES, LineReader, TraceFileError, TraceScan, TraceStream
 from ...events.schema import EventError, dumps_bytes, loads, make, validate
 from ...events.sinks import TOKEN_VARIABLE
+from ...events.trace_paths import RankNotFoundError, resolve_rank
 from .state import EVENTS_PER_STEP, MODULE_KINDS, TIMELINE_KINDS, SessionState, StepRecord
 
 HANDSHAKE_TIMEOUT = 10.0  # seconds a new connection has to present the token
@@ -160,7 +161,10 @@ class ReplaySource(Source):
 
     def __init__(self, path: str | os.PathLike, *, check_bytes: int = REPLAY_CHECK_BYTES,
                  cache_events: int = REPLAY_CACHE_EVENTS) -> None:
-        self.path = Path(path)
+        try:  # "F#R": rank R of a run recorded by several (events.trace_paths)
+            self.path = resolve_rank(path)
+        except RankNotFoundError as e:
+            raise TraceFileError(str(e)) from None
         self.stream = TraceStream(self.path)
         self.cache_events = cache_events
         scan = TraceScan(self.path, self.stream)

@@ -1,0 +1,249 @@
+"""``modscope record``: run a training script with tracing on and no viewer (CI, SSH, batch jobs).
+
+    modscope record [--trace-file F] [--stats] [--backend B] script.py [args]
+    modscope record --nproc-per-node N [...] script.py [args]          # N ranks, torch's launcher
+    torchrun --nproc-per-node N -m modscope record --trace-file F script.py [args]
+
+The script runs in this process, as ``modscope run``'s child runs it (``capture.child.run_traced``:
+the same runner, the same trace-file writer on its own thread): its stdout and stderr are this
+process's, its exit code is this command's, and one line on stderr ends the run: where the trace
+is and what it holds (steps, modules, events, dropped). SIGINT, SIGTERM and SIGHUP stop the script
+and leave a complete trace (exit status 128 + the signal's number, as a shell reports a signal).
+
+In a rank of several (torch's ``RANK`` is set: torchrun, ``--nproc-per-node``) every event carries
+the rank, and rank R writes its own file beside F (``events.trace_paths``: F for rank 0,
+``F`` with ``.rankR`` before its suffix for the others), which every command opens as one trace.
+``--nproc-per-node N`` starts the N ranks through torch's own elastic launcher
+(``torch.distributed.run``: its environment variables, rendezvous and failure handling): when a
+rank dies the launcher stops the others, and this command names the rank, how it ended and its
+last step, then exits with that rank's status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPORT_VARIABLE = "MODSCOPE_RECORD_REPORT"  # set by --nproc-per-node: where each rank writes its counts
+
+
+def add_command(subcommands: argparse._SubParsersAction) -> None:
+    """Register ``record``."""
+    from . import _positive
+
+    p = subcommands.add_parser(
+        "record", help="run your training script with tracing on and no TUI (CI, SSH, batch jobs, torchrun)",
+        description="Run a training script with tracing on and no viewer: its output passes through, the "
+                    "command exits with the script's exit code and ends with one line saying where the trace is "
+                    "and what it holds. Under torchrun (or with --nproc-per-node) each rank records its own file "
+                    "beside the trace file.",
+        epilog="Ranks: rank 0 writes TRACE_FILE, rank R writes TRACE_FILE with .rankR before its suffix "
+               "(run.jsonl.gz, run.rank1.jsonl.gz); replay, diff and load_trace open TRACE_FILE as the run and "
+               "TRACE_FILE#R as rank R. Example: torchrun --nproc-per-node 2 -m modscope record --trace-file "
+               "run.jsonl.gz train.py")
+    p.add_argument("--backend", choices=("auto", "engine", "torch"), default="auto",
+                   help="framework to trace (default: auto, torch when the script imports torch, else the engine)")
+    p.add_argument("--trace-file", help="where to record (default: modscope-traces/SCRIPT-TIME.jsonl.gz; "
+                                        "required under a launcher of your own)")
+    p.add_argument("--stats", action="store_true", help="tensor statistics and NaN/Inf detection (slower)")
+    p.add_argument("--nproc-per-node", type=_positive, metavar="N",
+                   help="start N ranks on this machine through torch.distributed.run (torchrun)")
+    p.add_argument("script", help="the training script")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
+    p.set_defaults(run=_run)
+
+
+def _fail(message: str) -> int:
+    print(f"modscope record: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    if not Path(args.script).is_file():
+        return _fail(f"no such script: {args.script}")
+    if args.nproc_per_node is not None:
+        return launch_ranks(args)
+    return record_here(args)
+
+
+def _writable(path: Path) -> str | None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    except OSError as e:
+        return f"cannot write the trace file {path}: {e.strerror}"
+    return None
+
+
+def record_here(args: argparse.Namespace) -> int:
+    """Record the script in this process (a single process, or one rank of a launcher's)."""
+    from ..capture.child import import_framework, run_traced
+    from ..capture.ranks import RankEnvironmentError, rank_from_env
+    from ..events.sinks import BackgroundSink, JsonlSink
+    from ..events.trace_paths import default_trace_path, rank_path
+    from ..tracing import Trace
+
+    try:
+        origin = rank_from_env()
+    except RankEnvironmentError as e:
+        return _fail(str(e))
+    if origin is not None and not args.trace_file:
+        return _fail("a rank of a launched job needs --trace-file F (rank 0 writes F, rank R beside it), so that "
+                     "every rank records to the same run")
+    rank = origin["rank"] if origin else 0
+    path = rank_path(args.trace_file or default_trace_path(args.script), rank)
+    problem = _writable(path)
+    if problem:
+        return _fail(problem)
+    try:
+        backend = import_framework(args.script, args.backend)
+    except ImportError as e:
+        return _fail(str(e))
+    # The file is written on a thread of its own (encoding, compression, I/O out of the training
+    # loop), flushed every 25 ms: a hard kill loses at most that much.
+    tr = Trace(None, stats=args.stats, sink=BackgroundSink(JsonlSink(path)), max_events=1000, backend=backend)
+    code, signum = run_traced(tr, args.script, args.args, stop_signals=(signal.SIGINT,))
+    if signum is not None:
+        code = 128 + signum
+    counts = tr.counts()
+    report_dir = os.environ.get(REPORT_VARIABLE)
+    if report_dir and origin is not None:  # the launching command says it all in one line
+        _write_report(Path(report_dir), rank, {**counts, "path": str(path), "code": code, "signal": signum})
+        return code
+    who = f"rank {rank} of {origin['world_size']}: " if origin else ""
+    stopped = f" (stopped by {_signal_name(signum)})" if signum is not None else ""
+    print(f"modscope record: {who}trace {path}: {_holds(counts)}{stopped}", file=sys.stderr, flush=True)
+    return code
+
+
+def _holds(counts: dict[str, int]) -> str:
+    return (f"{counts['steps']:,} steps, {counts['modules']:,} modules, {counts['events']:,} events, "
+            f"{counts['dropped']:,} dropped")
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _write_report(folder: Path, rank: int, report: dict[str, Any]) -> None:
+    try:
+        (folder / f"rank{rank}.json").write_text(json.dumps(report), encoding="utf-8")
+    except OSError:
+        pass  # the launcher then reads the rank's trace file instead
+
+
+def _read_report(folder: Path, rank: int) -> dict[str, Any] | None:
+    try:
+        report = json.loads((folder / f"rank{rank}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return report if isinstance(report, dict) else None
+
+
+def launch_ranks(args: argparse.Namespace) -> int:
+    """Start ``args.nproc_per_node`` ranks of ``modscope record`` through torch's elastic
+    launcher, wait for them, and end with one line over every rank (naming a rank that died)."""
+    from ..events.trace_paths import default_trace_path, rank_path, rank_paths
+    from ..install_hints import TORCH_INSTALL
+
+    if importlib.util.find_spec("torch") is None:
+        return _fail(f"--nproc-per-node starts ranks through torch.distributed.run, and torch is not installed: "
+                     f"{TORCH_INSTALL}")
+    n = args.nproc_per_node
+    trace = Path(args.trace_file) if args.trace_file else default_trace_path(args.script)
+    problem = _writable(trace)
+    if problem:
+        return _fail(problem)
+    for rank, stale in rank_paths(trace).items():  # a longer earlier run's ranks are not this run's
+        if rank >= n:
+            stale.unlink(missing_ok=True)
+    command = ["record", "--trace-file", str(trace), "--backend", args.backend,
+               *(["--stats"] if args.stats else []), args.script, *args.args]
+    report_dir = Path(tempfile.mkdtemp(prefix="modscope-ranks-"))
+    try:
+        failures, signum = run_elastic(n, command, {REPORT_VARIABLE: str(report_dir)})
+        reports = {rank: _read_report(report_dir, rank) for rank in range(n)}
+    finally:
+        shutil.rmtree(report_dir, ignore_errors=True)
+    return _close_ranks(trace, n, reports, failures, signum, rank_path)
+
+
+def run_elastic(nproc: int, command: list[str], env: dict[str, str]) -> tuple[dict[int, Any], int | None]:
+    """Run ``python -m modscope COMMAND`` as ``nproc`` ranks on this machine through
+    ``torch.distributed.run`` (a standalone rendezvous on a free port, no restarts), with ``env``
+    added to their environment. Returns the launcher's failures (``{rank: ProcessFailure}``,
+    empty when every rank succeeded) and the signal that stopped the launcher itself, if one did."""
+    from torch.distributed.elastic.multiprocessing.api import SignalException
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.run import get_args_parser, run
+
+    launcher = get_args_parser().parse_args(["--nproc-per-node", str(nproc), "--standalone", "--max-restarts", "0",
+                                             "--monitor-interval", "0.1", "-m", "modscope", *command])
+    saved = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
+    try:
+        run(launcher)
+    except ChildFailedError as e:
+        return dict(e.failures), None
+    except SignalException as e:
+        return {}, int(e.sigval)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return {}, None
+
+
+def _last_step(path: Path) -> int | None:
+    """The last step a (possibly cut off) rank file holds."""
+    from ..events.files import TraceFileError, TraceScan
+
+    last = None
+    try:
+        for _, _, event in TraceScan(path):
+            last = event["step"]
+    except (TraceFileError, OSError):
+        pass
+    return last
+
+
+def _close_ranks(trace: Path, n: int, reports: dict[int, dict[str, Any] | None], failures: dict[int, Any],
+                 signum: int | None, rank_path: Any) -> int:
+    """The closing line over every rank, and the exit status: the first failed rank's (128 + N
+    for a signal N), or 128 + the signal that stopped the launcher, or 0."""
+    ok = [r for r in reports.values() if r is not None]
+    counts = {"steps": max((r["steps"] for r in ok), default=0),
+              "modules": reports[0]["modules"] if reports.get(0) else max((r["modules"] for r in ok), default=0),
+              "events": sum(r["events"] for r in ok), "dropped": sum(r["dropped"] for r in ok)}
+    files = f"{trace} and {n - 1} beside it" if n > 1 else str(trace)
+    line = f"modscope record: trace {files} ({n} ranks): {_holds(counts)}"
+    code = 0
+    if failures:
+        first_rank = min(failures, key=lambda r: (failures[r].timestamp, r))
+        failure = failures[first_rank]
+        how = (f"killed by {_signal_name(-failure.exitcode)}" if failure.exitcode < 0
+               else f"exited with status {failure.exitcode}")
+        step = _last_step(rank_path(trace, first_rank))
+        at = f", last step {step}" if step is not None else ", before its first event"
+        line += (f"; rank {first_rank} {how}{at} (its file ends there); the launcher stopped the other ranks")
+        code = 128 - failure.exitcode if failure.exitcode < 0 else failure.exitcode
+    elif signum is not None:
+        line += f"; stopped by {_signal_name(signum)}"
+        code = 128 + signum
+    else:
+        code = max((r["code"] for r in ok), default=0)
+    print(line, file=sys.stderr, flush=True)
+    return code
