@@ -101,7 +101,7 @@ class Tensor:
     """
 
     __slots__ = (
-        "_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_version", "_base",
+        "_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_version_counter", "_base",
         "_view_fn", "_backward_hooks", "_post_accumulate_grad_hooks", "_accumulator",
         "_retains_grad", "__weakref__", "__dict__",
     )
@@ -324,8 +324,12 @@ class Tensor:
         return self._output_nr
 
     @property
-    def _version_value(self) -> int:
-        return self._version[0]
+    def _version(self) -> int:
+        """How many in-place changes this tensor's memory has seen (an int, as torch's; the
+        counter itself, ``_version_counter``, is one list cell shared by every alias)."""
+        return self._version_counter[0]
+
+    _version_value = _version
 
     @property
     def data(self) -> Tensor:
@@ -350,7 +354,7 @@ class Tensor:
         """A new tensor on the same memory, out of the graph. In-place changes to either are
         seen by autograd's version checks of the other."""
         out = Tensor._wrap(self._data)
-        out._version = self._version
+        out._version_counter = self._version_counter
         if self.is_inference():
             out._inference = True
         return out
@@ -489,14 +493,14 @@ class Tensor:
         )
         if not recording and fast is not None:
             fast()
-            self._version[0] += 1
+            self._version_counter[0] += 1
             return self
         src = Tensor._wrap(self._data.copy())
         src._requires_grad, src.grad_fn, src._output_nr = (
             self._requires_grad, self.grad_fn, self._output_nr)
         out = compute(src)
         _write(self._data, out._data)
-        self._version[0] += 1
+        self._version_counter[0] += 1
         if recording:
             if self._base is not None and (self._base._requires_grad or out._requires_grad):
                 _rewrite_base(self, out.grad_fn)
@@ -698,7 +702,7 @@ class Tensor:
                 ) from None
             except IndexError as e:
                 raise IndexError(indexing._torch_index_message(str(e))) from None
-            self._version[0] += 1
+            self._version_counter[0] += 1
             return
         if _is_basic_key(key):
             target = indexing.getitem(self, key)
@@ -1232,7 +1236,7 @@ class Tensor:
             self._set_history(out.grad_fn, 0)
         if self._base is not None:
             self._view_fn = out._view_fn
-        self._version[0] += 1
+        self._version_counter[0] += 1
         return self
 
     def t_(self) -> Tensor:
@@ -1309,13 +1313,29 @@ class Tensor:
     def is_same_size(self, other: Tensor) -> bool:
         return self.shape == other.shape
 
-    # the engine has no lazy conjugate/negative bits, pinned, sparse, quantized or meta tensors
+    # the engine has no lazy conjugate/negative bits, pinned, shared, distributed, sparse,
+    # quantized or meta tensors, and its only device is the CPU
     def is_conj(self) -> bool: return False  # noqa: E704
     def is_neg(self) -> bool: return False  # noqa: E704
     def is_pinned(self) -> bool: return False  # noqa: E704
+    def is_shared(self) -> bool: return False  # noqa: E704
+    def is_distributed(self) -> bool: return False  # noqa: E704
     def resolve_conj(self) -> Tensor: return self  # noqa: E704
     def resolve_neg(self) -> Tensor: return self  # noqa: E704
     is_meta = is_sparse = is_sparse_csr = is_quantized = is_mkldnn = is_nested = property(lambda self: False)
+    is_mps = is_xpu = is_xla = is_ipu = is_mtia = is_maia = is_vulkan = property(lambda self: False)
+
+    def is_coalesced(self) -> bool:
+        """Only sparse COO tensors have the notion; torch raises for dense ones."""
+        raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got Strided")
+
+    def is_set_to(self, tensor: Tensor) -> bool:
+        """Whether both are the same view of the same memory (start, sizes, strides and dtype)."""
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"is_set_to(): argument 'tensor' (position 1) must be Tensor, not {type(tensor).__name__}")
+        a, b = self._data, tensor._data
+        return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and a.shape == b.shape
+                and a.strides == b.strides and a.dtype == b.dtype)
 
     def conj_physical(self) -> Tensor:
         """The conjugate as a new tensor (a copy of a real tensor)."""
@@ -1349,7 +1369,7 @@ class Tensor:
             grown = np.zeros(n, self._data.dtype)
             grown[:flat.size] = flat
             self._data = grown.reshape(shape)
-        self._version[0] += 1
+        self._version_counter[0] += 1
         return self
 
     def resize_as_(self, other: Tensor, memory_format: Any = None) -> Tensor:
@@ -1365,7 +1385,7 @@ class Tensor:
         values = [conv(callable(v)) for v in self._data.reshape(-1).tolist()]
         self._check_inplace()
         self._data[...] = np.array(values, self._data.dtype).reshape(self.shape)
-        self._version[0] += 1
+        self._version_counter[0] += 1
         return self
 
     def map_(self, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:  # noqa: A002
@@ -1379,7 +1399,7 @@ class Tensor:
         values = [conv(callable(a, b)) for a, b in zip(self._data.reshape(-1).tolist(), other)]
         self._check_inplace()
         self._data[...] = np.array(values, self._data.dtype).reshape(self.shape)
-        self._version[0] += 1
+        self._version_counter[0] += 1
         return self
 
 
@@ -1424,7 +1444,7 @@ def _init_slots(t: Tensor, data: np.ndarray) -> None:
     t.grad_fn = None
     t._output_nr = 0
     t._grad = None
-    t._version = [0]
+    t._version_counter = [0]
     t._base = None
     t._view_fn = None
     t._backward_hooks = None

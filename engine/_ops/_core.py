@@ -59,12 +59,12 @@ def result(
     out = _Tensor._wrap(data)
     if not needs_graph(*inputs):
         return out
-    saved_entries = tuple([(t._version, t._version[0], t) for t in saved]) if saved else ()
+    saved_entries = tuple([(t._version_counter, t._version_counter[0], t) for t in saved]) if saved else ()
     for t in saved:
         if t.is_inference():
             raise RuntimeError(INFERENCE_SAVED_ERROR)
     if save_output:
-        saved_entries += ((out._version, 0, None),)
+        saved_entries += ((out._version_counter, 0, None),)
     cls = _node_classes.get(name) or node_class(name)
     node = cls(backward, tuple([edge(t) for t in inputs]), ((data.shape, data.dtype),), saved_entries)
     if tensor_backward is not None:
@@ -88,7 +88,7 @@ def multi_result(
     outs = [_Tensor._wrap(d) for d in datas]
     if not needs_graph(*inputs):
         return outs
-    saved_entries = tuple((t._version, t._version[0], t) for t in saved)
+    saved_entries = tuple((t._version_counter, t._version_counter[0], t) for t in saved)
     for t in saved:
         if t.is_inference():
             raise RuntimeError(INFERENCE_SAVED_ERROR)

@@ -21,7 +21,7 @@ from ._core import multi_result, result, wrap_dim
 
 def mark_view(out, base, view_fn: Callable[[np.ndarray], np.ndarray]):
     """Make ``out`` a view of ``base``: shared version counter, replayable from the root base."""
-    out._version = base._version
+    out._version_counter = base._version_counter
     if base._base is None:
         out._base, out._view_fn = base, view_fn
     else:

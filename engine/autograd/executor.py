@@ -447,7 +447,7 @@ def _accumulate(node: AccumulateGrad, g, captures, captured, Tensor) -> None:
     else:
         grad = var._grad
         np.add(grad._data, g, out=grad._data, casting="unsafe")
-        grad._version[0] += 1
+        grad._version_counter[0] += 1
     if var._post_accumulate_grad_hooks:
         for hook in tuple(var._post_accumulate_grad_hooks.values()):
             hook(var)

@@ -205,7 +205,7 @@ def _run(name: str, node: BackwardCFunction, state: Any, forward: Callable,
     for o in outs:
         if isinstance(o, Tensor) and id(o) in arg_ids and id(o) not in dirty:
             aliased = Tensor._wrap(o._data)  # returning an input: a new tensor on its memory
-            aliased._version = o._version
+            aliased._version_counter = o._version_counter
             aliased_ids.add(id(aliased))
             if id(o) in non_diff:
                 non_diff = non_diff | {id(aliased)}
@@ -214,7 +214,7 @@ def _run(name: str, node: BackwardCFunction, state: Any, forward: Callable,
         if isinstance(o, Tensor):
             meta.append((o._data.shape, o._data.dtype))
 
-    saved = tuple((t._version, t._version[0], t) for t in getattr(state, "_to_save", ())
+    saved = tuple((t._version_counter, t._version_counter[0], t) for t in getattr(state, "_to_save", ())
                   if isinstance(t, Tensor))
     if any(t.is_inference() for _, _, t in saved):
         raise RuntimeError(INFERENCE_SAVED_ERROR)
@@ -253,7 +253,7 @@ def _check_dirty(state: Any, outs: tuple, recording: bool) -> None:
     for t in dirty:
         if recording and t.grad_fn is None and t._requires_grad:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
-        t._version[0] += 1
+        t._version_counter[0] += 1
 
 
 def _backward_fn(name, node, state, backward, args, positions, in_meta, tensors: bool = False):

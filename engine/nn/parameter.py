@@ -42,7 +42,7 @@ class Parameter(Tensor):
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter expects a Tensor as data, got {type(data).__name__}")
         out = cls._wrap(data._data)
-        out._version = data._version  # an alias of ``data``, like torch's _make_subclass
+        out._version_counter = data._version_counter  # an alias of ``data``, like torch's _make_subclass
         out.requires_grad_(requires_grad)
         return out
 

@@ -88,5 +88,5 @@ class Adagrad(Optimizer):
                           lr_decay=group["lr_decay"], weight_decay=group["weight_decay"], eps=group["eps"],
                           maximize=group["maximize"])
                 for t in (p, step_t, state["sum"]):
-                    t._version[0] += 1
+                    t._version_counter[0] += 1
         return loss

@@ -114,7 +114,7 @@ class Adam(Optimizer):
                 state = self._state_for(p, amsgrad)
                 step_t = state["step"]
                 step_t._data += 1
-                step_t._version[0] += 1
+                step_t._version_counter[0] += 1
                 moments = [state["exp_avg"], state["exp_avg_sq"]] + ([state["max_exp_avg_sq"]] if amsgrad else [])
                 F.adam(p._data, p.grad._data, moments[0]._data, moments[1]._data,
                        moments[2]._data if amsgrad else None, float(step_t._data),
@@ -122,5 +122,5 @@ class Adam(Optimizer):
                        weight_decay=group["weight_decay"], maximize=group["maximize"],
                        decoupled_weight_decay=group["decoupled_weight_decay"])
                 for t in (p, *moments):
-                    t._version[0] += 1
+                    t._version_counter[0] += 1
         return loss

@@ -89,5 +89,5 @@ class ASGD(Optimizer):
                        float(step_t._data), lr=float(group["lr"]), lambd=group["lambd"], alpha=group["alpha"],
                        t0=group["t0"], weight_decay=group["weight_decay"], maximize=group["maximize"])
                 for t in (p, step_t, state["eta"], state["mu"], state["ax"]):
-                    t._version[0] += 1
+                    t._version_counter[0] += 1
         return loss

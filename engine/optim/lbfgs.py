@@ -213,7 +213,7 @@ class LBFGS(Optimizer):
         for p in self._params:
             numel = p._data.size
             p._data += step_size * update[offset:offset + numel].reshape(p._data.shape)
-            p._version[0] += 1
+            p._version_counter[0] += 1
             offset += numel
 
     def _clone_param(self) -> list[np.ndarray]:
@@ -222,7 +222,7 @@ class LBFGS(Optimizer):
     def _set_param(self, params_data: list[np.ndarray]) -> None:
         for p, pdata in zip(self._params, params_data, strict=True):
             p._data[...] = pdata
-            p._version[0] += 1
+            p._version_counter[0] += 1
 
     def _evaluate_loss(self, closure: Callable[[], Any]) -> Any:
         with grad_mode.enable_grad():

@@ -141,6 +141,6 @@ class Muon(Optimizer):
                 adjusted = _adjust_lr(lr, group["adjust_lr_fn"], tuple(p.shape))
                 p._data *= F.scalar(1 - lr * group["weight_decay"], p._data)
                 F.add_scaled_(p._data, update.astype(p._data.dtype, copy=False), -adjusted)
-                p._version[0] += 1
-                buf._version[0] += 1
+                p._version_counter[0] += 1
+                buf._version_counter[0] += 1
         return loss

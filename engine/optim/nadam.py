@@ -108,5 +108,5 @@ class NAdam(Optimizer):
                         momentum_decay=group["momentum_decay"],
                         decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"])
                 for t in (p, step_t, state["mu_product"], state["exp_avg"], state["exp_avg_sq"]):
-                    t._version[0] += 1
+                    t._version_counter[0] += 1
         return loss

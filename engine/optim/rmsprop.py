@@ -104,5 +104,5 @@ class RMSprop(Optimizer):
                           weight_decay=group["weight_decay"], momentum=group["momentum"],
                           maximize=group["maximize"])
                 for t in touched:
-                    t._version[0] += 1
+                    t._version_counter[0] += 1
         return loss

@@ -81,10 +81,10 @@ class SGD(Optimizer):
                                 lr=float(group["lr"]), momentum=momentum, dampening=group["dampening"],
                                 weight_decay=group["weight_decay"], nesterov=group["nesterov"],
                                 maximize=group["maximize"])
-                p._version[0] += 1
+                p._version_counter[0] += 1
                 if state is not None:
                     if buf is None:
                         state["momentum_buffer"] = Tensor._wrap(new_buf)
                     else:
-                        buf._version[0] += 1
+                        buf._version_counter[0] += 1
         return loss

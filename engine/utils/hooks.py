@@ -137,7 +137,7 @@ def _identity(tensors: list, keep_inplace: bool, owner: BackwardHook, cls: type)
     outs = []
     for nr, t in enumerate(tensors):
         out = wrap(t._data)
-        out._version = t._version
+        out._version_counter = t._version_counter
         if t._requires_grad:
             out._requires_grad, out.grad_fn, out._output_nr = True, node, nr
             if not keep_inplace:
@@ -153,7 +153,7 @@ def _identity_one(t: Any, keep_inplace: bool, owner: BackwardHook, cls: type) ->
     node = cls(_pass_through, (_edge(t),), ((data.shape, data.dtype),))
     node._backward_hook = owner
     out = _Tensor._wrap(data)
-    out._version, out._requires_grad, out.grad_fn = t._version, True, node
+    out._version_counter, out._requires_grad, out.grad_fn = t._version_counter, True, node
     if not keep_inplace:
         out._custom_function_output = "Output 0 of BackwardHookFunction"
     return out

@@ -42,7 +42,7 @@ def _flat(y):
 
 
 def _version(x) -> int:
-    return x._version if isinstance(x._version, int) else x._version[0]
+    return x._version
 
 
 def run_case(lib, fn, grads: bool = True):

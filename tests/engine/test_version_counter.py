@@ -9,8 +9,9 @@ import engine
 
 
 def version(t) -> int:
-    """torch's ``t._version`` is an int; the engine's counter is a shared one-element list."""
-    return t._version if isinstance(t._version, int) else t._version[0]
+    """``t._version``: an int in both (the engine's shared cell is ``_version_counter``)."""
+    assert type(t._version) is int
+    return t._version
 
 
 def bumps(lib) -> list[int]:
@@ -122,3 +123,16 @@ def test_changes_that_autograd_does_not_need_are_fine(torch):
         a.data.add_(1)  # invisible to autograd
         (c.sum() + d.sum() + e.sum()).backward()
         assert a.grad is not None
+
+
+@pytest.mark.parametrize("lib_name", ["engine", "torch"])
+def test_saved_version_is_a_snapshot(lib_name):
+    """A value read from ``_version`` stays what it was when read (torch returns an int), while
+    aliases keep sharing the counter."""
+    lib = engine if lib_name == "engine" else pytest.importorskip("torch")
+    x = lib.zeros(3)
+    saved = x._version
+    view = x[1:]
+    view.add_(1)
+    assert type(saved) is int and saved == 0
+    assert x._version == view._version == 1

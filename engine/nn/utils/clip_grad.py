@@ -78,7 +78,7 @@ def clip_grads_with_norm_(parameters: TensorOrTensors, max_norm: float, total_no
     coef = np.minimum(coef, one)
     for g in grads:
         g._data *= coef.astype(g._data.dtype)
-        g._version[0] += 1
+        g._version_counter[0] += 1
 
 
 def clip_grad_norm_(parameters: TensorOrTensors, max_norm: float, norm_type: float = 2.0,
@@ -129,4 +129,4 @@ def clip_grad_value_(parameters: TensorOrTensors, clip_value: float, foreach: bo
         g = p.grad
         if g is not None:
             np.clip(g._data, -clip_value, clip_value, out=g._data)
-            g._version[0] += 1
+            g._version_counter[0] += 1

@@ -75,7 +75,7 @@ def _forward_stats(x: Tensor) -> StatsValues:
     """``array_stats`` of a forward value, computed once per step for data that several events
     show (a module's output is the next module's input). Reused only while the data's version
     counter is unchanged, so an in-place update in between is seen."""
-    arr, version = x._data, x._version
+    arr, version = x._data, x._version_counter
     entry = _stats_of.get(id(arr))
     if entry is not None and entry[0]() is arr and entry[1] is version and entry[2] == version[0]:
         return entry[3]
