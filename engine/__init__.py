@@ -19,11 +19,15 @@ from . import (
     amp,
     autograd,
     backends,
+    cuda,
+    distributed,
     distributions,
     fft,
     func,
     linalg,
+    multiprocessing,
     nn,  # noqa: E402 - after Tensor: nn builds on it
+    onnx,
     optim,
     random,
     special,
@@ -81,6 +85,7 @@ from ._dtype import (
     uint8,
 )
 from ._finfo import finfo, iinfo
+from ._layout import layout, strided
 from ._legacy_types import (
     BoolTensor,
     ByteTensor,
@@ -500,30 +505,6 @@ def index_put_(input: Tensor, indices: Any, values: Tensor, accumulate: builtins
     return input.index_put_(indices, values, accumulate)
 
 
-def cuda_is_available() -> bool:
-    return False
-
-
-def _no_cuda(*args: Any, **kwargs: Any) -> None:
-    raise AssertionError("Torch not compiled with CUDA enabled")
-
-
-class cuda:  # noqa: N801 - torch.cuda as a CPU-only build of torch answers it
-    is_available = staticmethod(cuda_is_available)
-    # seeding and cache calls are accepted and do nothing there (seed-setting boilerplate calls them)
-    manual_seed = manual_seed_all = staticmethod(lambda _seed: None)
-    seed = seed_all = empty_cache = staticmethod(lambda: None)
-    is_initialized = is_bf16_supported = staticmethod(lambda *args, **kwargs: False)
-    memory_allocated = max_memory_allocated = staticmethod(lambda *args, **kwargs: 0)
-    # questions about a device raise, as there
-    synchronize = current_device = get_device_name = staticmethod(_no_cuda)
-    amp = amp.cuda_amp  # torch.cuda.amp.GradScaler / autocast (deprecated spellings)
-
-    @staticmethod
-    def device_count() -> int:
-        return 0
-
-
 _MATMUL_PRECISION = ["highest"]
 _DETERMINISTIC = [False, False]  # mode, warn_only
 
@@ -608,3 +589,19 @@ def _install_numpy_names() -> None:
 
 
 _install_numpy_names()
+
+
+def _silence_numpy_warnings() -> None:
+    """Every public entry (Tensor methods and operators, the namespaces' functions) computes with
+    NumPy's floating-point warnings off, as torch is silent on log(0), 0/0, sqrt(-1)."""
+    import sys
+
+    from . import _errstate
+
+    _errstate.silence_class(Tensor)
+    for name in ("engine", "engine.nn.functional", "engine.nn.init", "engine.special", "engine.linalg",
+                 "engine.fft", "engine.autograd", "engine.autograd.functional", "engine.func"):
+        _errstate.silence_namespace(vars(sys.modules[name]), name)
+
+
+_silence_numpy_warnings()

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtype, _memory_format, _random
+from . import _dtype, _layout, _memory_format, _random
 from ._ops.shape import _sizes
 from ._tensor import Tensor, _plain
 from ._tensor import device as _device
@@ -49,7 +49,8 @@ def _infer(data: Any, float_dtype: np.dtype | None = None) -> np.ndarray:
     return arr
 
 
-def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, nested list, array or tensor).
 
     Example::
@@ -57,7 +58,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         >>> engine.tensor([[1, 2], [3, 4]]).dtype
         engine.int64
     """
-    _check_device(device)
+    _options("tensor", device, None, pin_memory)
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.clone()."
@@ -94,138 +95,242 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._wrap(array)
 
 
-def _filled(fill, size, dtype, requires_grad, fallback=None) -> Tensor:
-    return _finish(fill(_sizes(size), _np_dtype(dtype, fallback)), requires_grad)
+# --- the factory options torch's signatures share: size=, out=, layout=, pin_memory= ------------
+
+_PIN_ERROR = ("pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator "
+              "is available on this system.")
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def _options(fname: str, device: Any, layout: Any, pin_memory: bool) -> None:
+    """``device=`` the CPU, ``layout=`` strided, ``pin_memory=`` False: what a CPU-only torch takes."""
     _check_device(device)
-    return _filled(np.zeros, size, dtype, requires_grad)
+    _layout.check(layout, fname)
+    if pin_memory:
+        raise RuntimeError(_PIN_ERROR)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    _check_device(device)
-    return _filled(np.ones, size, dtype, requires_grad)
+_OVERLOADED = ("rand", "randn")  # with and without generator=
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    _check_device(device)
-    return _filled(np.empty, size, dtype, requires_grad)
+def _size(fname: str, positional: tuple, size: Any) -> tuple[int, ...]:
+    """``f(2, 3)``, ``f((2, 3))`` or ``f(size=(2, 3))``."""
+    if size is None:
+        return _sizes(positional)
+    if positional:  # torch's parser words it by whether the function has several overloads
+        if fname in _OVERLOADED:
+            raise TypeError(f"{fname}() received an invalid combination of arguments - got "
+                            f"({', '.join(type(v).__name__ for v in positional)}, size={type(size).__name__})")
+        raise TypeError(f"{fname}() got multiple values for argument 'size'")
+    if not isinstance(size, tuple | list):
+        raise TypeError(f"{fname}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    return _sizes((size,))
 
 
-def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
-    _check_device(device)
+def _out_dtype(fname: str, out: Tensor | None, dtype: Any, requires_grad: bool) -> Any:
+    """Check ``out=`` before computing; the dtype to compute in (``out``'s unless ``dtype``)."""
+    if out is None:
+        return dtype
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if requires_grad or out._requires_grad:
+        raise RuntimeError(f"{fname}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    if dtype is not None and _np_dtype(dtype) != out._data.dtype:
+        raise RuntimeError(f"dtype {_dtype.scalar_type_name(_np_dtype(dtype))} does not match dtype of out "
+                           f"parameter ({_dtype.scalar_type_name(out._data.dtype)})")
+    return out.dtype
+
+
+def _into(out: Tensor | None, data: np.ndarray, requires_grad: bool) -> Tensor:
+    """The result: a new tensor, or written into ``out`` (resized when its shape differs)."""
+    if out is None:
+        return _finish(data, requires_grad)
+    if out._data.shape == data.shape and out._data.flags.writeable:
+        out._data[...] = data
+    else:
+        out._data = np.ascontiguousarray(data, dtype=out._data.dtype)
+    out._version_counter[0] += 1
+    return out
+
+
+def _fill(fname: str, fill, positional: tuple, size: Any, out: Any, dtype: Any, layout: Any, device: Any,
+          requires_grad: bool, pin_memory: bool, fallback: np.dtype | None = None) -> Tensor:
+    _options(fname, device, layout, pin_memory)
+    shape = _size(fname, positional, size)
+    dtype = _out_dtype(fname, out, dtype, requires_grad)
+    return _into(out, fill(shape, _np_dtype(dtype, fallback)), requires_grad)
+
+
+def zeros(*sizes: Any, size: Any = None, out: Tensor | None = None, dtype: Any = None, layout: Any = None,
+          device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Zeros of shape ``size`` (``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``)."""
+    return _fill("zeros", np.zeros, sizes, size, out, dtype, layout, device, requires_grad,
+                 pin_memory)
+
+
+def ones(*sizes: Any, size: Any = None, out: Tensor | None = None, dtype: Any = None, layout: Any = None,
+         device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    return _fill("ones", np.ones, sizes, size, out, dtype, layout, device, requires_grad,
+                 pin_memory)
+
+
+def empty(*sizes: Any, size: Any = None, out: Tensor | None = None, dtype: Any = None, layout: Any = None,
+          device: Any = None, requires_grad: bool = False, pin_memory: bool = False,
+          memory_format: Any = None) -> Tensor:
+    """Uninitialised memory of shape ``size``, laid out as ``memory_format`` asks."""
+    def fill(shape: tuple, dt: np.dtype) -> np.ndarray:
+        if memory_format is None:
+            return np.empty(shape, dt)
+        _memory_format.check(memory_format, "empty")
+        if memory_format is _memory_format.preserve_format:
+            raise RuntimeError("unsupported memory format Preserve")
+        return _memory_format.filled_like(np.empty, shape, dt, np.empty(0), memory_format)
+    return _fill("empty", fill, sizes, size, out, dtype, layout, device, requires_grad,
+                 pin_memory)
+
+
+def full(size: Any, fill_value: Any, *, out: Tensor | None = None, dtype: Any = None, layout: Any = None,
+         device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     fallback = _infer(fill_value).dtype if dtype is None else None
-    return _filled(lambda s, d: np.full(s, fill_value, d), (size,), dtype, requires_grad, fallback)
+    return _fill("full", lambda s, d: np.full(s, fill_value, d), (size,), None, out, dtype, layout, device,
+                 requires_grad, pin_memory, fallback)
 
 
-def _like(fill, t: Tensor, dtype: Any, requires_grad: bool, memory_format: Any = None) -> Tensor:
+def _like(fname: str, fill, t: Tensor, dtype: Any, layout: Any, device: Any, requires_grad: bool,
+          memory_format: Any, pin_memory: bool = False) -> Tensor:
+    _options(fname, device, layout, pin_memory)
     data = _memory_format.filled_like(fill, t.shape, _np_dtype(dtype, t._data.dtype), t._data, memory_format)
     return _finish(data, requires_grad)
 
 
-def zeros_like(input: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
-               memory_format: Any = None) -> Tensor:
-    _check_device(device)
-    return _like(np.zeros, input, dtype, requires_grad, memory_format)
+def zeros_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,  # noqa: A002
+               requires_grad: bool = False, memory_format: Any = None,
+               pin_memory: bool = False) -> Tensor:
+    return _like("zeros_like", np.zeros, input, dtype, layout, device, requires_grad, memory_format, pin_memory)
 
 
-def ones_like(input: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
-              memory_format: Any = None) -> Tensor:
-    _check_device(device)
-    return _like(np.ones, input, dtype, requires_grad, memory_format)
+def ones_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,  # noqa: A002
+              requires_grad: bool = False, memory_format: Any = None,
+               pin_memory: bool = False) -> Tensor:
+    return _like("ones_like", np.ones, input, dtype, layout, device, requires_grad, memory_format, pin_memory)
 
 
-def empty_like(input: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
-               memory_format: Any = None) -> Tensor:
-    _check_device(device)
-    return _like(np.empty, input, dtype, requires_grad, memory_format)
+def empty_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,  # noqa: A002
+               requires_grad: bool = False, memory_format: Any = None,
+               pin_memory: bool = False) -> Tensor:
+    return _like("empty_like", np.empty, input, dtype, layout, device, requires_grad, memory_format, pin_memory)
 
 
-def full_like(input: Tensor, fill_value: Any, dtype: Any = None, device: Any = None,  # noqa: A002
-              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    _check_device(device)
-    return _like(lambda s, d: np.full(s, fill_value, d), input, dtype, requires_grad, memory_format)
+def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, layout: Any = None,  # noqa: A002
+              device: Any = None, requires_grad: bool = False, memory_format: Any = None,
+               pin_memory: bool = False) -> Tensor:
+    return _like("full_like", lambda s, d: np.full(s, fill_value, d), input, dtype, layout, device, requires_grad,
+                 memory_format, pin_memory)
 
 
-def rand(*size: Any, dtype: Any = None, generator: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+def rand(*sizes: Any, size: Any = None, generator: Any = None, out: Tensor | None = None, dtype: Any = None,
+         layout: Any = None, device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Uniform samples from [0, 1)."""
-    _check_device(device)
-    return _finish(_random.uniform_array(_sizes(size), 0, 1, _np_dtype(dtype), generator), requires_grad)
+    return _fill("rand", lambda s, d: _random.uniform_array(s, 0, 1, d, generator), sizes, size,
+                 out, dtype, layout, device, requires_grad, pin_memory)
 
 
-def randn(*size: Any, dtype: Any = None, generator: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
+def randn(*sizes: Any, size: Any = None, generator: Any = None, out: Tensor | None = None, dtype: Any = None,
+          layout: Any = None, device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Standard normal samples."""
-    _check_device(device)
-    return _finish(_random.normal_array(_sizes(size), 0, 1, _np_dtype(dtype), generator), requires_grad)
+    return _fill("randn", lambda s, d: _random.normal_array(s, 0, 1, d, generator), sizes, size, out, dtype,
+                 layout, device, requires_grad, pin_memory)
 
 
-def rand_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
-    return rand(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+def rand_like(input: Tensor, *, generator: Any = None, dtype: Any = None, layout: Any = None,  # noqa: A002
+              device: Any = None, requires_grad: bool = False, memory_format: Any = None,
+               pin_memory: bool = False) -> Tensor:
+    return _like("rand_like", lambda s, d: _random.uniform_array(s, 0, 1, d, generator), input, dtype, layout,
+                 device, requires_grad, memory_format, pin_memory)
 
 
-def randn_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
-    return randn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+def randn_like(input: Tensor, *, generator: Any = None, dtype: Any = None, layout: Any = None,  # noqa: A002
+               device: Any = None, requires_grad: bool = False, memory_format: Any = None,
+               pin_memory: bool = False) -> Tensor:
+    return _like("randn_like", lambda s, d: _random.normal_array(s, 0, 1, d, generator), input, dtype, layout,
+                 device, requires_grad, memory_format, pin_memory)
 
 
-def randint(*args: Any, size: Any = None, dtype: Any = None, generator: Any = None,
-            device: Any = None, requires_grad: bool = False) -> Tensor:
-    """``randint(high, size)`` or ``randint(low, high, size)``: integers in [low, high)."""
-    _check_device(device)
-    if size is None:
-        *bounds, size = args
+_RANDINT_FORMS = ("randint() received an invalid combination of arguments: expected (high, size) or "
+                  "(low, high, size), each a positional or keyword argument")
+
+
+def randint(*args: Any, low: int | None = None, high: int | None = None, size: Any = None,
+            generator: Any = None, out: Tensor | None = None, dtype: Any = None, layout: Any = None,
+            device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """``randint(high, size)`` or ``randint(low, high, size)`` (any of them by keyword):
+    integers in [low, high)."""
+    if low is not None or len(args) == 3 or (high is not None and args) or (size is not None and len(args) == 2):
+        slots = {"low": low, "high": high, "size": size}
     else:
-        bounds = list(args)
-    low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    data = _random.integers_array(low, high, _sizes((size,)), _np_dtype(dtype, np.dtype(np.int64)),
-                                  generator)
-    return _finish(data, requires_grad)
+        slots = {"high": high, "size": size}
+    free = [name for name, value in slots.items() if value is None]
+    if len(args) > len(free):
+        raise TypeError(_RANDINT_FORMS)
+    slots.update(zip(free, args, strict=False))
+    if slots["high"] is None or slots["size"] is None:
+        raise TypeError(_RANDINT_FORMS)
+    lo, hi = slots.get("low") or 0, slots["high"]
+    if lo >= hi:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
+    return _fill("randint", lambda s, d: _random.integers_array(lo, hi, s, d, generator), (), slots["size"], out,
+                 dtype, layout, device, requires_grad, pin_memory, np.dtype(np.int64))
 
 
-def randperm(n: int, dtype: Any = None, generator: Any = None, device: Any = None) -> Tensor:
-    _check_device(device)
-    return Tensor._wrap(_random.permutation(n, generator).astype(_np_dtype(dtype, np.dtype(np.int64))))
+def randperm(n: int, *, generator: Any = None, out: Tensor | None = None, dtype: Any = None, layout: Any = None,
+             device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype``)."""
+    return _fill("randperm", lambda s, d: _random.permutation(n, generator).astype(d), (n,), None, out, dtype,
+                 layout, device, requires_grad, pin_memory, np.dtype(np.int64))
 
 
-def normal(mean: float, std: float, size: Any, generator: Any = None) -> Tensor:
-    return Tensor._wrap(_random.normal_array(_sizes((size,)), mean, std,
-                                             _dtype._default_float.np, generator))
+def normal(mean: float, std: float, size: Any, *, generator: Any = None, out: Tensor | None = None,
+           dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    return _fill("normal", lambda s, d: _random.normal_array(s, mean, std, d, generator), (), size, out, dtype,
+                 layout, device, requires_grad, pin_memory)
 
 
-def bernoulli(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
-    draws = _random.uniform_array(input.shape, 0, 1, np.float64, generator) < input._data
-    return Tensor._wrap(draws.astype(input._data.dtype))
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None,  # noqa: A002
+              out: Tensor | None = None) -> Tensor:
+    """0/1 draws with probability ``input`` (or ``p`` for every element), in ``input``'s dtype."""
+    prob = input._data if p is None else p
+    draws = _random.uniform_array(input.shape, 0, 1, np.float64, generator) < prob
+    dtype = _out_dtype("bernoulli", out, None, False)
+    return _into(out, draws.astype(input._data.dtype if dtype is None else _np_dtype(dtype)), False)
 
 
-def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, device: Any = None,
-           requires_grad: bool = False) -> Tensor:
+def arange(start: Any = None, end: Any = None, step: Any = 1, *, out: Tensor | None = None, dtype: Any = None,
+           layout: Any = None, device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """``arange(end)`` or ``arange(start, end, step)``: int64 for integer arguments."""
-    _check_device(device)
     if end is None:
         start, end = 0, start
+    elif start is None:
+        start = 0
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     ints = all(isinstance(v, int) for v in (start, end, step))
     fallback = np.dtype(np.int64) if ints else _dtype._default_float.np
-    return _finish(np.arange(start, end, step).astype(_np_dtype(dtype, fallback)), requires_grad)
+    return _fill("arange", lambda s, d: np.arange(start, end, step).astype(d), (), (), out, dtype, layout, device,
+                 requires_grad, pin_memory, fallback)
 
 
-def linspace(start: float, end: float, steps: int, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
-    _check_device(device)
+def linspace(start: float, end: float, steps: int, *, out: Tensor | None = None, dtype: Any = None,
+             layout: Any = None, device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    return _finish(np.linspace(start, end, steps).astype(_np_dtype(dtype)), requires_grad)
+    return _fill("linspace", lambda s, d: np.linspace(start, end, steps).astype(d), (), (), out, dtype, layout,
+                 device, requires_grad, pin_memory)
 
 
-def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = None,
-        requires_grad: bool = False) -> Tensor:
-    _check_device(device)
-    return _finish(np.eye(n, m, dtype=_np_dtype(dtype)), requires_grad)
+def eye(n: int, m: int | None = None, *, out: Tensor | None = None, dtype: Any = None, layout: Any = None,
+        device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    return _fill("eye", lambda s, d: np.eye(n, m, dtype=d), (), (), out, dtype, layout, device, requires_grad,
+                 pin_memory)

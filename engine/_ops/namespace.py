@@ -78,15 +78,23 @@ def can_cast(from_: _dtype.dtype, to: _dtype.dtype) -> bool:
 
 # --- factories ----------------------------------------------------------------------------------
 
-def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None, device: Any = None,
-             layout: Any = None, requires_grad: bool = False, out: Any = None):
+def logspace(start: float, end: float, steps: int, base: float = 10.0, *, out: Any = None, dtype: Any = None,
+             layout: Any = None, device: Any = None, requires_grad: bool = False, pin_memory: bool = False):
     """``base ** linspace(start, end, steps)`` (computed in double, then cast)."""
-    _device(device)
+    from .._creation import _fill
+
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     data = np.power(float(base), np.linspace(start, end, steps))
-    npdt = _np(dtype)
-    return _finish(np.round(data).astype(npdt) if npdt.kind in "iu" else data.astype(npdt), requires_grad)
+    return _fill("logspace", lambda s, d: np.round(data).astype(d) if d.kind in "iu" else data.astype(d), (), (),
+                 out, dtype, layout, device, requires_grad, pin_memory)
+
+
+def _factory_options(name: str, layout: Any, pin_memory: bool) -> None:
+    """``layout=`` strided and ``pin_memory=`` False, as ``_creation``'s factories check them."""
+    from .._creation import _options
+
+    _options(name, None, layout, pin_memory)
 
 
 def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None, layout: Any = None,
@@ -142,10 +150,11 @@ def _asarray_tensor(obj, dtype, copy, requires_grad):
 
 def randint_like(input, low: int = 0, high: int | None = None, *, generator: Any = None,  # noqa: A002
                  dtype: Any = None, device: Any = None, layout: Any = None, requires_grad: bool = False,
-                 memory_format: Any = None):
+                 memory_format: Any = None, pin_memory: bool = False):
     """Integers from [low, high) (``randint_like(x, high)``: [0, high)) shaped as ``input``, in
     its dtype unless ``dtype`` is given."""
     _device(device)
+    _factory_options("randint_like", layout, pin_memory)
     if high is None:
         low, high = 0, low
     if low >= high:
@@ -184,38 +193,48 @@ def _window(name: str, window_length: int, periodic: bool, dtype: Any, device: A
 
 
 def hann_window(window_length: int, periodic: bool = True, *, dtype: Any = None, device: Any = None,
-                layout: Any = None, requires_grad: bool = False):
+                layout: Any = None, requires_grad: bool = False,
+                pin_memory: bool = False):
+    _factory_options("hann_window", layout, pin_memory)
     return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
                    lambda n, N: 0.5 - 0.5 * np.cos(2 * math.pi * n / (N - 1)))
 
 
 def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54, beta: float = 0.46, *,
-                   dtype: Any = None, device: Any = None, layout: Any = None, requires_grad: bool = False):
+                   dtype: Any = None, device: Any = None, layout: Any = None, requires_grad: bool = False,
+                pin_memory: bool = False):
+    _factory_options("hamming_window", layout, pin_memory)
     return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
                    lambda n, N: alpha - beta * np.cos(2 * math.pi * n / (N - 1)))
 
 
 def blackman_window(window_length: int, periodic: bool = True, *, dtype: Any = None, device: Any = None,
-                    layout: Any = None, requires_grad: bool = False):
+                    layout: Any = None, requires_grad: bool = False,
+                pin_memory: bool = False):
     def blackman(n, N):
         phase = 2 * math.pi * n / (N - 1)
         return 0.42 - 0.5 * np.cos(phase) + 0.08 * np.cos(2 * phase)
 
+    _factory_options("blackman_window", layout, pin_memory)
     return _window("blackman_window", window_length, periodic, dtype, device, requires_grad, blackman)
 
 
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = None, device: Any = None,
-                    layout: Any = None, requires_grad: bool = False):
+                    layout: Any = None, requires_grad: bool = False,
+                pin_memory: bool = False):
+    _factory_options("bartlett_window", layout, pin_memory)
     return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
                    lambda n, N: 1 - np.abs(2 * n / (N - 1) - 1))
 
 
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *, dtype: Any = None,
-                  device: Any = None, layout: Any = None, requires_grad: bool = False):
+                  device: Any = None, layout: Any = None, requires_grad: bool = False,
+                pin_memory: bool = False):
     def kaiser(n, N):
         half = (N - 1) / 2
         return np.i0(beta * np.sqrt(np.clip(1 - ((n - half) / half) ** 2, 0, None))) / np.i0(beta)
 
+    _factory_options("kaiser_window", layout, pin_memory)
     return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, kaiser)
 
 

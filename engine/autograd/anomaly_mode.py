@@ -92,7 +92,7 @@ class set_detect_anomaly:  # noqa: N801 - torch's name
 # ends, as torch's does, at the last line of Python that called an op (a module's forward,
 # user code). ``engine/nn/modules`` stays: torch's module frames are Python too.
 _ENGINE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_INTERNAL = tuple(os.path.join(_ENGINE, p) for p in ("_ops", "autograd", "_tensor.py", "_creation.py",
+_INTERNAL = tuple(os.path.join(_ENGINE, p) for p in ("_ops", "autograd", "_tensor.py", "_creation.py", "_errstate.py",
                                                      os.path.join("nn", "functional.py"),
                                                      os.path.join("nn", "_functional"),
                                                      os.path.join("utils", "hooks.py")))

@@ -6,7 +6,7 @@
 - ``parameter.py``       Parameter and Buffer
 """
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .modules import (
     Bilinear,
     Flatten,
@@ -155,4 +155,5 @@ from .modules.transformer import (
     TransformerEncoderLayer,
 )
 from .modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from .parallel import DataParallel
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter

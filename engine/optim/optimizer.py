@@ -30,6 +30,7 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from .. import _dtype
+from .._errstate import silent
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..utils.hooks import RemovableHandle
@@ -112,7 +113,7 @@ def _hooked_step(func: Callable[..., Any]) -> Callable[..., Any]:
             self._in_hooked_step = False
 
     wrapper.hooked = True  # type: ignore[attr-defined]
-    return wrapper
+    return silent(wrapper)  # an update computes silently on inf/nan, as torch's (engine._errstate)
 
 
 def use_grad_for_differentiable(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -417,10 +418,10 @@ class Optimizer:
             step_t = state["step"]
             step_t._data += 1
             yield p, state, float(step_t._data)
-            p._version[0] += 1
+            p._version_counter[0] += 1
             for value in state.values():
                 if isinstance(value, Tensor):
-                    value._version[0] += 1
+                    value._version_counter[0] += 1
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of every parameter: to ``None`` (default) or to zeros in place
@@ -437,7 +438,7 @@ class Optimizer:
                         else:
                             g.requires_grad_(False)
                         g._data.fill(0)
-                        g._version[0] += 1
+                        g._version_counter[0] += 1
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Perform a single optimisation step (subclasses implement it)."""

@@ -4,9 +4,9 @@ its own ``1/num_replicas`` share of the dataset.
 The shuffled order is torch's own: ``randperm(len(dataset))`` from a generator seeded with
 ``seed + epoch``, reproduced exactly (MT19937 with torch's seeding, torch's swaps solved in
 vectorised rounds), so a job
-mixing engine and torch ranks, or resuming a torch run, visits the same indices. The engine has
-no ``distributed`` package: ``num_replicas`` and ``rank`` must be given; leaving them out raises
-the error torch raises when no process group has been initialised.
+mixing engine and torch ranks, or resuming a torch run, visits the same indices. The engine can
+start no process group (``engine.distributed``): ``num_replicas`` and ``rank`` must be given;
+leaving them out raises the error torch raises when no process group has been initialised.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Samplers: which indices a DataLoader visits, and in which batches (torch.utils.data.sampler).
 
-Besides iterating Python ints as torch's do, the built-in samplers can hand a whole epoch over
-as one int64 array (``_index_array``); ``BatchSampler._array_batches`` slices it, which is how a
-DataLoader batches without a Python loop over items. Random orders come from the engine's
-generators (seeded by ``engine.manual_seed`` or an ``engine.Generator``), not torch's stream.
+Besides iterating Python ints as torch's do, the built-in samplers can hand an epoch over as
+int64 arrays (``_index_array``; ``RandomSampler`` draws them lazily, ``_index_chunks``);
+``BatchSampler._array_batches`` slices them, which is how a DataLoader batches without a Python
+loop over items. Random orders come from the engine's generators (seeded by
+``engine.manual_seed`` or an ``engine.Generator``), not torch's stream.
 """
 
 from __future__ import annotations
@@ -81,17 +82,29 @@ class RandomSampler(Sampler[int]):
     def num_samples(self) -> int:
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
-    def _index_array(self) -> np.ndarray:
+    def _index_chunks(self) -> Iterator[np.ndarray]:
+        """The epoch's indices, drawn lazily as torch's ``__iter__`` draws them: with replacement
+        ``randint(high=n, size=(32,))`` at a time (so ``num_samples=int(1e10)``, the "infinite
+        loader" idiom, holds 32 indices, not 1e10), else one ``randperm(n)`` per pass. The random
+        stream is the engine's (``engine.Generator``), not torch's MT19937, so the numbers differ
+        from torch's for the same seed; the draws' sizes and order are torch's."""
         n = len(self.data_source)
-        rng = _epoch_generator(self.generator).rng
+        generator = _epoch_generator(self.generator)  # drawn at the first index, as torch's generator does
         if self.replacement:
-            return rng.integers(0, n, size=self.num_samples).astype(np.int64)
-        full, rest = divmod(self.num_samples, n)
-        perms = [rng.permutation(n) for _ in range(full)] + [rng.permutation(n)[:rest]]
-        return np.concatenate(perms).astype(np.int64)
+            for _ in range(self.num_samples // 32):
+                yield _random.integers_array(0, n, (32,), np.int64, generator)
+            yield _random.integers_array(0, n, (self.num_samples % 32,), np.int64, generator)
+            return
+        for _ in range(self.num_samples // n):
+            yield _random.permutation(n, generator)
+        yield _random.permutation(n, generator)[: self.num_samples % n]
+
+    def _index_array(self) -> np.ndarray:
+        return np.concatenate(list(self._index_chunks()))
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._index_array().tolist())
+        for chunk in self._index_chunks():
+            yield from chunk.tolist()
 
     def __len__(self) -> int:
         return self.num_samples
@@ -200,11 +213,28 @@ class BatchSampler(Sampler[list[int]]):
             batch = list(itertools.islice(sampler_iter, self.batch_size))
 
     def _array_batches(self) -> Iterator[np.ndarray]:
-        """The epoch's batches as int64 arrays (needs a sampler with ``_index_array``)."""
-        order = self.sampler._index_array()  # type: ignore[union-attr]
-        stop = len(order) - len(order) % self.batch_size if self.drop_last else len(order)
-        for start in range(0, stop, self.batch_size):
-            yield order[start:start + self.batch_size]
+        """The epoch's batches as int64 arrays (needs a sampler with ``_index_array``), taken
+        from its chunks as they are drawn when it draws lazily (``_index_chunks``)."""
+        chunks = getattr(self.sampler, "_index_chunks", None)
+        if chunks is None:
+            order = self.sampler._index_array()  # type: ignore[union-attr]
+            stop = len(order) - len(order) % self.batch_size if self.drop_last else len(order)
+            for start in range(0, stop, self.batch_size):
+                yield order[start:start + self.batch_size]
+            return
+        pending: list[np.ndarray] = []
+        held = 0
+        for chunk in chunks():
+            pending.append(chunk)
+            held += len(chunk)
+            if held >= self.batch_size:
+                order = np.concatenate(pending)
+                stop = len(order) - len(order) % self.batch_size
+                for start in range(0, stop, self.batch_size):
+                    yield order[start:start + self.batch_size]
+                pending, held = [order[stop:]], len(order) - stop
+        if held and not self.drop_last:
+            yield np.concatenate(pending)
 
     def __len__(self) -> int:
         if self.drop_last:

@@ -1,0 +1,169 @@
+"""The classes, not the instances: the engine's names checked against torch's own, so a gap is
+found by a test rather than by the next public script.
+
+- every creation function takes every keyword torch's takes (torch's documented signature, the
+  first line of its docstring, plus the argument parser's overloads where it lists them);
+- every torch submodule that public training code imports, imports from the engine too;
+- every ``is_*`` device/type flag of torch's Tensor exists on the engine's, with the CPU answer.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+
+import pytest
+
+import engine
+
+torch = pytest.importorskip("torch")
+
+CREATION = ["empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
+            "logspace", "eye", "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
+            "randint_like", "tensor", "as_tensor", "asarray", "scalar_tensor", "normal", "bernoulli",
+            "tril_indices", "triu_indices", "hann_window", "hamming_window", "blackman_window", "bartlett_window",
+            "kaiser_window", "from_numpy"]
+# torch factories the engine does not have (yet): a failing line here means one was added, so move it up
+NOT_IN_ENGINE = ["empty_strided", "range", "frombuffer", "polar", "empty_permuted"]
+# keywords the engine deliberately lacks: named tensors (``names=``) are not implemented
+LACKED_KEYWORDS = {"names"}
+
+
+def _docstring_names(fn) -> set[str]:
+    """Parameter names in the first line of torch's docstring, e.g.
+    ``zeros(*size, *, out=None, dtype=None, ...) -> Tensor`` (``*size`` is the keyword ``size``)."""
+    first = (fn.__doc__ or "").strip().split("\n")[0]
+    match = re.match(r"\w+\((.*)\)\s*->", first)
+    if not match:  # undocumented (scalar_tensor): the parser's names only
+        return set()
+    names = set()
+    for part in re.split(r",\s*", match.group(1)):
+        part = part.strip().lstrip("\\*").split("=")[0].split(":")[0].strip()
+        if part and part != "...":
+            names.add(part)
+    return names
+
+
+def _parser_names(fn) -> set[str] | None:
+    """The names in the argument parser's list of overloads, which it prints when no overload
+    matches (only functions with several overloads print it); None for a function that takes
+    no keywords at all."""
+    try:
+        fn(object(), __bogus__=1)
+    except TypeError as error:
+        if "takes no keyword arguments" in str(error):
+            return None
+        overloads = re.findall(r"^ \* \((.*)\)$", str(error), re.M)
+    else:  # pragma: no cover
+        return set()
+    return {p.split(" = ")[0].split(" ")[-1] for o in overloads for p in o.split(", ") if p.strip() not in ("*", "")}
+
+
+def _schema_names(name: str) -> set[str]:
+    """For an undocumented single-overload builtin (scalar_tensor): the argument names of the
+    ATen operator's main schema (not its ``.out`` variant, which Python does not take)."""
+    schemas = [s for s in torch._C._jit_get_schemas_for_operator(f"aten::{name}") if s.overload_name != "out"]
+    return {"input" if a.name == "self" else a.name for s in schemas for a in s.arguments} | {"requires_grad"}
+
+
+def torch_keywords(name: str) -> set[str]:
+    fn = getattr(torch, name)
+    try:
+        return set(inspect.signature(fn).parameters) - {"args", "kwargs"}
+    except (TypeError, ValueError):  # a builtin: no signature object
+        parser = _parser_names(fn)
+        if parser is None:  # positional only (from_numpy)
+            return set()
+        names = _docstring_names(fn) | parser or _schema_names(name)
+        assert names, f"found no signature for torch.{name}"
+        return names
+
+
+@pytest.mark.parametrize("name", CREATION)
+def test_creation_function_takes_torchs_keywords(name):
+    params = inspect.signature(getattr(engine, name)).parameters
+    accepted = {n for n, p in params.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL}
+    wanted = torch_keywords(name) - LACKED_KEYWORDS
+    assert wanted <= accepted, f"engine.{name} lacks torch's keywords {sorted(wanted - accepted)}"
+
+
+def test_the_docstring_parser_sees_size():
+    """``zeros(*size, ...)`` in torch's docs means a ``size=`` keyword (torch.zeros(size=(2,)) works)."""
+    assert {"size", "out", "dtype", "layout", "device", "requires_grad"} <= torch_keywords("zeros")
+    assert {"low", "high", "size", "generator"} <= torch_keywords("randint")
+
+
+@pytest.mark.parametrize("name", NOT_IN_ENGINE)
+def test_known_missing_factories(name):
+    assert hasattr(torch, name) and not hasattr(engine, name)
+
+
+# what public training code imports (the 21 scripts of issue 29 and the repos they come from:
+# official examples, minGPT, nanoGPT, makemore, CleanRL, the Annotated Transformer)
+SUBMODULES = [
+    "nn", "nn.functional", "nn.init", "nn.modules", "nn.parameter", "nn.utils", "nn.utils.rnn",
+    "nn.utils.clip_grad", "nn.utils.parametrize", "nn.utils.parametrizations", "nn.parallel",
+    "optim", "optim.lr_scheduler", "optim.swa_utils", "utils", "utils.data", "utils.data.sampler",
+    "utils.data.dataloader", "utils.data.distributed", "utils.checkpoint", "utils.hooks", "autograd",
+    "autograd.functional", "autograd.graph", "distributions", "fft", "linalg", "special", "testing", "backends",
+    "backends.cudnn", "backends.cuda", "backends.mps", "cuda", "cuda.amp", "amp", "distributed", "multiprocessing",
+    "onnx", "func", "random", "serialization", "version",
+]
+# torch submodules the engine does not provide: TorchScript (jit), the profiler, and hub (downloads)
+NOT_PROVIDED = ["jit", "profiler", "hub"]
+
+
+@pytest.mark.parametrize("name", SUBMODULES)
+def test_submodule_imports_as_in_torch(name):
+    importlib.import_module(f"torch.{name}")
+    module = importlib.import_module(f"engine.{name}")
+    parent, _, leaf = f"engine.{name}".rpartition(".")
+    assert getattr(importlib.import_module(parent), leaf) is module  # an attribute of its parent too
+
+
+@pytest.mark.parametrize("name", NOT_PROVIDED)
+def test_submodules_not_provided(name):
+    importlib.import_module(f"torch.{name}")
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(f"engine.{name}")
+
+
+def _torch_flags() -> list[str]:
+    return sorted(n for n in dir(torch.Tensor) if n.startswith("is_"))
+
+
+def test_torch_has_the_flags_this_test_expects():
+    assert {"is_xpu", "is_cuda", "is_mps", "is_meta", "is_quantized", "is_sparse", "is_nested"} <= set(_torch_flags())
+
+
+@pytest.mark.parametrize("flag", _torch_flags())
+def test_tensor_flag_matches_torch(flag):
+    """Every ``is_*`` of torch's Tensor: a property gives torch's CPU answer; a method exists and
+    answers as torch does for a plain dense CPU tensor (or raises the same way)."""
+    t, e = torch.zeros(3), engine.zeros(3)
+    want = getattr(t, flag)
+    assert hasattr(e, flag), f"engine.Tensor lacks {flag}"
+    got = getattr(e, flag)
+    if not callable(want):
+        assert type(got) is bool and got == want
+        return
+    assert callable(got)
+    args = {"is_same_size": (t,), "is_set_to": (t,)}.get(flag, ())
+    eargs = {"is_same_size": (e,), "is_set_to": (e,)}.get(flag, ())
+    try:
+        expected = want(*args)
+    except RuntimeError as error:
+        with pytest.raises(RuntimeError, match=re.escape(str(error).split("\n")[0])):
+            got(*eargs)
+        return
+    assert got(*eargs) == expected
+
+
+def test_is_set_to_compares_views():
+    for lib in (torch, engine):
+        x = lib.zeros(3, 2)
+        assert x.is_set_to(x) and x.is_set_to(x.view(3, 2)) and x.is_set_to(x[:])
+        assert not x.is_set_to(x.clone()) and not x.is_set_to(x.view(6)) and not x.is_set_to(x[1:])
+        with pytest.raises(TypeError, match="must be Tensor, not int"):
+            x.is_set_to(3)
