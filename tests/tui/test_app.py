@@ -749,3 +749,61 @@ def test_find_ranks_a_name_over_a_prefix_over_a_path_over_a_class():
     assert match_rank("conv2d", "stem", "conv2d") == 3
     assert match_rank("conv2", "conv1", "conv2d") == 4
     assert match_rank("conv2", "fc1", "linear") == NO_MATCH
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("replayed", [True, False], ids=["replay file", "events"])
+async def test_going_to_a_step_shows_its_parameters_and_timings(events, tmp_path, replayed):
+    """``g 0`` in a replay: the parameter table and the module timings are step 0's (they
+    stayed at the last step's), the titles say so; ``f`` (follow) brings the latest back."""
+    for e in events:
+        if e["kind"] == "forward" and e["path"] == "blk.a" and e["step"] == 0:
+            e["dur_ns"] = 1_500_000  # two calls: 3.00ms in step 0, 0.01ms in the others
+    first = next(e for e in events if e["kind"] == "params" and e["step"] == 0)
+    norm0 = next(i["norm"] for i in first["items"] if i["path"] == "blk.a.weight")
+    if replayed:
+        path = tmp_path / "run.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in events))
+        source = ReplaySource(path)
+    else:
+        source = EventListSource(events)
+    app = ModscopeApp(source)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, lambda a: loaded(a) and a.selected == "blk.a")
+        tree, table = app.query_one(ModuleTree), app.query_one(ParamsTable)
+        latest = str(table.get_cell("blk.a.weight", table.ordered_columns[6].key))
+        assert latest != f"{norm0:.3g}"
+        assert "3.00ms" not in tree._build_label("blk.a").plain
+        await pilot.press("g", "0", "enter")
+        await settle(pilot, app, lambda a: a.step_values is not None and a.step_values.step == 0)
+        await pilot.pause(0.1)
+        assert str(table.get_cell("blk.a.weight", table.ordered_columns[6].key)) == f"{norm0:.3g}"
+        assert "3.00ms" in tree._build_label("blk.a").plain
+        assert table.border_title.endswith("· step 0") and tree.border_title == "Modules · step 0"
+        await pilot.press("f")
+        await settle(pilot, app, lambda a: a.step_values is None)
+        await pilot.pause(0.1)
+        assert str(table.get_cell("blk.a.weight", table.ordered_columns[6].key)) == latest
+        assert "3.00ms" not in tree._build_label("blk.a").plain and tree.border_title == "Modules"
+
+
+def test_step_values_sum_a_steps_calls_and_take_its_params_event():
+    from modscope.views.tui.state import ModuleInfo, ParamInfo
+    from modscope.views.tui.step_values import step_values
+
+    events = [
+        {"kind": "forward", "step": 3, "path": "a", "dur_ns": 100},
+        {"kind": "forward", "step": 3, "path": "a", "dur_ns": 50},
+        {"kind": "backward", "step": 3, "path": "a", "dur_ns": 7},
+        {"kind": "forward", "step": 4, "path": "a", "dur_ns": 999},
+        {"kind": "params", "step": 3, "items": [{"path": "a.w", "norm": 2.0, "grad_norm": None,
+                                                 "update_ratio": 0.1, "mean": 0.0, "std": 1.0, "nan": 0, "inf": 1}]},
+    ]
+    values = step_values(events, 3)
+    m = values.module(ModuleInfo("a", "Linear", "", True, [], [], fwd_ns=5, bwd_ns=5))
+    assert (m.fwd_ns, m.bwd_ns) == (150, 7)
+    assert values.module(ModuleInfo("b", "ReLU", "", True, [], [], fwd_ns=5)).fwd_ns == 0  # not run in step 3
+    p = values.param(ParamInfo("a.w", [2], "float32", 2, True, norm=9.0, grad_norm=9.0))
+    assert (p.norm, p.grad_norm, p.update_ratio, p.inf) == (2.0, None, 0.1, 1)
+    assert values.param(ParamInfo("a.b", [2], "float32", 2, True, norm=9.0)).norm is None
+    assert step_values(events, 5).params is None

@@ -23,12 +23,13 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
-from .compare import CompareError, Comparison, OtherTrace, compare_steps
+from .compare import CompareError, Comparison, OtherTrace, compare_steps, session_step_events
 from .export import describe_export, model_event_of, snapshot_export, write_export
 from .gc_policy import GcPolicy
 from .screens import BreakpointsScreen, CompareScreen, FindScreen, HelpScreen, StepScreen, TextScreen
 from .sources import ChildProcess, Source
-from .state import SessionState
+from .state import ParamInfo, SessionState
+from .step_values import StepValues, step_values
 from .widgets.graph_view import AutogradGraphView
 from .widgets.module_tree import ModuleTree
 from .widgets.params_table import ParamsTable
@@ -140,6 +141,10 @@ class ModscopeApp(App[int]):
         self._ticker: Timer | None = None  # set on mount: an app that failed to start has none
         self._find_screen: FindScreen | None = None  # the find dialog, kept between openings
         self._find_list: tuple[int, list[tuple[str, str]]] = (-1, [])  # (state.models, find's modules)
+        # the numbers of the step the timeline stays on (``g``, ``[``, ``]``), shown by the tree
+        # and the parameter table; None: the latest, as they arrive
+        self.step_values: StepValues | None = None
+        self._step_values_key: int | None = None  # the step asked of the worker
 
     # --- layout -------------------------------------------------------------------------------
 
@@ -317,6 +322,7 @@ class ModscopeApp(App[int]):
         try:
             self._refresh_views()
             self._update_compare()
+            self._update_step_values()
         except NoMatches:
             pass  # a tick during shutdown, after the views were removed: nothing left to draw
         self.gc_policy.tick()
@@ -352,7 +358,7 @@ class ModscopeApp(App[int]):
             if "tree" in changed:
                 self._refresh_tree(snap)
             if "params" in changed or "tree" in changed:
-                self.query_one(ParamsTable).show(self.selected, snap["params"])
+                self._show_params(self.selected, snap["params"])
             if "timeline" in changed:
                 self._refresh_timeline(snap)
             if "graph" in snap:
@@ -507,12 +513,58 @@ class ModscopeApp(App[int]):
             self.query_one(ModuleTree).select_path(path)
         with self.state.lock:
             params = self.state.params_of(path)
-        self.query_one(ParamsTable).show(path, params)
+        self._show_params(path, params)
         timeline = self.query_one(HookTimeline)
         if timeline.module_filter and timeline.module_filter != path:
             timeline.module_filter = path
             self._force("timeline")
         self.query_one(AutogradGraphView).highlight_module(path)
+
+    def _show_params(self, path: str, params: list[ParamInfo]) -> None:
+        """The parameter table for module ``path``: the values of the step the timeline stays
+        on, else the latest."""
+        values = self.step_values
+        if values is not None:
+            params = [values.param(p) for p in params]
+        self.query_one(ParamsTable).show(path, params)
+
+    # --- the step the timeline stays on: its numbers in the tree and the table -------------------
+
+    def _update_step_values(self) -> None:
+        """When the timeline stays on a step (not following), read that step's numbers on a
+        worker (a replay reads them back from the file); when it follows, show the latest."""
+        timeline = self.query_one(HookTimeline)
+        key = None if timeline.follow else timeline.step
+        if key == self._step_values_key:
+            return
+        self._step_values_key = key
+        if key is None:
+            self._show_step_values(None, None)
+        else:
+            self._compute_step_values(key)
+
+    @work(thread=True, exclusive=True, group="step-values")
+    def _compute_step_values(self, step: int) -> None:
+        try:
+            events = session_step_events(self.state, step)
+        except CompareError as e:
+            self.call_from_thread(self.notify, str(e), severity="error", timeout=8)
+            return
+        values = step_values(events, step) if events is not None else None
+        self.call_from_thread(self._show_step_values, step, values)
+
+    def _show_step_values(self, step: int | None, values: StepValues | None) -> None:
+        if step != self._step_values_key:
+            return  # another step was asked for meanwhile: its numbers are coming
+        self.step_values = values
+        try:
+            self.query_one(ModuleTree).set_step_values(values)
+            self.query_one(ParamsTable).set_step(values.step if values is not None else None)
+            with self.state.lock:
+                params = self.state.params_of(self.selected)
+            self._show_params(self.selected, params)
+        except NoMatches:
+            pass  # shutting down
 
     def _force(self, part: str) -> None:
         """Redraw ``part`` now (a key asked for it), not at the next tick up to
@@ -709,7 +761,7 @@ class ModscopeApp(App[int]):
         table.set_deltas(deltas)
         with self.state.lock:
             params = self.state.params_of(self.selected)
-        table.show(self.selected, params)
+        self._show_params(self.selected, params)
 
     def clear_compare(self) -> None:
         """Turn the comparison off: no badges, no Δ column, no split marker."""

@@ -20,6 +20,7 @@ from textual.widgets._tree import _TreeLine
 from textual.widgets.tree import TreeNode
 
 from ..state import ModuleInfo
+from ..step_values import StepValues
 
 BARS = "▁▂▃▄▅▆▇█"
 OUTSIDE = "  called outside the model"
@@ -104,6 +105,7 @@ class ModuleTree(Tree[str]):
         self._outside: list[str] = []  # roots called outside the model (listed under it, marked)
         self.labels_built = 0  # module labels built so far (the tests count them)
         self.badges: dict[str, Text] = {}  # path -> a comparison's badge (``d``), appended to its label
+        self.step_values: StepValues | None = None  # a step the timeline stays on: its timings are shown
         self.show_root = True
 
     def set_model(self, modules: dict[str, ModuleInfo], order: list[str], root_name: str) -> None:
@@ -172,7 +174,7 @@ class ModuleTree(Tree[str]):
             has_children = bool(info.children)
             new = node.add(self._name_label(info), data=child, allow_expand=has_children)
             self._node_by_path[child] = new
-            self._widths[child] = label_width(info, self.root_name) + \
+            self._widths[child] = label_width(self._info(child), self.root_name) + \
                 (cell_len(OUTSIDE) if child in self._outside else 0)
 
     def _is_module_node(self, node: TreeNode[str]) -> bool:
@@ -186,8 +188,13 @@ class ModuleTree(Tree[str]):
             label = self._build_label(path)
         return label
 
+    def _info(self, path: str) -> ModuleInfo:
+        """The module's facts as shown: with the timings of the step the timeline stays on."""
+        info = self.modules[path]
+        return info if self.step_values is None else self.step_values.module(info)
+
     def _build_label(self, path: str) -> Text:
-        label = module_label(self.modules[path], self.root_name)
+        label = module_label(self._info(path), self.root_name)
         if path in self._outside:
             label.append(OUTSIDE, style="dim italic")
         badge = self.badges.get(path)
@@ -311,6 +318,21 @@ class ModuleTree(Tree[str]):
                 was, now = old.get(path), badges.get(path)
                 self._widths[path] += (now.cell_len if now else 0) - (was.cell_len if was else 0)
         self._invalidate()  # the lines' widths and cached strips
+
+    def set_step_values(self, values: StepValues | None) -> None:
+        """Show the timings of one step (``None``: the latest, as they arrive); the border
+        title names the step."""
+        if values == self.step_values:
+            return
+        self.step_values = values
+        self.border_title = "Modules" + (f" · step {values.step}" if values is not None else "")
+        self._labels.clear()  # built anew when their lines are drawn
+        for path in list(self._widths):
+            if path in self.modules:
+                self._widths[path] = label_width(self._info(path), self.root_name) + \
+                    (cell_len(OUTSIDE) if path in self._outside else 0) + \
+                    (self.badges[path].cell_len if path in self.badges else 0)
+        self._invalidate()
 
     def select_path(self, path: str) -> None:
         """Expand down to ``path`` and put the cursor on it."""

@@ -43,6 +43,7 @@ class ParamsTable(DataTable):
         self.module_path: str | None = None
         self._cells: dict[str, tuple] = {}
         self.deltas: dict[str, Text] | None = None  # a comparison's Δ cells (``d``); None: no Δ column
+        self.step: int | None = None  # the step whose values are shown (None: the latest)
 
     def on_mount(self) -> None:
         self.add_columns(*COLUMNS)
@@ -73,7 +74,7 @@ class ParamsTable(DataTable):
                 cells = self._row(p)
                 self.add_row(*cells, key=p.path)
                 self._cells[p.path] = cells
-            self.border_title = f"Parameters & buffers · {module_path or '(root)'}"
+            self._set_title()
             if not params:
                 self.border_subtitle = "this module owns no parameters or buffers"
             else:
@@ -96,6 +97,18 @@ class ParamsTable(DataTable):
             # entry is dead, yet kept (up to 10,000 cells). Live values update ten times a
             # second: the caches grew without end, and with them every full garbage collection.
             self._clear_caches()
+
+    def set_step(self, step: int | None) -> None:
+        """Name the step whose values the rows show (``None``: the latest) in the title."""
+        if step != self.step:
+            self.step = step
+            self._set_title()
+
+    def _set_title(self) -> None:
+        title = "Parameters & buffers"
+        if self.module_path is not None:
+            title += f" · {self.module_path or '(root)'}"
+        self.border_title = title + (f" · step {self.step}" if self.step is not None else "")
 
     def _size_now(self) -> None:
         """Size the columns and the table for the new rows now, as DataTable would do when idle:
