@@ -2,13 +2,13 @@
 
 The fenced code blocks of README.md are extracted and run; every failure names the README line.
 
-```python`` blocks run in a fresh interpreter (``sys.executable -c``) in a temp dir. A block that is a
-fragment (it uses ``model``, ``loss``, ``tr``, ... without defining them) gets a prelude from
-``PRELUDES``, keyed by a stable substring of the block; a block may run under several preludes (the
-engine and real torch, when the README says it works on both). A block that matches no key must run
-on its own; if it does not, the test says to add a prelude. An expression line whose trailing
-comment is a Python literal (``tr.firing_order()[:3]  # [('forward_pre', ''), ...]``) is checked:
-the expression must equal the literal. Other comments are illustrative and the line just runs.
+```python`` blocks run on their own, as a reader pastes them: each in a fresh interpreter
+(``sys.executable -c``) in a temp dir, with nothing defined beforehand. A block written for the
+engine whose first import says ``# or: import torch`` runs a second time with torch's imports in
+place of the engine's. A block that imports torch is skipped, saying so, where torch is not
+installed. An expression line whose trailing comment is a Python literal
+(``tr.firing_order()[:3]  # [('forward_pre', ''), ...]``) is checked: the expression must equal
+the literal. Other comments are illustrative and the line just runs.
 
 ```bash`` blocks: each ``modscope ...`` line runs through the venv's ``modscope`` console script in a
 temp dir, except those that open the full-screen TUI (``demo``, ``run``, ``replay FILE``): their
@@ -22,6 +22,7 @@ has, written into the temp dir). Lines that set up the machine (``make``, ``pip 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import io
 import os
 import re
@@ -93,58 +94,36 @@ def test_extraction_of_a_small_document():
 
 # --- python blocks ----------------------------------------------------------------------------
 
-# The MNIST ``Net`` of modscope/examples/mnist_net.py run under real torch (its engine imports swapped by
-# modscope/examples/_backend.py: the same file, as a torch user's).
-_TORCH_NET = '''
-import sys
-sys.path.insert(0, str(_README_REPO / "modscope" / "examples"))
-import torch
-import torch.nn.functional as F
-from _backend import load
-Net = load(_README_REPO / "modscope" / "examples" / "mnist_net.py", "torch").Net
-'''
+# A block written for the engine whose first import line says ``# or: import torch`` runs a
+# second time with real torch: these import lines swapped, nothing else (as a torch user pastes it).
+TORCH_SWAPS = {"import engine as torch": "import torch", "import engine.nn as nn": "import torch.nn as nn",
+               "import engine.nn.functional as F": "import torch.nn.functional as F"}
+OR_TORCH = "# or: import torch"
+TORCH_IMPORT = re.compile(r"^\s*(import torch\b|from torch\b)", re.M)
 
-# The bundled example's own ``Net`` on the engine (``_README_REPO`` is set for every block).
-_ENGINE_NET = '''
-import sys
-sys.path.insert(0, str(_README_REPO / "modscope" / "examples"))
-import engine as torch
-import engine.nn.functional as F
-from mnist_net import Net
-'''
 
-# One training step's worth of names: model, x, y, loss_fn, optimizer.
-_STEP = '''
-torch.manual_seed(0)
-model = Net()
-x = torch.randn(8, 1, 28, 28)
-y = torch.randint(0, 10, (8,))
-loss_fn = F.nll_loss
-optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-'''
+def needs_torch(code: str) -> bool:
+    """The block imports real PyTorch (``import engine as torch`` is the bundled engine)."""
+    return bool(TORCH_IMPORT.search(code))
 
-# ... plus a traced step: tr, loss, and modscope imported (the Diagrams block follows the tracing one).
-_TRACED = '''
-import modscope
-with modscope.trace(model) as tr:
-    loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-'''
 
-# key: a stable substring of the block -> {variant: prelude}. A block runs once per variant.
-PRELUDES: dict[str, dict[str, str]] = {
-    # "Tracing in scripts, notebooks and tests": a training step's names, on both frameworks.
-    "with modscope.trace(model, stats=True) as tr": {
-        "engine": _ENGINE_NET + _STEP,
-        "torch": _TORCH_NET + _STEP,
-    },
-    # "Diagrams": model, loss and a finished trace tr.
-    "modscope.graph.module_tree(model)": {
-        "engine": _ENGINE_NET + _STEP + _TRACED,
-        "torch": _TORCH_NET + _STEP + _TRACED,
-    },
-}
+def torch_variant(code: str) -> str | None:
+    """The block with real torch in place of the engine, if it says it runs on both."""
+    if OR_TORCH not in code:
+        return None
+    for engine_line, torch_line in TORCH_SWAPS.items():
+        code = re.sub(rf"^{re.escape(engine_line)}\b", torch_line, code, flags=re.M)
+    return code
+
+
+def test_torch_blocks_are_told_from_engine_blocks():
+    assert needs_torch("import torch\n") and needs_torch("from torch import nn\n")
+    assert needs_torch("x = 1\nimport torch.nn as nn\n")
+    assert not needs_torch("import engine as torch\n") and not needs_torch("import torchvision_like\n")
+    both = "import engine as torch  # or: import torch\nimport engine.nn as nn\nx = torch.ones(1)\n"
+    assert torch_variant(both) == "import torch  # or: import torch\nimport torch.nn as nn\nx = torch.ones(1)\n"
+    assert torch_variant("import engine as torch\n") is None
+
 
 _EXPECT_HELPER = '''
 def __readme_expect__(value, expected, line):
@@ -165,7 +144,7 @@ def _comments(code: str) -> dict[int, str]:
 def with_checked_comments(code: str, first_line: int) -> tuple[str, list[int]]:
     """``code`` with each one-line top-level expression whose comment is a Python literal turned
     into a check of its value; also the README lines checked. ``first_line``: README line of the
-    code's first line."""
+    code's first line (``_run_python`` defines the helper the checks call)."""
     lines = code.splitlines()
     comments = _comments(code)
     checked = []
@@ -194,46 +173,35 @@ def test_comment_checks_rewrite_only_literal_comments():
     assert new.splitlines()[2:] == code.splitlines()[2:]
 
 
-def _header() -> str:
-    return f"from pathlib import Path as _P\n_README_REPO = _P({str(REPO)!r})\n" + _EXPECT_HELPER
-
-
 def _run_python(code: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``code`` in a fresh interpreter in ``cwd``: nothing but the block and the checks' helper."""
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=TIMEOUT)
-
-
-def _prelude_keys(block: Block) -> list[str]:
-    return [key for key in PRELUDES if key in block.code]
+    return subprocess.run([sys.executable, "-c", _EXPECT_HELPER + code], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=TIMEOUT)
 
 
 def _python_cases():
     for block in PY_BLOCKS:
-        keys = _prelude_keys(block)
-        variants = PRELUDES[keys[0]] if len(keys) == 1 else {"standalone": ""}
-        for variant in variants:
-            yield pytest.param(block, variant, id=f"python-L{block.line}-{variant}")
+        yield pytest.param(block, "as written", id=f"python-L{block.line}")
+        if torch_variant(block.code) is not None:
+            yield pytest.param(block, "torch", id=f"python-L{block.line}-torch")
 
 
 @pytest.mark.parametrize(("block", "variant"), list(_python_cases()))
 def test_python_block(block: Block, variant: str, tmp_path: Path):
-    keys = _prelude_keys(block)
-    assert len(keys) <= 1, f"{block.where()}: matches several PRELUDES keys {keys}; make the keys distinct"
-    body, checked = with_checked_comments(block.code, block.line + 1)
-    prelude = PRELUDES[keys[0]][variant] if keys else ""
-    code = _header() + textwrap.dedent(prelude) + "\n# --- README block ---\n" + body
-    result = _run_python(code, tmp_path)
+    """Each block runs on its own, as pasted into a fresh interpreter (no prelude)."""
+    code = block.code if variant == "as written" else torch_variant(block.code)
+    assert code is not None
+    if needs_torch(code) and importlib.util.find_spec("torch") is None:
+        pytest.skip(f"{block.where()} imports torch ({variant}), which is not installed")
+    body, checked = with_checked_comments(code, block.line + 1)
+    result = _run_python(body, tmp_path)
     if result.returncode == 0:
         return
     tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-25:])
     if "__readme_expect__" in tail:
-        pytest.fail(f"{block.where()}: a line's value differs from the value its comment shows"
-                    f"{f' ({variant} prelude)' if keys else ''}:\n{tail}")
-    if not keys:
-        pytest.fail(f"{block.where()}: the block has no prelude in tests/test_readme.py PRELUDES and does not "
-                    f"run on its own (add a prelude keyed by a stable substring of it, or fix the snippet):\n{tail}")
-    pytest.fail(f"{block.where()}: the block fails with the {variant!r} prelude of PRELUDES[{keys[0]!r}]"
+        pytest.fail(f"{block.where()} ({variant}): a line's value differs from the value its comment shows:\n{tail}")
+    pytest.fail(f"{block.where()} ({variant}) does not run on its own, as a reader pastes it"
                 f"{f' (value checks on lines {checked})' if checked else ''}:\n{tail}")
 
 
