@@ -28,6 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_summary(subcommands)
     add_diff(subcommands)
     add_commands(subcommands)
+    from .report import add_command as add_report
+
+    add_report(subcommands)
     return parser
 
 

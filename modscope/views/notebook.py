@@ -54,8 +54,8 @@ def meta_line(digest: TraceDigest, trace: Any = None) -> str:
         bits.append(f"{len(steps):,} step{'s' if len(steps) != 1 else ''} ({steps[0]}-{steps[-1]})"
                     if len(steps) > 1 else f"1 step ({steps[0]})")
     bits.append(f"{digest.count:,} events")
-    if digest.ranks:
-        bits.append(f"ranks {', '.join(str(r) for r in sorted(digest.ranks, key=str))}")
+    if digest.rank is not None:
+        bits.append(f"rank {digest.rank}")
     if digest.error_count:
         bits.append(f"{digest.error_count:,} error{'s' if digest.error_count != 1 else ''}")
     path = getattr(trace, "path", None)

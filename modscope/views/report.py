@@ -375,8 +375,8 @@ def _figures(events: list[dict]) -> tuple[dict, dict[str, dict[str, Any]], dict[
         if owner in figs:
             figs[owner]["params"] += prm["numel"]
             figs[owner]["trainable"] += prm["numel"] if prm["requires_grad"] else 0
-        for p in paths:
-            if _within(prm["path"], p):
+        for p in (owner, *_ancestors(owner)):  # the modules it lies within (not every module: 10k x 10k)
+            if p in figs:
                 figs[p]["total_params"] += prm["numel"]
     steps = [e["step"] for e in events if e["kind"] == "forward"]
     last = max(steps) if steps else None

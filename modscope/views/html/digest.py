@@ -12,7 +12,7 @@ time, and keep only what they draw:
   order, bounded in cells and lines so that a page stays a few MB whatever the run's length.
 
 What was thinned or sampled is said in ``notes``, so a page never passes a sample off as the run.
-Ranks: events that carry a ``rank`` field are counted per rank (``ranks``).
+A run of several ranks is one file per rank; ``rank`` is the one this trace's ``session`` names.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 SERIES_POINTS = 600  # points kept per plotted series
-PARAM_CELLS = 1_500_000  # parameter statistics kept over the sampled steps (5 numbers a parameter)
+PARAM_CELLS = 400_000  # parameter statistics kept over the sampled steps (5 numbers a parameter)
 PARAM_STEPS = 32  # at most this many steps of parameter statistics
 TIMELINE_LINES = 400_000  # hook-order lines kept over the sampled steps
 TIMELINE_STEP_LINES = 100_000  # lines kept of one step (a longer step is cut, and says so)
@@ -132,8 +132,7 @@ class TraceDigest:
         self.graph: dict[str, Any] | None = None
         self.end: dict[str, Any] | None = None
         self.count = 0
-        self.kinds: dict[str, int] = {}
-        self.ranks: dict[Any, int] = {}
+        self.rank: int | None = None  # the rank that recorded it (a run of several ranks: one file each)
         self.steps: list[int] = []  # every step that has an event, in order
         self.metrics: dict[str, Series] = {}
         self.lrs: dict[str, Series] = {}
@@ -159,14 +158,10 @@ class TraceDigest:
         want_timelines = self._want_timelines
         module_kinds = {"forward_pre": 0, "forward": 1, "backward_pre": 2, "backward": 3}
         paths = self.paths
-        kinds = self.kinds
+        count = 0
         for e in events:
-            self.count += 1
+            count += 1
             kind = e["kind"]
-            kinds[kind] = kinds.get(kind, 0) + 1
-            rank = e.get("rank")
-            if rank is not None:
-                self.ranks[rank] = self.ranks.get(rank, 0) + 1
             s = e["step"]
             if s != step:
                 if timeline is not None:
@@ -208,7 +203,8 @@ class TraceDigest:
             elif kind == "graph":
                 self.graph = e
             elif kind == "session":
-                self.session = self.session or e
+                if self.session is None:
+                    self.session, self.rank = e, e.get("rank")
             elif kind == "end":
                 self.end = e
             elif kind == "error":
@@ -221,6 +217,7 @@ class TraceDigest:
                 timeline.lines.append((4, e["qualname"], e["hook_kind"], e["target"], e["replaced"]))
         if timeline is not None:
             self.timelines.offer(step, timeline, len(timeline.lines) + 1, last=True)
+        self.count = count
         if self._pending_params is not None:
             self.params.offer(*self._pending_params, last=True)
         if forward:

@@ -1,0 +1,100 @@
+"""``modscope report`` of a 1M-event trace: time, peak extra memory and the page's size (issue 28).
+
+The trace is the one ``bench_trace_memory.py`` saves: the 10,001-module model of issue 21
+(2,500 x [Linear(8,8), ReLU, LayerNorm, Identity]), one real step's records repeated 25 times
+(1,000,154 events, ~196 MB of JSON Lines, 10,000 parameters with statistics per step). It is
+written once; then each round runs, in a fresh subprocess, ``views.html.page.write_report`` on
+it (what ``modscope report TRACE -o run.html`` does after parsing its arguments), twice: "report"
+and "report again" (the A/A row), alternating.
+
+Figures per run: CPU seconds and wall seconds of ``write_report`` (the child is single-threaded:
+on a shared machine CPU time is the code's, wall time adds the waiting), the peak resident
+memory above what the process held before it (the kernel's high-water mark, reset first; the
+modules are imported before) and the size of the page written. Targets (issue 28): <= 10 s and
+<= 200 MiB extra; the page <= 20 MB for a 10,000-module model.
+
+Run: ``.venv/bin/python bench/bench_report.py [--rounds 3] [--trace FILE]`` (``--trace``: use
+that file instead of writing the 1M-event one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import _common  # noqa: F401  (one BLAS thread)
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+MIB = 1 << 20
+
+
+def child_report(trace: str, out: str) -> dict:
+    from bench_trace_memory import peak, reset_peak, rss_now
+
+    from modscope.views.html.page import write_report
+
+    gc.collect()
+    reset_peak()
+    base = rss_now()
+    w0, c0 = time.perf_counter(), time.process_time()
+    report = write_report(trace, out)
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    return {"cpu_s": cpu, "wall_s": wall, "peak_extra_mib": (peak() - base) / MIB,
+            "page_mb": os.path.getsize(out) / 1e6, "notes": report.notes, "warnings": report.warnings}
+
+
+def child_write(trace: str) -> dict:
+    from bench_trace_memory import child_save
+
+    return child_save(trace)
+
+
+def run_child(*args: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{HERE}", "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, __file__, "--child", *args], env=env, capture_output=True, text=True,
+                          check=False)
+    if done.returncode:
+        raise RuntimeError(f"{args} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--trace", help="report this trace file instead of the 1M-event one")
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        phase, *rest = args.child
+        print(json.dumps({"report": child_report, "write": child_write}[phase](*rest)))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = args.trace
+        if trace is None:
+            trace = os.path.join(tmp, "big.jsonl")
+            run_child("write", trace)
+        events = sum(1 for _ in open(trace, "rb")) if not trace.endswith(".gz") else None
+        print(f"trace: {trace} ({os.path.getsize(trace) / 1e6:.0f} MB" + (f", {events:,} events)" if events else ")"))
+        rows: dict[str, list[dict]] = {"report": [], "report again": []}
+        for _ in range(args.rounds):
+            for name in rows:
+                rows[name].append(run_child("report", trace, os.path.join(tmp, "run.html")))
+        print(f"write_report (medians of {args.rounds}):")
+        for name, runs in rows.items():
+            med = {k: statistics.median(r[k] for r in runs) for k in ("cpu_s", "wall_s", "peak_extra_mib", "page_mb")}
+            print(f"  {name:13s} " + "  ".join(f"{k}={v:.3g}" for k, v in med.items()))
+        for line in rows["report"][-1]["notes"] + rows["report"][-1]["warnings"]:
+            print(f"  page says: {line}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+"""``modscope report``: one self-contained HTML file (``views/html/page.py``, ``cli/report.py``):
+its sections, its bounds on long runs (``views/html/digest.py``), bad input, and the page in a
+real headless Chromium (renders, no console errors, no network request, search and step lists
+work)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import engine
+import modscope
+from modscope.cli import main
+from modscope.views.html.digest import Series, StepSampler, TraceDigest
+from modscope.views.html.page import build_report
+from modscope.views.html.plots import line_chart, nice_ticks
+
+from ._browser import PageWatch, browser
+
+
+def _record(path, steps: int = 4, seed: int = 0):
+    engine.manual_seed(seed)
+    model = engine.nn.Sequential(engine.nn.Linear(3, 4), engine.nn.ReLU(),
+                                 engine.nn.Sequential(engine.nn.Linear(4, 2), engine.nn.BatchNorm1d(2)))
+    opt = engine.optim.SGD(model.parameters(), lr=0.1)
+    sched = engine.optim.lr_scheduler.StepLR(opt, 2, 0.5)
+    with modscope.trace(model, stats=True) as tr:
+        for _ in range(steps):
+            loss = model(engine.randn(5, 3)).pow(2).mean()
+            loss.backward()
+            tr.log(loss=loss.item())
+            opt.step()
+            opt.zero_grad()
+            sched.step()
+    tr.save(path)
+    return tr
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    d = tmp_path_factory.mktemp("report")
+    _record(d / "a.jsonl.gz")
+    _record(d / "b.jsonl.gz", seed=1)
+    return d / "a.jsonl.gz", d / "b.jsonl.gz"
+
+
+def test_the_report_has_every_section_and_references_nothing(traces, tmp_path, capsys):
+    a, b = traces
+    out = tmp_path / "run.html"
+    assert main(["report", str(a), "--compare", str(b), "-o", str(out)]) == 0
+    assert capsys.readouterr().err.strip().startswith(f"wrote {out} (")
+    html = out.read_text(encoding="utf-8")
+    for section in ("modules", "summary", "plots", "params", "timeline", "graph", "diff"):
+        assert f'<h2 id="{section}">' in html
+    assert 'id="ms-tree-search"' in html and 'data-path="2.1"' in html and "BatchNorm1d" in html
+    assert "running_mean" in html and "num_batches_tracked" in html  # the buffers
+    assert html.count("<svg") >= 4  # three plots and the autograd graph
+    assert "cluster" in html and "AddmmBackward0" in html  # the graph with module clusters
+    assert "diverged at step 0" in html  # the diff (other weights)
+    # offline: no URL but the SVG namespaces, no external resource of any kind
+    urls = set(re.findall(r"https?://[^\"' )<>]+", html))
+    assert urls <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}, urls
+    assert not re.search(r"<(?:link|img|iframe)\b|\bsrc=", html)
+
+
+def test_the_page_data_is_each_steps_params_and_firing_order(traces):
+    a, _ = traces
+    html = build_report(a).html
+    data = __import__("json").loads(re.search(r'id="ms-data">(.*?)</script>', html, re.S).group(1))
+    assert sorted(data["timelines"], key=int) == ["0", "1", "2", "3"] and sorted(data["params"], key=int) == [
+        "0", "1", "2", "3"]
+    loaded = modscope.load_trace(a)
+    step2 = [e for e in loaded.iter_events() if e["step"] == 2 and e["kind"] in
+             ("forward_pre", "forward", "backward_pre", "backward")]
+    kinds = ("forward_pre", "forward", "backward_pre", "backward")
+    assert [(kinds[c], data["paths"][p], call) for c, p, call in data["timelines"]["2"]] == [
+        (e["kind"], e["path"], e["call"]) for e in step2]
+    items = next(e for e in loaded.iter_events() if e["kind"] == "params" and e["step"] == 3)["items"]
+    assert [r[0] for r in data["params"]["3"]] == [i["path"] for i in items]
+    assert data["params"]["3"][0][1] == pytest.approx(items[0]["norm"], rel=1e-4)
+    assert data["pinfo"]["0.weight"] == ["(4, 3)", "float32", 12, "yes"]
+    assert data["pinfo"]["2.1.running_mean"] == ["(2,)", "float32", 2, "buffer"]
+
+
+def test_missing_and_damaged_traces_are_one_line_and_exit_2(traces, tmp_path, capsys):
+    a, _ = traces
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"v": 1, "kind": "session"}\n')
+    for argv, name in ((["report", str(tmp_path / "nope.jsonl"), "-o", str(tmp_path / "o.html")], "nope.jsonl"),
+                       (["report", str(bad), "-o", str(tmp_path / "o.html")], "bad.jsonl:1"),
+                       (["report", str(a), "--compare", str(tmp_path / "gone.jsonl"), "-o", str(tmp_path / "o.html")],
+                        "gone.jsonl")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("modscope report: error: ") and name in err
+    assert not (tmp_path / "o.html").exists()
+
+
+def test_an_output_that_cannot_be_written_exits_1(traces, tmp_path, capsys):
+    a, _ = traces
+    assert main(["report", str(a), "-o", str(tmp_path / "no" / "dir" / "run.html")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("modscope report: error: cannot write the report") and "run.html" in err
+
+
+def test_a_trace_without_dot_still_reports_and_says_why(traces, monkeypatch):
+    import modscope.views.diagrams.dot as dot
+
+    monkeypatch.setattr(dot.shutil, "which", lambda name: None)
+    report = build_report(traces[0])
+    assert report.warnings and "`dot` was not found" in report.warnings[0]
+    assert "not drawn:" in report.html
+
+
+# --- bounds -------------------------------------------------------------------------------------
+
+def test_the_step_sampler_keeps_its_budget_and_the_last_step():
+    sampler = StepSampler(budget=100, max_steps=8)
+    for step in range(1000):
+        sampler.offer(step, step, 10, last=step == 999)
+        assert sampler.units <= 100 + 10 and len(sampler.kept) <= 9
+    steps = sampler.steps()
+    assert steps[0] == 0 and steps[-1] == 999 and sampler.sampled
+    gaps = {b - a for a, b in zip(steps[:-2], steps[1:-1])}
+    assert gaps == {sampler.stride}  # evenly spaced, then the last
+
+
+def test_a_series_is_thinned_evenly_and_keeps_its_last_point():
+    s = Series(cap=50)
+    for i in range(1001):
+        s.add(i, float(i))
+    pts = s.points()
+    assert len(pts) <= 51 and pts[0] == (0, 0.0) and pts[-1] == (1000, 1000.0)
+    s.add(1001, float("nan"))  # not finite: not a point
+    assert s.points()[-1] == (1000, 1000.0)
+
+
+def _synthetic(steps: int, modules: int) -> list[dict]:
+    """A trace of ``modules`` Linear layers in a Sequential, ``steps`` steps, built as events."""
+    from modscope.events.schema import make
+
+    paths = [str(i) for i in range(modules)]
+    model = make("model", 0, 0, 0, model="Sequential",
+                 modules=[{"path": "", "cls": "Sequential", "extra_repr": "", "training": True, "children": paths,
+                           "aliases": []}]
+                 + [{"path": p, "cls": "Linear", "extra_repr": "in_features=2, out_features=2, bias=False",
+                     "training": True, "children": [], "aliases": []} for p in paths],
+                 params=[{"path": f"{p}.weight", "shape": [2, 2], "dtype": "float32", "numel": 4, "requires_grad": True}
+                         for p in paths], buffers=[])
+    events, seq = [model], 1
+    s = {"shape": [1, 2], "dtype": "float32"}
+    for step in range(steps):
+        for kind, key in (("forward_pre", "inputs"), ("forward", "outputs")):
+            for p in ["", *paths] if kind == "forward_pre" else [*paths, ""]:
+                extra = {"dur_ns": 1000} if kind == "forward" else {}
+                events.append(make(kind, seq, seq, step, path=p, call=0, **{key: [s]}, **extra))
+                seq += 1
+        events.append(make("params", seq, seq, step, items=[
+            {"path": f"{p}.weight", "norm": 1.0, "grad_norm": 0.1 * (step + 1), "update_ratio": 1e-3, "mean": 0.0,
+             "std": 1.0, "nan": 0, "inf": 0} for p in paths]))
+        events.append(make("metric", seq + 1, seq + 1, step, values={"loss": 1.0 / (step + 1)}))
+        seq += 2
+    return events
+
+
+def test_a_long_run_is_sampled_and_the_page_says_so():
+    digest = TraceDigest(_synthetic(steps=300, modules=50), timeline_lines=2_000, param_cells=5_000)
+    kept = digest.timelines.steps()
+    assert kept[-1] == 299 and sum(len(digest.timelines.payload(s).lines) for s in kept) <= 2_000 + 102
+    assert digest.params.steps()[-1] == 299 and digest.params.units <= 5_000 + 251
+    notes = " ".join(digest.notes())
+    assert f"hook firing order: {len(kept)} of 300 steps kept" in notes
+    assert "parameters: " in notes and "of 300 steps with statistics kept" in notes
+    assert digest.metrics["loss"].points()[-1] == (299, pytest.approx(1 / 300))
+
+
+def test_a_step_longer_than_its_line_budget_is_cut_and_says_so(monkeypatch):
+    import modscope.views.html.digest as digest_module
+
+    monkeypatch.setattr(digest_module, "TIMELINE_STEP_LINES", 30)
+    digest = TraceDigest(_synthetic(steps=2, modules=50))
+    assert len(digest.timelines.payload(1).lines) == 30 and digest.timelines.payload(1).cut == 102 - 30
+    assert "hook firing order: 144 events past 30 in a step left out" in digest.notes()
+
+
+# --- plots --------------------------------------------------------------------------------------
+
+def test_nice_ticks():
+    assert nice_ticks(0, 10) == [0, 2, 4, 6, 8, 10]
+    assert nice_ticks(0, 3, 6, integer=True) == [0, 1, 2, 3]
+    assert nice_ticks(0.0012, 0.0101) == pytest.approx([0.002, 0.004, 0.006, 0.008, 0.01])
+
+
+def test_a_chart_draws_each_series_and_goes_log_for_wide_ranges():
+    svg = line_chart({"a": [(0, 1.0), (1, 2.0)], "b <x>": [(0, 1e-6), (1, 1.0)]}, title="t")
+    assert svg.count("<polyline") == 2 and "b &lt;x&gt;" in svg and "(log y)" in svg
+    assert "no data" in line_chart({"a": []}, title="loss")
+
+
+# --- in a real browser --------------------------------------------------------------------------
+
+def test_the_report_in_headless_chromium(traces, tmp_path):
+    a, b = traces
+    out = tmp_path / "run.html"
+    assert main(["report", str(a), "--compare", str(b), "-o", str(out)]) == 0
+    with browser() as chromium:
+        page = chromium.new_page()
+        watch = PageWatch(page)
+        page.goto(out.as_uri())
+        page.wait_for_load_state("load")
+        assert page.title() == "modscope report: Sequential"
+        # the script drew the chosen step's parameters and firing order
+        assert page.locator("#ms-params-body tr").count() == 9  # 6 parameters, 3 BatchNorm buffers
+        assert "2.1.num_batches_tracked () int64 1 buffer 4" in " ".join(page.locator("#ms-params-body").inner_text().split())
+        assert page.locator("#ms-timeline").inner_text().splitlines()[0].strip() == "▶ forward_pre  (root)"
+        page.select_option("#ms-timeline-step", "0")
+        assert "backward     0" in page.locator("#ms-timeline").inner_text()
+        # search: one module matches, its ancestors stay, the rest hide
+        page.fill("#ms-tree-search", "batchnorm")
+        assert page.locator("#ms-tree-count").inner_text() == "1 module matches"
+        visible = page.locator("#ms-tree li[data-path]:visible")
+        assert sorted(visible.evaluate_all("els => els.map(e => e.dataset.path)")) == ["", "2", "2.1"]
+        page.fill("#ms-tree-search", "")
+        assert page.locator("#ms-tree li[data-path]:visible").count() == 6
+        assert page.locator("#graph + div svg, #graph ~ div svg").count() >= 1
+        assert watch.errors == []
+        assert watch.requests == [out.as_uri()]
