@@ -24,6 +24,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
 from .compare import CompareError, Comparison, OtherTrace, compare_steps, session_step_events
+from .exit_report import own_frames
 from .export import describe_export, model_event_of, snapshot_export, write_export
 from .gc_policy import GcPolicy
 from .screens import BreakpointsScreen, CompareScreen, FindScreen, HelpScreen, StepScreen, TextScreen
@@ -779,8 +780,9 @@ class ModscopeApp(App[int]):
             body.append(f"step {e['step']}  {e['etype']}", style="bold red")
             body.append(f"  in {e['where']}" + (f" (module {e['module']})" if e["module"] else "") + "\n")
             body.append(e["message"] + "\n")
-            if e["traceback"]:
-                body.append(e["traceback"] + "\n", style="dim")
+            if e["traceback"]:  # the script's: its own frames (not modscope's runner and hooks)
+                tb = own_frames(e["traceback"]) if e["where"] == "user script" else e["traceback"]
+                body.append(tb + "\n", style="dim")
         if not errors:
             body.append("No errors.")
         self.push_screen(TextScreen(f"Errors ({len(errors)})", body))

@@ -33,6 +33,7 @@ from ...examples import EXAMPLES_DIR
 from ...install_hints import TORCH_INSTALL
 from .app import ModscopeApp
 from .compare import OtherTrace
+from .exit_report import print_exit_report
 from .sources import ChildProcess, ReplaySource, SocketSource
 
 EXIT_SIGNALS = (signal.SIGHUP, signal.SIGTERM)  # the terminal closed; asked to terminate
@@ -188,6 +189,9 @@ def run_script(script: str, args: list[str], trace_file: str | None = None, stat
         _say(f"modscope: stopped by {name}; the training program was stopped and its trace written to {trace_path}")
         return 128 + teardown.signum
     code = 0 if code is None else code
+    with app.state.lock:
+        errors = list(app.state.errors)
+    print_exit_report(script, list(child.log), errors)  # the TUI took the screen: its output and traceback
     raw = child.returncode  # negative: killed by that signal
     if raw is not None and raw < 0:
         _say(f"modscope: the training program was killed by {_signal_name(-raw)} (exit status {code}); its "
