@@ -45,6 +45,20 @@ def add_command(subcommands: argparse._SubParsersAction) -> None:
     p.set_defaults(run=_run)
 
 
+NO_STATS_NOTE = ("the Forward and Backward columns show \"–\": the traces have no tensor statistics to "
+                 "compare (record both with `modscope run --stats` or `modscope.trace(model, stats=True)`); "
+                 "shapes, parameters and times are compared")
+
+
+def _has_tensor_stats(result: Any) -> bool:
+    """Whether any module's inputs, outputs or gradients were compared by their statistics (a
+    trace recorded without ``stats`` has their shapes only)."""
+    from ..views.diff.model import ACTIVATIONS, GRADIENTS
+
+    wanted = ACTIVATIONS + GRADIENTS
+    return any(c in m.worst for s in result.steps for m in s.modules.values() for c in wanted)
+
+
 def _rtol(text: str) -> float:
     try:
         value = float(text)
@@ -81,6 +95,8 @@ def _run(args: argparse.Namespace) -> int:
     except (TraceFileError, DiffInputError) as exc:
         print(f"modscope diff: error: {exc}", file=sys.stderr)
         return 2
+    if result.steps and not _has_tensor_stats(result):
+        result.notes.append(NO_STATS_NOTE)
     for side in (result.a, result.b):
         if side.truncated:
             print(f"modscope diff: warning: {side.name} was cut off (no end of recording); comparing what it has",

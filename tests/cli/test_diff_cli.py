@@ -145,3 +145,31 @@ def test_piped_output_is_wide_and_width_is_honoured(pair):
     assert max(len(line) for line in piped.stdout.splitlines()) > 120  # not squeezed into 80 columns
     narrow = subprocess.run(run + ["--width", "90"], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert narrow.returncode == 1 and max(len(line) for line in narrow.stdout.splitlines()) <= 90
+
+
+def _recorded(tmp_path: Path, name: str, stats: bool) -> str:
+    import engine as torch
+    import engine.nn as nn
+    import modscope
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+    with modscope.trace(model, stats=stats) as tr:
+        model(torch.randn(5, 4)).sum().backward()
+    path = tmp_path / name
+    tr.save(path)
+    return str(path)
+
+
+def test_a_diff_of_traces_without_statistics_says_why_forward_and_backward_show_a_dash(tmp_path, capsys):
+    """Recorded without ``stats`` (``modscope run``'s default), the two columns are "–" with no
+    word why; with statistics, no such note."""
+    plain = [_recorded(tmp_path, f"plain{i}.jsonl", stats=False) for i in range(2)]
+    assert main(["diff", *plain]) == 0
+    out = capsys.readouterr().out
+    assert 'note: the Forward and Backward columns show "–"' in out and "--stats" in out
+    main(["diff", *plain, "--json"])
+    assert any("--stats" in note for note in json.loads(capsys.readouterr().out)["notes"])
+    with_stats = [_recorded(tmp_path, f"stats{i}.jsonl", stats=True) for i in range(2)]
+    main(["diff", *with_stats])
+    assert "--stats" not in capsys.readouterr().out
