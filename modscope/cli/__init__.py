@@ -29,8 +29,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_diff(subcommands)
     add_commands(subcommands)
     from .report import add_command as add_report
+    from .web import add_command as add_web
 
     add_report(subcommands)
+    add_web(subcommands)
     return parser
 
 
