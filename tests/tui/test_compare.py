@@ -266,3 +266,28 @@ def _screen_text_of_help() -> str:
     console.print(help_text())
     return console.file.getvalue()
 
+
+
+def without_statistics(events: list[dict]) -> list[dict]:
+    """The session as ``modscope run`` records it by default: tensor summaries with a shape and
+    a dtype only."""
+    out = copy.deepcopy(events)
+    for e in out:
+        for key in ("inputs", "outputs", "grad_outputs", "grad_inputs"):
+            for s in e.get(key) or []:
+                if s is not None:
+                    for stat in [k for k in s if k not in ("shape", "dtype")]:
+                        del s[stat]
+    return out
+
+
+def test_a_module_with_nothing_compared_says_no_data_not_a_zero_difference(events):
+    """Without statistics a module without parameters has only its timings compared: its badge
+    said Δ0.0e+00, as if it were identical."""
+    state = SessionState()
+    with state.lock:
+        for e in without_statistics(events):
+            state.apply(e)
+    badges = compare_steps(state, 5, 4).badges()
+    assert badges[""].plain == " Δ no data" and badges["blk"].plain == " Δ no data"
+    assert badges["blk.a"].plain.startswith(" Δ") and badges["blk.a"].plain[2].isdigit()  # its parameters

@@ -149,7 +149,10 @@ class Comparison:
         first = self.first_path
         out = {}
         for path, m in self.result.modules.items():
-            badge = Text(f" Δ{fmt_rel(worst_rel(m))}", style="bold red" if m.diverged else "dim")
+            rel = worst_rel(m)
+            # nothing of it compared (no parameters, no statistics recorded): not "identical"
+            text = " Δ no data" if rel is None else f" Δ{fmt_rel(rel)}"
+            badge = Text(text, style="bold red" if m.diverged else "dim")
             if path == first:
                 badge.append(" ◀ first", style="bold white on red")
             out[path] = badge
@@ -194,9 +197,11 @@ class Comparison:
         return f"{self.other} step {self.step_b}" if self.other else f"step {self.step_b}"
 
 
-def worst_rel(m: ModuleStep) -> float:
-    """A module's largest relative difference, timings left out (they never count by default)."""
-    return max((n.rel for category, n in m.worst.items() if category not in TIMES), default=0.0)
+def worst_rel(m: ModuleStep) -> float | None:
+    """A module's largest relative difference, timings left out (they never count by default);
+    ``None`` when nothing else of it was compared (a module without parameters in traces
+    recorded without statistics has its timings only)."""
+    return max((n.rel for category, n in m.worst.items() if category not in TIMES), default=None)
 
 
 def fmt_rel(rel: float) -> str:
