@@ -1,20 +1,25 @@
 """Regenerates ``screenshots/``: the whole TUI while the MNIST Net really trains (a child process
 streaming over the socket, as ``modscope demo`` runs it), one screenshot per view, the same TUI
-with the Net trained under real PyTorch (``modscope demo --backend torch``), and the Net's
-autograd graph rendered by graphviz. SVG from Textual, PNG through ``rsvg-convert`` (Debian's
-``librsvg2-bin``).
+with the Net trained under real PyTorch (``modscope demo --backend torch``), the Net's
+autograd graph rendered by graphviz, and the TUI in a browser tab (``modscope web --demo`` in
+Debian's headless chromium, driven by Playwright). SVG from Textual, PNG through ``rsvg-convert``
+(Debian's ``librsvg2-bin``).
 
     .venv/bin/python scripts/screenshots.py                  # all of them
-    .venv/bin/python scripts/screenshots.py --only torch     # some: engine, torch, diagram
+    .venv/bin/python scripts/screenshots.py --only torch     # some: engine, torch, diagram, web
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -29,7 +34,10 @@ from modscope.views.tui.sources import SocketSource  # noqa: E402
 
 SIZE = (200, 55)
 VIEWS = {"tree": "#tree", "params": "#params", "timeline": "#timeline", "training": "#training", "graph": "#graph"}
-GROUPS = ("engine", "torch", "diagram")
+GROUPS = ("engine", "torch", "diagram", "web")
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 NET = ROOT / "modscope" / "examples" / "mnist_net.py"
 
 Shoot = Callable[[ModscopeApp, object], Awaitable[list[Path]]]
@@ -103,8 +111,47 @@ def diagram() -> Path:
     return png
 
 
+def web_demo(seconds: float = 40.0) -> Path:
+    """``modscope web --demo`` in a 1600x900 chromium tab, after ``seconds`` of training."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sys.exit("the web screenshot needs Playwright's Python package: pip install playwright "
+                 "(and Debian's chromium: apt-get install chromium; never `playwright install`)")
+    if not Path(CHROMIUM).exists():
+        sys.exit("the web screenshot needs Debian's chromium: apt-get install chromium")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "modscope", "web", "--demo", "--port", str(port)],
+                              cwd=OUT, start_new_session=True,  # (the demo's trace goes to screenshots/; removed)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(300):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1600, "height": 900})
+            page.goto(f"http://127.0.0.1:{port}/")
+            time.sleep(seconds)
+            png = OUT / "web-demo.png"
+            page.screenshot(path=str(png))
+            browser.close()
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+        shutil.rmtree(OUT / "modscope-traces", ignore_errors=True)
+    return png
+
+
 def make(group: str) -> list[Path]:
-    """The screenshots of one group: ``engine``, ``torch`` or ``diagram``."""
+    """The screenshots of one group: ``engine``, ``torch``, ``diagram`` or ``web``."""
+    if group == "web":
+        return [web_demo()]
     if group == "engine":
         return asyncio.run(capture(["--epochs", "100"], "engine", engine_shots))
     if group == "torch":
@@ -118,9 +165,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=GROUPS, default=list(GROUPS),
                         help="which screenshots (default: all): engine (tui-training, view-*), torch (tui-torch), "
-                             "diagram (autograd-net)")
+                             "diagram (autograd-net), web (web-demo: modscope web --demo in chromium)")
     groups = parser.parse_args(argv).only
-    if shutil.which("rsvg-convert") is None:
+    if shutil.which("rsvg-convert") is None and {"engine", "torch"} & set(groups):
         sys.exit("rsvg-convert is missing: apt-get install librsvg2-bin")
     OUT.mkdir(exist_ok=True)
     for group in GROUPS:
