@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtype, _memory_format
+from . import _dtype, _layout, _memory_format
 from ._ops import (
     _core,
     comparison,
@@ -160,6 +160,11 @@ class Tensor:
     @property
     def is_cuda(self) -> bool:
         return False
+
+    @property
+    def layout(self) -> _layout.layout:
+        """``engine.strided``: every engine tensor is a dense array."""
+        return _layout.strided
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"

@@ -83,7 +83,7 @@ def test_out_errors_match_torch():
 
 def test_layout_and_pin_memory():
     for lib in LIBS:
-        assert lib.zeros(2, layout=lib.strided).layout == lib.strided if lib is torch else True
+        assert lib.zeros(2, layout=lib.strided).layout == lib.strided
         assert tuple(lib.zeros(2, layout=lib.strided, pin_memory=False).shape) == (2,)
         with pytest.raises(TypeError, match=r"zeros\(\): argument 'layout' must be (torch|engine)\.layout, not str"):
             lib.zeros(2, layout="strided")
@@ -92,6 +92,7 @@ def test_layout_and_pin_memory():
         with pytest.raises(RuntimeError, match="pin_memory=True requires"):
             lib.tensor([1.0], pin_memory=True)
     assert repr(engine.strided) == "engine.strided"
+    assert engine.zeros(2).layout is engine.strided and torch.zeros(2).layout is torch.strided
 
 
 def test_empty_memory_format():
