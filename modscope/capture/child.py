@@ -29,9 +29,11 @@ import traceback
 from collections.abc import MutableMapping
 
 from ..events.sinks import TOKEN_VARIABLE, BackgroundSink, JsonlSink, SocketSink, TeeSink
+from ..events.trace_paths import rank_path
 from ..install_hints import TORCH_INSTALL
 from . import session  # noqa: F401 - the process-wide trace lives there
 from .control import Controller
+from .ranks import RankEnvironmentError, rank_from_env
 from .recorder import Recorder
 
 # ``import torch``, ``import torch.nn as nn``, ``from torch import nn`` at the start of a line.
@@ -82,15 +84,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"modscope: no session token: ${TOKEN_VARIABLE} is not set (this process is started by "
               "`modscope run`, which sets it)", file=sys.stderr)
         return 2
-    controller = Controller()
     try:
-        socket_sink = SocketSink(opts.connect, token, on_control=controller.handle)
-    except ConnectionError as e:
+        origin = rank_from_env()
+    except RankEnvironmentError as e:
         print(f"modscope: {e}", file=sys.stderr)
         return 2
+    # Ranks (``modscope run --nproc-per-node``): rank 0 streams to the viewer and takes its
+    # controls; every rank records its own file beside the trace file (``events.trace_paths``).
+    viewed = origin is None or origin["rank"] == 0
+    controller = Controller() if viewed else None
+    socket_sink = None
+    if viewed:
+        try:
+            socket_sink = SocketSink(opts.connect, token, on_control=controller.handle)
+        except ConnectionError as e:
+            print(f"modscope: {e}", file=sys.stderr)
+            return 2
+    trace_file = rank_path(opts.trace_file, origin["rank"]) if opts.trace_file and origin else opts.trace_file
     # The trace file is written on a thread of its own: compression and disk I/O stay out of
     # the training loop (the viewer shows everything live anyway).
-    file_sink = BackgroundSink(JsonlSink(opts.trace_file)) if opts.trace_file else None
+    file_sink = BackgroundSink(JsonlSink(trace_file)) if trace_file else None
     try:
         backend = import_framework(opts.script, opts.backend)
     except ImportError as e:
@@ -98,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     tr = Recorder(None, stats=opts.stats, sink=TeeSink(socket_sink, file_sink), max_events=1000,
                   observer=controller, backend=backend)
-    controller.trace = tr
+    if controller is not None:
+        controller.trace = tr
     code, _ = run_traced(tr, opts.script, opts.args)
     return code
 

@@ -3,8 +3,8 @@
 The optimizer step pre-hook snapshots the parameters (for update ratios); the post-hook emits
 the ``step`` event with the learning rates, then the ``params`` event (norm, grad norm, update
 ratio, mean, std, NaN/Inf of every parameter, then of every buffer), and ends the step. In a
-rank of several each parameter also gets ``fp``, a CRC-32 of its value bytes (``StatsPlan.
-fingerprints``): data-parallel ranks hold bitwise-equal parameters after every step, so the first
+rank of several each parameter also gets ``fp``, a fingerprint of its value bytes
+(``param_stats.fingerprint``): data-parallel ranks hold bitwise-equal parameters after every step, so the first
 step and parameter whose fingerprints part on two ranks is where they diverged. The
 statistics come from the backend's ``stats_plan``, made once per parameter list.
 ``ParamEvents`` is that part of ``Trace``.

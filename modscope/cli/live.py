@@ -28,6 +28,7 @@ def add_commands(subcommands: argparse._SubParsersAction) -> None:
 
 def _add_run(subcommands: argparse._SubParsersAction) -> None:
     from ..views.tui.launch import BACKENDS
+    from . import _positive
 
     run = subcommands.add_parser(
         "run", help="run your training script with the live TUI",
@@ -39,6 +40,9 @@ def _add_run(subcommands: argparse._SubParsersAction) -> None:
                      help="framework to trace (default: auto, torch when the script imports torch, else the engine)")
     run.add_argument("--trace-file", help="where to record (default: modscope-traces/SCRIPT-TIME.jsonl.gz)")
     run.add_argument("--stats", action="store_true", help="tensor statistics and NaN/Inf detection (slower)")
+    run.add_argument("--nproc-per-node", type=_positive, metavar="N",
+                     help="start N ranks through torch.distributed.run (torchrun): the TUI follows rank 0, every "
+                          "rank records its own file beside the trace file (FILE#R opens rank R)")
     run.add_argument("script", help="the training script")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
     run.set_defaults(run=_run)
@@ -83,7 +87,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if Path(args.script).is_file():
             check_framework(script_framework(args.script, args.backend))
-        return run_script(args.script, args.args, args.trace_file, stats=args.stats, backend=args.backend)
+        return run_script(args.script, args.args, args.trace_file, stats=args.stats, backend=args.backend,
+                          nproc=args.nproc_per_node)
     except LaunchError as e:
         return _fail("run", str(e))
 

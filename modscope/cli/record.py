@@ -220,6 +220,11 @@ def _last_step(path: Path) -> int | None:
     return last
 
 
+def _killed_by_other(exitcode: int) -> bool:
+    """A rank's exit code says it was killed by a signal other than the launcher's SIGTERM."""
+    return exitcode < 0 and -exitcode != signal.SIGTERM
+
+
 def _close_ranks(trace: Path, n: int, reports: dict[int, dict[str, Any] | None], failures: dict[int, Any],
                  signum: int | None, rank_path: Any) -> int:
     """The closing line over every rank, and the exit status: the first failed rank's (128 + N
@@ -232,7 +237,10 @@ def _close_ranks(trace: Path, n: int, reports: dict[int, dict[str, Any] | None],
     line = f"modscope record: trace {files} ({n} ranks): {_holds(counts)}"
     code = 0
     if failures:
-        first_rank = min(failures, key=lambda r: (failures[r].timestamp, r))
+        # The cause first: a rank killed by a signal the launcher does not send (a SIGKILL, a
+        # segfault) before a rank that failed after it (a peer's collective then errors out).
+        first_rank = min(failures, key=lambda r: (not _killed_by_other(failures[r].exitcode),
+                                                  failures[r].timestamp, r))
         failure = failures[first_rank]
         how = (f"killed by {_signal_name(-failure.exitcode)}" if failure.exitcode < 0
                else f"exited with status {failure.exitcode}")

@@ -59,7 +59,7 @@ def test_the_first_step_and_parameter_whose_fingerprints_part_is_named():
     result = modscope.diff(_rank(0), _rank(1, bias_fp={1: 99, 2: 98}, norm_noise=1e-7))
     first = result.first
     assert (first.step_a, first.path) == (1, "fc")
-    assert first.message.startswith("fc.bias is not the same on both ranks (fingerprints 00000017 vs 00000063; "
+    assert first.message.startswith("fc.bias is not the same on both ranks (fingerprints 0000000000000017 vs 0000000000000063; "
                                     "norms differ by rel ")
     assert result.exit_code == 1
 

@@ -31,8 +31,8 @@ of their own.
 Ranks. Two ranks of one data-parallel run (``run.jsonl#0`` and ``run.jsonl#1``: their events carry
 rank fields) see different data, so their activations and module gradients differ by design;
 what data parallelism keeps equal is compared instead: the structure, and after every step each
-parameter (not the buffers, which ranks may keep apart), first its fingerprint (``fp``, a CRC-32
-of its bytes, recorded by ranks) exactly, then its norm, gradient norm (after the all-reduce) and
+parameter (not the buffers, which ranks may keep apart), first its fingerprint (``fp``, a sum of
+its bytes as 64-bit words, recorded by ranks) exactly, then its norm, gradient norm (after the all-reduce) and
 update ratio. The first step and parameter whose copies part is the divergence (a rank-local
 update: the classic data-parallel bug).
 
@@ -340,9 +340,9 @@ def _compare_params(col: _Collector, a_events: list[dict], b_events: list[dict],
         scales = {"norm": 0.0, "grad_norm": grad_floor, "update_ratio": update_floor / norm if norm else 0.0}
         mine = out[path] = {}
         if "fp" in a and "fp" in b:  # bitwise equality of the values, where only that is right
-            # (its size: the norms' relative difference, as a CRC's numbers mean nothing)
+            # (its size: the norms' relative difference; a fingerprint's own numbers mean nothing)
             rel = rel_diff(a.get("norm"), b.get("norm")) if a["fp"] != b["fp"] else 0.0
-            number = mine["fp"] = Number(module, "norm", f"{path} fingerprint", f"{a['fp']:08x}", f"{b['fp']:08x}",
+            number = mine["fp"] = Number(module, "norm", f"{path} fingerprint", f"{a['fp']:016x}", f"{b['fp']:016x}",
                                          rel, a["fp"] != b["fp"], seq_a, seq_b)
             col.add(order, number)
         for key, scale in scales.items():

@@ -76,11 +76,12 @@ def default_trace_path(script: str, tag: str = "") -> Path:
 
 
 def start_child(source: SocketSource, script: str, args: list[str], trace_file: str | None,
-                stats: bool = False, backend: str = "auto") -> ChildProcess:
-    """Start the traced child for ``script``: it connects to ``source`` and traces ``backend``."""
+                stats: bool = False, backend: str = "auto", nproc: int | None = None) -> ChildProcess:
+    """Start the traced child for ``script``: it connects to ``source`` and traces ``backend``
+    (``nproc``: that many ranks through torch's elastic launcher; the viewer follows rank 0)."""
     if backend not in BACKENDS:
         raise LaunchError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
-    return ChildProcess(source, script, args, trace_file, stats=stats, backend=backend)
+    return ChildProcess(source, script, args, trace_file, stats=stats, backend=backend, nproc=nproc)
 
 
 class Teardown:
@@ -152,12 +153,16 @@ def _terminal_alive() -> bool:
 
 
 def run_script(script: str, args: list[str], trace_file: str | None = None, stats: bool = False,
-               backend: str = "auto", trace_tag: str = "") -> int:
+               backend: str = "auto", trace_tag: str = "", nproc: int | None = None) -> int:
     """Train ``script`` in a child process and watch it. Returns the child's exit status (128 +
-    N for a child killed by signal N), or 128 + N when an exit signal N stopped ``modscope``."""
+    N for a child killed by signal N), or 128 + N when an exit signal N stopped ``modscope``.
+    ``nproc``: start that many ranks through torch's elastic launcher (torch needed); the viewer
+    follows rank 0, every rank records its own file beside the trace file."""
     if not Path(script).is_file():
         raise LaunchError(f"no such script: {script}")
     check_framework(backend)
+    if nproc:
+        check_framework("torch")  # torch.distributed.run starts the ranks
     trace_path = Path(trace_file) if trace_file else default_trace_path(script, trace_tag)
     try:
         trace_path.parent.mkdir(parents=True, exist_ok=True)
@@ -167,7 +172,7 @@ def run_script(script: str, args: list[str], trace_file: str | None = None, stat
     source = SocketSource()
     source.description = f"live {Path(script).name}" + (f" ({backend})" if backend != "auto" else "")
     try:
-        child = start_child(source, script, args, str(trace_path), stats=stats, backend=backend)
+        child = start_child(source, script, args, str(trace_path), stats=stats, backend=backend, nproc=nproc)
     except BaseException:
         source.stop()
         raise

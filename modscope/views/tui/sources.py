@@ -525,12 +525,20 @@ def child_env(environ: Any, cores: int, token: str | None = None) -> dict[str, s
     return env
 
 
+# torch's elastic launcher, as ``modscope run --nproc-per-node N`` starts the ranks with it: a
+# standalone rendezvous on a free port, no restarts, a dead rank noticed within 0.1 s.
+ELASTIC_LAUNCHER = ["-m", "torch.distributed.run", "--standalone", "--max-restarts", "0", "--monitor-interval", "0.1"]
+
+
 def child_command(source: SocketSource, script: str, args: list[str], trace_file: str | None,
-                  stats: bool = False, backend: str = "auto") -> list[str]:
+                  stats: bool = False, backend: str = "auto", nproc: int | None = None) -> list[str]:
     """The command line of ``python -m modscope.capture.child`` for ``script`` (``backend``: the
     framework to trace; ``auto`` lets the child tell from the script's imports). The session's
-    token is not on it: it goes in the environment (``child_env``)."""
-    cmd = [sys.executable, "-u", "-m", "modscope.capture.child", "--connect", source.address]
+    token is not on it: it goes in the environment (``child_env``). ``nproc``: that many ranks,
+    started by torch's elastic launcher (``torch.distributed.run``), each running the child; rank
+    0 streams to the viewer, every rank records its own file beside ``trace_file``."""
+    launcher = [*ELASTIC_LAUNCHER, "--nproc-per-node", str(nproc)] if nproc else []
+    cmd = [sys.executable, "-u", *launcher, "-m", "modscope.capture.child", "--connect", source.address]
     if trace_file:
         cmd += ["--trace-file", trace_file]
     if stats:
@@ -545,12 +553,13 @@ class ChildProcess:
     ``SocketSource``. Its stdout and stderr are collected (last lines) for the log view."""
 
     def __init__(self, source: SocketSource, script: str, args: list[str], trace_file: str | None,
-                 stats: bool = False, backend: str = "auto") -> None:
+                 stats: bool = False, backend: str = "auto", nproc: int | None = None) -> None:
         if not Path(script).is_file():
             raise FileNotFoundError(f"no such script: {script}")
         self.log: deque[str] = deque(maxlen=500)
         self.log_rev = 0
-        cmd = child_command(source, script, args, trace_file, stats, backend)
+        self.nproc = nproc  # ranks under torch's launcher (None: one process)
+        cmd = child_command(source, script, args, trace_file, stats, backend, nproc)
         env = child_env(os.environ, os.cpu_count() or 1, token=source.token)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      env=env)
@@ -572,7 +581,9 @@ class ChildProcess:
         connected (it stops as cleanly on SIGTERM), then kill it if it does not end. Returns
         its exit status as a shell reports it (``exit_status``: 137 for a SIGKILL)."""
         if self.proc.poll() is None:
-            if source.control({"cmd": "stop"}):
+            # Ranks: the launcher forwards SIGTERM to every rank (each closes its trace file);
+            # stopping rank 0 alone would leave the others waiting in a collective.
+            if not self.nproc and source.control({"cmd": "stop"}):
                 try:
                     return exit_status(self.proc.wait(timeout=timeout))
                 except subprocess.TimeoutExpired:
