@@ -32,6 +32,11 @@ def trace_html(trace: Any) -> str:
              f'<div class="ms-meta">{escape(meta_line(digest, trace))}</div>']
     for note in filter(None, [digest.dropped_note(), *digest.notes()]):
         parts.append(f'<div class="ms-note">{escape(note)}</div>')
+    ranks = getattr(trace, "ranks", None) or {}
+    if len(ranks) > 1:  # a run of several ranks: one file each (load_trace("F#R") opens rank R's)
+        files = ", ".join(f"{r}: {p}" for r, p in sorted(ranks.items()))
+        parts.append(f'<div class="ms-meta">ranks of this run ({len(ranks)}; rank_trace(R) loads one): '
+                     f"{escape(files)}</div>")
     if digest.model is not None:
         parts.append("<details open><summary><b>Modules</b></summary>"
                      f"{module_tree_html(digest.report_events)}</details>")

@@ -183,3 +183,20 @@ def test_a_real_notebook_displays_them(tmp_path):
     assert data[4]["image/svg+xml"].lstrip().startswith("<svg")
     assert "<pre" in data[5]["text/html"]
     assert "grad_norm" in data[6]["text/html"] and "<table" in data[6]["text/html"]
+
+
+def test_a_run_of_several_ranks_lists_them(traced):
+    from pathlib import Path
+
+    from modscope.views.notebook import trace_html
+
+    class Ranked:  # what load_trace gives for a run recorded by two ranks (one file each)
+        ranks = {0: Path("run.jsonl.gz"), 1: Path("run.rank1.jsonl.gz")}
+        path = Path("run.jsonl.gz")
+
+        def iter_events(self):
+            return iter(traced.events)
+
+    html = trace_html(Ranked())
+    assert "ranks of this run (2; rank_trace(R) loads one): 0: run.jsonl.gz, 1: run.rank1.jsonl.gz" in html
+    assert "ranks of this run" not in traced._repr_html_()

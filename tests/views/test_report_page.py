@@ -226,3 +226,21 @@ def test_the_report_in_headless_chromium(traces, tmp_path):
         assert page.locator("#graph + div svg, #graph ~ div svg").count() >= 1
         assert watch.errors == []
         assert watch.requests == [out.as_uri()]
+
+
+def test_a_run_of_several_ranks_lists_each_ranks_file(traces, tmp_path):
+    from modscope.views.html.page import _ranks
+
+    a, b = traces
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("")  # a rank whose recording never started
+
+    class Ranked:
+        path = a
+        ranks = {0: a, 1: b, 2: cut}
+
+    html = _ranks(Ranked())
+    assert f"<td>0 (this page)</td><td class=l>{a}</td>" in html
+    assert f"<td>1</td><td class=l>{b}</td><td class=l>{len(modscope.load_trace(b)):,} events</td>" in html
+    assert "cut.jsonl: empty trace file (no events)" in html
+    assert _ranks(type("One", (), {"path": a, "ranks": {0: a}})()) == ""
