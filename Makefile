@@ -9,7 +9,16 @@ TORCH   ?= torch==2.13.0
 # Peers the parity tests compare with (tests only; modscope never imports them).
 PEERS   ?= torchinfo==1.8.0
 
-.PHONY: demo test lint setup dot chromium torch bench clean
+# The installed wheel's smoke suite (tests/packaging/smoke) runs in venvs of its own: the newest
+# dependency versions with every extra, then the lowest that pyproject.toml allows.
+WHEELS       := build/wheels
+SMOKE_VENV   := .venv-smoke
+FLOORS_VENV  := .venv-floors
+SMOKE_TESTS  := pytest pytest-timeout
+# Other interpreters `make test-pythons` runs the suite on (without torch: its wheel here is for 3.11).
+PYTHONS      ?= 3.12 3.13
+
+.PHONY: demo test lint setup dot chromium torch bench clean wheel smoke smoke-floors test-pythons
 
 $(STAMP): pyproject.toml
 	@$(PY) -c 'import sys; assert sys.version_info >= (3, 11), "modscope needs Python 3.11+, found " + sys.version.split()[0]'
@@ -54,12 +63,46 @@ demo: setup
 lint: $(STAMP)
 	$(VENV)/bin/ruff check engine modscope tests examples bench
 
-# The whole suite: engine, both capture backends, views, the parity tests against torch.
+# The whole suite: engine, both capture backends, views, the parity tests against torch; then the
+# wheel as a user installs it, with the newest and with the lowest dependency versions allowed.
 test: setup torch chromium lint
 	$(VPY) -m pytest
+	$(MAKE) --no-print-directory smoke smoke-floors
+
+# The wheel, built from the clone (an earlier build's egg-info would add files to it: removed first).
+wheel: $(STAMP)
+	rm -rf $(WHEELS) modscope.egg-info
+	$(VPY) -m build --no-isolation --wheel --outdir $(WHEELS) . >/dev/null
+
+# The smoke suite runs from its own folder, so `import modscope` finds the install, not the clone.
+smoke: wheel dot
+	@test -x $(SMOKE_VENV)/bin/python || $(PY) -m venv $(SMOKE_VENV)
+	$(SMOKE_VENV)/bin/pip install --quiet --force-reinstall --no-deps $(WHEELS)/*.whl
+	$(SMOKE_VENV)/bin/pip install --quiet "$$(ls $(WHEELS)/*.whl)[torch,notebook,web]" $(TORCH) $(SMOKE_TESTS)
+	cd tests/packaging/smoke && ../../../$(SMOKE_VENV)/bin/python -m pytest
+
+smoke-floors: wheel dot
+	@test -x $(FLOORS_VENV)/bin/python || $(PY) -m venv $(FLOORS_VENV)
+	$(FLOORS_VENV)/bin/pip install --quiet --force-reinstall --no-deps $(WHEELS)/*.whl
+	$(FLOORS_VENV)/bin/pip install --quiet "$$(ls $(WHEELS)/*.whl)[notebook,web]" \
+		$$($(VPY) scripts/dependency_floors.py --extras notebook,web) $(SMOKE_TESTS)
+	cd tests/packaging/smoke && ../../../$(FLOORS_VENV)/bin/python -m pytest
+
+# The suite on each of $(PYTHONS) (pyenv's interpreters where `pythonX.Y` is not on PATH), editable,
+# without torch (the torch tests skip); by hand, not in CI.
+test-pythons:
+	@for v in $(PYTHONS); do \
+		py=$$(command -v python$$v >/dev/null && python$$v -c 'import sys; print(sys.executable)' 2>/dev/null \
+			|| ls -d $$HOME/.pyenv/versions/$$v*/bin/python$$v 2>/dev/null | tail -1); \
+		if [ -z "$$py" ]; then echo "no Python $$v found"; exit 1; fi; \
+		echo "== Python $$v: $$py"; \
+		test -x .venv-py$$v/bin/python || $$py -m venv .venv-py$$v || exit 1; \
+		PYTHONWARNINGS=ignore .venv-py$$v/bin/pip install --quiet -e '.[dev]' || exit 1; \
+		.venv-py$$v/bin/python -m pytest -p no:cacheprovider || exit 1; \
+	done
 
 bench: setup torch
 	for b in bench/bench_*.py; do echo "== $$b"; $(VPY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(SMOKE_VENV) $(FLOORS_VENV) .venv-py3.* build modscope.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -122,7 +122,7 @@ def test_demo_reaches_its_first_screen_and_quits_with_a_complete_trace(tmp_path)
         term.close()
     events = trace_events(trace)
     assert events[-1]["kind"] == "end"
-    assert {"conv1", "fc2"} <= {e.get("module") for e in events if e["kind"] == "forward"}
+    assert {"conv1", "fc2"} <= {e.get("path") for e in events if e["kind"] == "forward"}
 
 
 def _run_script(tmp_path: Path, backend: str) -> Path:
@@ -141,7 +141,7 @@ def _run_script(tmp_path: Path, backend: str) -> Path:
 def test_run_an_engine_script(tmp_path):
     events = trace_events(_run_script(tmp_path, "engine"))
     assert events[0]["kind"] == "session" and events[0]["framework"] == "engine"
-    assert {"0", "1", "2"} <= {e.get("module") for e in events if e["kind"] == "forward"}
+    assert {"0", "1", "2"} <= {e.get("path") for e in events if e["kind"] == "forward"}
     assert events[-1]["kind"] == "end"
 
 
@@ -149,7 +149,7 @@ def test_run_an_engine_script(tmp_path):
 def test_run_a_torch_script(tmp_path):
     events = trace_events(_run_script(tmp_path, "torch"))
     assert events[0]["kind"] == "session" and events[0]["framework"] == "torch"
-    assert {"0", "1", "2"} <= {e.get("module") for e in events if e["kind"] == "forward"}
+    assert {"0", "1", "2"} <= {e.get("path") for e in events if e["kind"] == "forward"}
 
 
 def test_replay_shows_the_recorded_model(tmp_path):
