@@ -24,6 +24,9 @@ def add_commands(subcommands: argparse._SubParsersAction) -> None:
     from .record import add_command as add_record  # headless: no viewer
 
     add_record(subcommands)
+    from .attach import add_command as add_attach  # a viewer on a job that serves
+
+    add_attach(subcommands)
 
 
 def _add_run(subcommands: argparse._SubParsersAction) -> None:

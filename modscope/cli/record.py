@@ -56,6 +56,9 @@ def add_command(subcommands: argparse._SubParsersAction) -> None:
     p.add_argument("--stats", action="store_true", help="tensor statistics and NaN/Inf detection (slower)")
     p.add_argument("--nproc-per-node", type=_positive, metavar="N",
                    help="start N ranks on this machine through torch.distributed.run (torchrun)")
+    p.add_argument("--serve", metavar="[HOST:]PORT",
+                   help="keep a live event stream open for `modscope attach` (127.0.0.1 unless HOST is given; "
+                        "port 0: any free port); the job's secret goes to an owner-only file, never a command line")
     p.add_argument("script", help="the training script")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
     p.set_defaults(run=_run)
@@ -87,7 +90,7 @@ def record_here(args: argparse.Namespace) -> int:
     """Record the script in this process (a single process, or one rank of a launcher's)."""
     from ..capture.child import import_framework, run_traced
     from ..capture.ranks import RankEnvironmentError, rank_from_env
-    from ..events.sinks import BackgroundSink, JsonlSink
+    from ..events.sinks import BackgroundSink, JsonlSink, TeeSink
     from ..events.trace_paths import default_trace_path, rank_path
     from ..tracing import Trace
 
@@ -107,10 +110,23 @@ def record_here(args: argparse.Namespace) -> int:
         backend = import_framework(args.script, args.backend)
     except ImportError as e:
         return _fail(str(e))
+    server = secret_file = None
+    if args.serve is not None and rank == 0:  # (a run of several ranks: rank 0 serves)
+        try:
+            server, secret_file = _serve(args.serve)
+        except (ValueError, OSError) as e:
+            return _fail(f"--serve: {e}")
     # The file is written on a thread of its own (encoding, compression, I/O out of the training
-    # loop), flushed every 25 ms: a hard kill loses at most that much.
-    tr = Trace(None, stats=args.stats, sink=BackgroundSink(JsonlSink(path)), max_events=1000, backend=backend)
-    code, signum = run_traced(tr, args.script, args.args, stop_signals=(signal.SIGINT,))
+    # loop), flushed every 25 ms: a hard kill loses at most that much. So is the live stream.
+    sink = BackgroundSink(JsonlSink(path))
+    if server is not None:
+        sink = TeeSink(sink, BackgroundSink(server))
+    tr = Trace(None, stats=args.stats, sink=sink, max_events=1000, backend=backend)
+    try:
+        code, signum = run_traced(tr, args.script, args.args, stop_signals=(signal.SIGINT,))
+    finally:
+        if secret_file is not None:
+            secret_file.unlink(missing_ok=True)
     if signum is not None:
         code = 128 + signum
     counts = tr.counts()
@@ -122,6 +138,29 @@ def record_here(args: argparse.Namespace) -> int:
     stopped = f" (stopped by {_signal_name(signum)})" if signum is not None else ""
     print(f"modscope record: {who}trace {path}: {_holds(counts)}{stopped}", file=sys.stderr, flush=True)
     return code
+
+
+def _serve(address: str) -> tuple[Any, Path]:
+    """Start the live stream on ``address`` (``[HOST:]PORT``) and write its secret file; say
+    where on stderr (with a warning when it is reachable from other machines)."""
+    import ipaddress
+
+    from ..events.serve import EventServer, new_secret, parse_address, write_secret
+
+    host, port = parse_address(address)
+    secret = new_secret()
+    server = EventServer(secret, host, port)
+    secret_file = write_secret(server.port, secret)
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if not loopback:
+        print(f"modscope record: warning: serving on {host}:{server.port}, reachable from other machines "
+              "(a viewer still needs the job's secret)", file=sys.stderr)
+    print(f"modscope record: serving on {server.host}:{server.port}: modscope attach {server.host}:{server.port} "
+          f"(the job's secret: {secret_file}, owner-only)", file=sys.stderr, flush=True)
+    return server, secret_file
 
 
 def _holds(counts: dict[str, int]) -> str:

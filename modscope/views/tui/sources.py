@@ -506,6 +506,67 @@ def _hello_ok(line: bytes, token: str) -> bool:
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
+class AttachSource(Source):
+    """A running job's live stream (``modscope record --serve``), over TCP: connects to
+    ``host:port``, sends the job's secret as its first line, then folds what comes: the history
+    the job kept (the session, the model, the last events), then live events, until the job
+    ends or the viewer quits (``stop`` closes the socket: the viewer detaches, the job goes on).
+    Every line is parsed and validated before it reaches the state, as from a child
+    (``SocketSource``); a line over ``MAX_LINE_BYTES`` is skipped and reported. Read-only: the
+    job's controls (pause, step, breakpoints) stay with ``modscope run``."""
+
+    live = True
+
+    def __init__(self, host: str, port: int, secret: str, *, timeout: float = 5.0) -> None:
+        self.host, self.port = host, port
+        try:
+            self._sock = socket.create_connection((host, port), timeout=timeout)
+            self._sock.sendall(secret.encode() + b"\n")
+            self._sock.settimeout(None)
+        except OSError as e:
+            raise ConnectionError(f"cannot attach to {host}:{port}: {e.strerror or e}") from None
+        self.description = f"attached to {host}:{port}"
+        self.rejected = 0
+        self._stopped = False
+
+    def start(self, state: SessionState) -> None:
+        threading.Thread(target=self._serve, args=(state,), daemon=True, name="modscope-attach").start()
+
+    def _serve(self, state: SessionState) -> None:
+        reader = LineReader(MAX_LINE_BYTES, strict=False)
+        oversized = 0
+        got = False
+        while True:
+            try:
+                data = self._sock.recv(1 << 16)
+            except OSError:
+                data = b""
+            if not data:
+                why = ("detached" if self._stopped else "the job's stream ended" if got else
+                       "the job closed the connection (a wrong secret, or too many viewers)")
+                state.mark_disconnected(why)
+                return
+            got = True
+            batch = list(reader.feed(data))
+            if reader.oversized != oversized:
+                oversized = reader.oversized
+                self.rejected += 1
+                self._report(state, f"ignored a message from the job longer than {MAX_LINE_BYTES >> 20} MiB")
+            fold(state, self._parse(state, batch))
+
+    # the same checks, and the same reports, as a child's lines
+    _parse = SocketSource._parse
+    _report = staticmethod(SocketSource._report)
+
+    def stop(self) -> None:
+        self._stopped = True
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._sock.close()
+
+
 def child_env(environ: Any, cores: int, token: str | None = None) -> dict[str, str]:
     """The traced child's environment: the session's ``token`` in ``TOKEN_VARIABLE`` (the child
     takes it out of its environment before the user's script runs; a command line is readable
