@@ -46,11 +46,18 @@ def policy():
         runs.append(clock.now)
         count[0] = 0
 
+    # CPython 3.11's thresholds, whatever this interpreter's are (3.13 raised threshold0 to 2000):
+    # the figures below are the policy's arithmetic on them.
+    interpreters = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
     p = GcPolicy(quiet_s=1.0, busy_factor=4, max_gap_s=60.0, clock=clock, collect=collect,
                  pending=lambda: count[0], survivors=lambda: live[0])
     p.start()
-    yield p, clock, runs, count, live
-    p.stop()
+    try:
+        yield p, clock, runs, count, live
+    finally:
+        p.stop()
+        gc.set_threshold(*interpreters)
 
 
 def test_the_policy_freezes_what_is_alive_and_turns_automatic_full_collections_off():
@@ -97,6 +104,22 @@ def test_a_full_collection_runs_after_max_gap_whatever_is_pending(policy):
     clock.now += 1
     p.touch()
     assert p.tick() and len(runs) == 1
+
+
+def test_the_due_count_is_counted_in_this_interpreters_young_collections():
+    """A quarter of the live heap, in collections of threshold0 * threshold1 allocations each."""
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(2000, 10, 10)  # CPython 3.13's defaults
+        p = GcPolicy(collect=lambda: None, pending=lambda: 0, survivors=lambda: 7_000_000)
+        p.start()
+        try:
+            assert p.due == round(7_000_000 / 4 / (2000 * 10)) == 88
+        finally:
+            p.stop()
+        assert gc.get_threshold() == (2000, 10, 10)
+    finally:
+        gc.set_threshold(*before)
 
 
 def test_the_due_count_follows_the_live_heap(policy):
