@@ -807,3 +807,53 @@ def test_step_values_sum_a_steps_calls_and_take_its_params_event():
     assert (p.norm, p.grad_norm, p.update_ratio, p.inf) == (2.0, None, 0.1, 1)
     assert values.param(ParamInfo("a.b", [2], "float32", 2, True, norm=9.0)).norm is None
     assert step_values(events, 5).params is None
+
+
+@pytest.mark.asyncio
+async def test_paused_training_says_paused_instead_of_its_last_rate(events):
+    from modscope.views.tui.widgets.training import TrainingPanel
+
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        panel = app.query_one(TrainingPanel)
+        snap = {"status": "paused", "reason": "paused by the viewer", "step": 3, "optimizer": "", "lrs": [],
+                "metrics": {}, "steps_s": 12.5, "events_s": 300.0, "events": 10, "dropped": 0, "skipped": 0,
+                "errors": 0, "model": "Net"}
+        panel.show(snap)
+        await pilot.pause()
+        text = "\n".join(line.text for line in panel.render_lines(panel.region.reset_offset))
+        assert "paused (was 12.5 steps/s)" in text and "events/s" not in text
+        panel.show(dict(snap, status="running"))
+        await pilot.pause()
+        text = "\n".join(line.text for line in panel.render_lines(panel.region.reset_offset))
+        assert "12.5 steps/s" in text and "was" not in text
+
+
+def test_the_programs_thread_count_is_told_when_modscope_chose_it():
+    from modscope.views.tui.app import child_threads, threads_note, threads_row
+
+    assert child_threads({}, 8) == (7, 8) and child_threads({"PATH": "/bin"}, 2) == (1, 2)
+    assert child_threads({"OMP_NUM_THREADS": "4"}, 8) is None  # the user chose
+    assert child_threads({}, 1) is None  # one core: as a plain run
+    assert threads_row(1, 2) == "1 of 2 cores (l: why)"
+    assert "1 BLAS/torch thread " in threads_note(1, 2) and "OMP_NUM_THREADS" in threads_note(1, 2)
+
+
+@pytest.mark.asyncio
+async def test_the_log_and_the_training_panel_say_the_program_got_fewer_threads(events, monkeypatch):
+    from modscope.views.tui.widgets.training import TrainingPanel
+
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    app = ModscopeApp(EventListSource(events), child=FakeChild(["epoch 1"], returncode=0))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        panel = app.query_one(TrainingPanel)
+        await settle(pilot, app, lambda a: any("threads 3 of 4 cores" in line.text
+                                               for line in panel.render_lines(panel.region.reset_offset)))
+        await pilot.press("l")
+        await settle(pilot, app, lambda a: a.screen is not a.screen_stack[0])
+        body = str(app.screen.query_one(Static).render())
+        assert "with 3 BLAS/torch threads" in body and body.rstrip().endswith("epoch 1")

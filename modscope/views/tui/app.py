@@ -8,6 +8,7 @@ changed, inside one ``batch_update``. Selections flow back as messages (``Module
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from collections.abc import Iterable
@@ -28,7 +29,7 @@ from .exit_report import own_frames
 from .export import describe_export, model_event_of, snapshot_export, write_export
 from .gc_policy import GcPolicy
 from .screens import BreakpointsScreen, CompareScreen, FindScreen, HelpScreen, StepScreen, TextScreen
-from .sources import ChildProcess, Source
+from .sources import THREAD_VARIABLES, ChildProcess, Source, child_env
 from .state import ParamInfo, SessionState
 from .step_values import StepValues, step_values
 from .widgets.graph_view import AutogradGraphView
@@ -145,6 +146,8 @@ class ModscopeApp(App[int]):
         # the numbers of the step the timeline stays on (``g``, ``[``, ``]``), shown by the tree
         # and the parameter table; None: the latest, as they arrive
         self.step_values: StepValues | None = None
+        # what modscope chose of the program's threads (None: no program, or the user chose)
+        self.threads = child_threads(os.environ, os.cpu_count() or 1) if child is not None else None
         self._step_values_key: int | None = None  # the step asked of the worker
 
     # --- layout -------------------------------------------------------------------------------
@@ -400,7 +403,8 @@ class ModscopeApp(App[int]):
             "status": s.status, "reason": s.status_reason, "step": s.step, "optimizer": s.optimizer,
             "lrs": list(s.lrs), "metrics": {k: list(v) for k, v in s.metrics.items()}, "steps_s": steps_s,
             "events_s": events_s, "events": s.events_total, "dropped": s.dropped, "skipped": s.skipped,
-            "errors": len(s.errors), "model": s.model_name}
+            "errors": len(s.errors), "model": s.model_name,
+            "threads": threads_row(*self.threads) if self.threads is not None else ""}
         snap["errors"] = list(s.errors)
         snap["has_model"] = bool(s.modules)
         return snap
@@ -789,7 +793,10 @@ class ModscopeApp(App[int]):
 
     def action_log(self) -> None:
         lines = list(self.child.log) if self.child is not None else []
-        body = Text("\n".join(lines) if lines else "(no output from the training program)")
+        body = Text()
+        if self.threads is not None:
+            body.append(threads_note(*self.threads) + "\n\n", style="dim")
+        body.append("\n".join(lines) if lines else "(no output from the training program)")
         self.push_screen(TextScreen("Program output", body))
 
     def action_help(self) -> None:
@@ -846,6 +853,29 @@ class ModscopeApp(App[int]):
                 continue
             yield SystemCommand(binding.description.capitalize(), f"key: {self.get_key_display(binding)}",
                                 lambda action=action: self.run_action(action))
+
+
+def child_threads(environ: Any, cores: int) -> tuple[int, int] | None:
+    """(threads, cores): the BLAS/torch threads modscope gives the program (``child_env``), or
+    ``None`` when the user chose them (one of ``THREAD_VARIABLES`` is set)."""
+    if any(name in environ for name in THREAD_VARIABLES):
+        return None
+    threads = int(child_env(environ, cores)[THREAD_VARIABLES[0]])
+    return (threads, cores) if threads < cores else None  # (one core: as a plain run)
+
+
+def threads_row(threads: int, cores: int) -> str:
+    """The training panel's line: the program's threads, and why."""
+    return f"{threads} of {cores} cores (l: why)"
+
+
+def threads_note(threads: int, cores: int) -> str:
+    """The log's first line: the program runs with fewer threads than a plain run, and so its
+    speed and the last digits of its numbers may differ from one."""
+    return (f"modscope runs this program with {threads} BLAS/torch thread{'s' if threads > 1 else ''} "
+            f"(OMP_NUM_THREADS and the like; a plain run uses one per core, {cores} here), leaving a core to "
+            "the viewer: its speed, and the last digits of its numbers, may differ from a plain run's. Set "
+            "OMP_NUM_THREADS yourself to choose.")
 
 
 def no_model_text(over: bool, status: str, reason: str, step: int, metrics: tuple, log: tuple,

@@ -42,7 +42,12 @@ class TrainingPanel(Static):
             row = Text(f"{last:.4g}  " if last is not None else "–  ")
             row.append(sparkline(values, spark), style="magenta")
             table.add_row(name, row)
-        table.add_row("speed", f"{snap['steps_s']:.1f} steps/s   {snap['events_s']:,.0f} events/s")
+        if snap["status"] == "paused":  # the last rate would read as if it still ran at it
+            table.add_row("speed", Text(f"paused (was {snap['steps_s']:.1f} steps/s)", style="yellow"))
+        else:
+            table.add_row("speed", f"{snap['steps_s']:.1f} steps/s   {snap['events_s']:,.0f} events/s")
+        if snap.get("threads"):  # modscope chose the program's thread count: it shows in its numbers
+            table.add_row("threads", Text(snap["threads"], style="dim"))
         dropped = Text(f"{snap['events']:,} events")
         if snap["dropped"]:
             dropped.append(f"   {snap['dropped']:,} dropped", style="bold yellow")
