@@ -76,3 +76,26 @@ async def test_fold_titles():
     d.add_node(Node("g2", ["x"], "collapsed", None, {"run": "layers (1-99): 99 × VeryLongBlockNameIndeed (as layers.0)"}))
     assert fold_titles(d, True) == ["1 run folded: layers (1-99): 99 × VeryLongBlockNameIn…",
                                     "1 fan-out grouped (u: unfold)"]
+
+
+async def test_u_on_a_graph_with_nothing_folded_says_so_and_changes_nothing(deep_events):
+    async with GraphApp().run_test(size=(120, 40)) as pilot:
+        view = await shown(pilot, deep_events)
+        title, nodes = view.border_title, len(view.diagram.nodes)
+        view.focus()
+        await pilot.press("u")
+        await settled(pilot, view)
+        assert view.fold and view.border_title == title and len(view.diagram.nodes) == nodes  # not "unfolded (u)"
+        notes = [n.message for n in pilot.app._notifications]
+        assert any(f"nothing to fold: this graph has {nodes} nodes" in m for m in notes), notes
+
+
+async def test_u_before_any_graph_says_there_is_none():
+    from modscope.views.tui.widgets.graph_view import AutogradGraphView
+
+    async with GraphApp().run_test(size=(120, 40)) as pilot:
+        view = pilot.app.query_one(AutogradGraphView)
+        view.focus()
+        await pilot.press("u")
+        await pilot.pause(0.1)
+        assert view.fold and any("no autograd graph yet" in n.message for n in pilot.app._notifications)

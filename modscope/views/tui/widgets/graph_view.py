@@ -131,7 +131,15 @@ class AutogradGraphView(ScrollView, can_focus=True):
 
     def action_toggle_fold(self) -> None:
         """Fold repeated blocks and wide fan-outs of a graph over ``FOLD_NODES`` (the
-        default), or draw them all; the cursor stays on its module."""
+        default), or draw them all; the cursor stays on its module. On a graph with nothing to
+        fold it says so (it changed nothing but the title)."""
+        if self.diagram is None:
+            self.notify("no autograd graph yet: nothing to fold", timeout=3)
+            return
+        if self.fold and not fold_titles(self.diagram, True):
+            self.notify(f"nothing to fold: this graph has {len(self.diagram.nodes)} nodes, and only graphs over "
+                        f"{FOLD_NODES} have their repeated blocks folded", timeout=4)
+            return
         self.fold = not self.fold
         self._redraw(keep_cursor=True)
         self._titles()
