@@ -12,6 +12,8 @@ import threading
 import time
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from modscope.events import serve
 from modscope.events.schema import dumps_bytes, make
@@ -203,3 +205,28 @@ def test_addresses():
     assert parse_address("[::1]:7010") == ("::1", 7010)
     with pytest.raises(ValueError, match=r"expected \[HOST:\]PORT with PORT in 0-65535, got 'x:70000'"):
         parse_address("x:70000")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(hello=st.binary(max_size=6000) | st.text(max_size=200).map(str.encode).map(lambda b: b + b"\n"))
+def test_fuzzed_handshakes_are_refused_cleanly_and_the_server_goes_on(server, hello):
+    """Whatever a stranger sends first (then closing its side), it is refused, nothing raises in
+    the server, and a viewer with the secret still attaches."""
+    conn = _connect(server, None)
+    try:
+        conn.sendall(hello)
+        conn.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass  # the server may close first (a line past the bound)
+    assert _closed(conn)
+    conn.close()
+    assert server.viewers == 0
+
+
+def test_after_fuzzing_a_viewer_still_attaches(server):
+    for junk in (b"\n", b"\xff" * 5000, b"{}\n"):
+        conn = _connect(server, junk)
+        assert _closed(conn)
+    good = _connect(server)
+    assert _read_lines(good, 2) == HEADERS.splitlines()
+    good.close()
