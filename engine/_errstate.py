@@ -10,12 +10,14 @@ own NumPy code outside these calls keeps its warnings; code the engine calls bac
 (hooks, a custom ``Function``'s forward and backward) runs with them off, as part of the op.
 
 Cost: setting and resetting one context variable per entry (about 0.2 µs), skipped when an
-outer entry already did it.
+outer entry already did it. Warnings the engine gives on purpose (torch's) still point at the
+user's line: see ``_WRAPPER_FILE``.
 """
 
 from __future__ import annotations
 
 import functools
+import linecache
 import types
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -35,6 +37,29 @@ except ImportError:  # pragma: no cover - other NumPy layouts: the public decora
 
 _wrapped: dict[int, Callable[..., Any]] = {}  # id(original) -> its wrapper: an alias gets the same one
 
+# The wrapper is one more frame between an engine function that warns with a ``stacklevel``
+# (torch's own warnings, written for torch's call depth) and the user's line the warning must
+# point at. CPython's ``warnings`` skips frames whose file name contains "importlib" and
+# "_bootstrap" (that is how importlib hides its own), so the wrapper is compiled under such a
+# name: warnings still point at the user's line; tracebacks show the wrapper's source as usual.
+_WRAPPER_SOURCE = """
+def make(fn, var, ignore):
+    def wrapper(*args, **kwargs):
+        if var.get() is ignore:  # an outer engine call already turned the warnings off
+            return fn(*args, **kwargs)
+        token = var.set(ignore)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            var.reset(token)
+    return wrapper
+"""
+_WRAPPER_FILE = f"{__file__} (wrapper frames, skipped by warnings as importlib._bootstrap's are)"
+_namespace: dict[str, Any] = {}
+exec(compile(_WRAPPER_SOURCE, _WRAPPER_FILE, "exec"), _namespace)  # noqa: S102 - our own constant source
+linecache.cache[_WRAPPER_FILE] = (len(_WRAPPER_SOURCE), None, _WRAPPER_SOURCE.splitlines(True), _WRAPPER_FILE)
+_make = _namespace["make"]
+
 
 def silent(fn: F) -> F:
     """``fn`` run with NumPy's floating-point warnings off (one wrapper per function)."""
@@ -46,18 +71,7 @@ def silent(fn: F) -> F:
     if _extobj_contextvar is None:  # pragma: no cover
         wrapper = functools.wraps(fn)(np.errstate(all="ignore")(fn))
     else:
-        var, ignore = _extobj_contextvar, _IGNORE
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if var.get() is ignore:  # an outer engine call already turned them off
-                return fn(*args, **kwargs)
-            token = var.set(ignore)
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                var.reset(token)
-
+        wrapper = functools.wraps(fn)(_make(fn, _extobj_contextvar, _IGNORE))
     wrapper._np_silent = True  # type: ignore[attr-defined]
     _wrapped[id(fn)] = wrapper
     return wrapper  # type: ignore[return-value]

@@ -99,9 +99,9 @@ class TransformerEncoderLayer(Module):
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
         # torch records which fused kernel its fast path would use: 1 relu, 2 gelu, 0 neither.
-        if activation is F.relu or isinstance(activation, ReLU):
+        if _unwrapped(activation) is _unwrapped(F.relu) or isinstance(activation, ReLU):
             self.activation_relu_or_gelu = 1
-        elif activation is F.gelu or isinstance(activation, GELU):
+        elif _unwrapped(activation) is _unwrapped(F.gelu) or isinstance(activation, GELU):
             self.activation_relu_or_gelu = 2
         else:
             self.activation_relu_or_gelu = 0
@@ -202,6 +202,12 @@ class TransformerEncoder(Module):
                   first.linear2.bias]
         tensors = [src, *(p for p in params if p is not None)]
         return not (grad_mode.is_grad_enabled() and any(t.requires_grad for t in tensors))
+
+
+def _unwrapped(fn: Any) -> Any:
+    """The function under engine._errstate's wrapper: ``F.relu`` is the wrapped one, a default
+    argument bound before the wrapping is not; both are relu."""
+    return getattr(fn, "__wrapped__", fn)
 
 
 def _why_not_nested(layer: Module) -> str:
