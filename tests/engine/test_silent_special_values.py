@@ -133,3 +133,15 @@ def test_values_match_torch():
         got = getattr(engine, name)(engine.tensor(x)).numpy()
         want = getattr(torch, name)(torch.tensor(x)).numpy()
         np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=name)  # inf and nan where torch has them
+
+
+@pytest.mark.parametrize("lib_name", ["engine", "torch"])
+def test_torchs_own_warnings_still_point_at_the_caller(lib_name):
+    """The silencing wrapper is one more frame; warnings with a stacklevel skip it."""
+    lib = engine if lib_name == "engine" else pytest.importorskip("torch")
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax") as rec:
+        lib.nn.functional.softmax(lib.ones(2, 3))
+    assert rec[0].filename == __file__
+    with pytest.warns(UserWarning, match="Implicit dimension choice for log_softmax") as rec:
+        lib.nn.functional.log_softmax(lib.ones(2, 3))
+    assert rec[0].filename == __file__
