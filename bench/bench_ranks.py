@@ -8,9 +8,13 @@ the writer thread). The script times its own steps (``perf_counter`` around each
 first 20 left out as warm-up) and prints each rank's median, so process start, rendezvous and
 imports are not counted. Launches alternate plain / recorded / plain (the A/A row compares the
 two plain launches of a round), ``--rounds`` times; the table gives the median over rounds of
-each rank's median step, and the ratios.
+each rank's median step, and the median over rounds of the ratios paired within a round (the
+machine's load changes between rounds more than between the launches of one round).
 
-Run: ``.venv/bin/python bench/bench_ranks.py [--rounds 3] [--steps 300]``.
+``--in-process``: the same step in one process without DDP, plain and traced copies interleaved
+step by step, as a single process and as rank 0 of 2 (the fingerprints' share).
+
+Run: ``.venv/bin/python bench/bench_ranks.py [--rounds 3] [--steps 300] [--in-process]``.
 """
 
 from __future__ import annotations
@@ -51,6 +55,49 @@ dist.destroy_process_group()
 '''
 
 
+IN_PROCESS = '''
+import os, statistics, sys, time
+import torch, torch.nn as nn
+torch.set_num_threads(1)
+import modscope
+
+def make():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+    return m, torch.optim.SGD(m.parameters(), lr=0.01)
+
+x, y = torch.randn(64, 784), torch.randint(0, 10, (64,))
+(a, oa), (b, ob), (c, oc) = make(), make(), make()
+
+def step(m, o):
+    loss = nn.functional.cross_entropy(m(x), y)
+    o.zero_grad(); loss.backward(); o.step()
+
+tr = modscope.trace(b).start()
+times = {"a": [], "b": [], "c": []}
+for i in range(int(sys.argv[1])):
+    for name, m, o in (("a", a, oa), ("b", b, ob), ("c", c, oc)):
+        t0 = time.perf_counter(); step(m, o); times[name].append(time.perf_counter() - t0)
+tr.stop()
+print(" ".join(f"{k}={statistics.median(v[20:]) * 1e6:.1f}" for k, v in times.items()))
+'''
+
+
+def in_process(steps: int, rank: bool) -> dict[str, float]:
+    """The same model and step in one process, no process group: copies a (plain), b (traced),
+    c (plain again: the A/A) interleaved step by step; ``rank``: as rank 0 of 2 (fingerprints on)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    for key in ("RANK", "LOCAL_RANK", "WORLD_SIZE"):
+        env.pop(key, None)
+    if rank:
+        env.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="2")
+    done = subprocess.run([sys.executable, "-c", IN_PROCESS, str(steps)], capture_output=True, text=True, env=env,
+                          timeout=1800)
+    if done.returncode != 0:
+        raise SystemExit(done.stderr[-3000:])
+    return {k: float(v) for k, v in re.findall(r"(\w)=([\d.]+)", done.stdout)}
+
+
 def launch(script: Path, steps: int, recorded: bool, folder: Path) -> dict[int, float]:
     argv = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--standalone"]
     if recorded:
@@ -70,7 +117,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--in-process", action="store_true",
+                        help="instead: the same step traced in one process (no ranks, then as rank 0 of 2), "
+                             "interleaved with plain copies")
     args = parser.parse_args()
+    if args.in_process:
+        print("one process, one thread, the DDP bench's model and step without DDP, copies interleaved step by step")
+        for rank in (False, True):
+            t = in_process(args.steps, rank)
+            print(f"{'as rank 0 of 2 (fingerprints)' if rank else 'single process':32} plain {t['a']:8.0f} us  "
+                  f"traced {t['b']:8.0f} us ({t['b'] / t['a']:.3f})  plain again {t['c']:8.0f} us "
+                  f"({t['c'] / t['a']:.3f}, A/A)")
+        return
     rows: dict[str, list[dict[int, float]]] = {"plain A": [], "recorded": [], "plain B": []}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -81,14 +139,22 @@ def main() -> None:
                 rows[name].append(launch(script, args.steps, name == "recorded", folder))
                 print(f"round {i + 1} {name}: " + ", ".join(f"rank {r} {us:.0f} us" for r, us in
                                                             sorted(rows[name][-1].items())), flush=True)
-    print(f"\n2 ranks, gloo, CPU, one thread each, {args.steps} steps, median over {args.rounds} rounds of each "
-          "rank's median step")
+    print(f"\n2 ranks, gloo, CPU, one thread each, {args.steps} steps; per round, each rank's median step; "
+          f"ratios paired within a round (against the mean of its two plain launches), median over {args.rounds} "
+          "rounds")
     print(f"{'':22}{'rank 0 (us)':>12}{'rank 1 (us)':>12}{'ratio r0':>10}{'ratio r1':>10}")
-    base = {r: statistics.median(run[r] for run in rows["plain A"]) for r in (0, 1)}
     for name, label in (("plain A", "plain"), ("plain B", "plain again (A/A)"), ("recorded", "modscope record")):
         med = {r: statistics.median(run[r] for run in rows[name]) for r in (0, 1)}
-        print(f"{label:22}{med[0]:12.0f}{med[1]:12.0f}{med[0] / base[0]:10.3f}{med[1] / base[1]:10.3f}")
-
+        if name == "plain A":
+            ratio = {0: 1.0, 1: 1.0}
+        elif name == "plain B":  # A/A: the second plain launch against the first
+            ratio = {r: statistics.median(b[r] / a[r] for a, b in zip(rows["plain A"], rows["plain B"], strict=True))
+                     for r in (0, 1)}
+        else:
+            ratio = {r: statistics.median(c[r] / ((a[r] + b[r]) / 2) for a, b, c in
+                                          zip(rows["plain A"], rows["plain B"], rows["recorded"], strict=True))
+                     for r in (0, 1)}
+        print(f"{label:22}{med[0]:12.0f}{med[1]:12.0f}{ratio[0]:10.3f}{ratio[1]:10.3f}")
 
 if __name__ == "__main__":
     main()

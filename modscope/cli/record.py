@@ -207,8 +207,8 @@ def launch_ranks(args: argparse.Namespace) -> int:
     for rank, stale in rank_paths(trace).items():  # a longer earlier run's ranks are not this run's
         if rank >= n:
             stale.unlink(missing_ok=True)
-    command = ["record", "--trace-file", str(trace), "--backend", args.backend,
-               *(["--stats"] if args.stats else []), args.script, *args.args]
+    command = ["record", "--trace-file", str(trace), "--backend", args.backend, *(["--stats"] if args.stats else []),
+               *(["--serve", args.serve] if args.serve is not None else []), args.script, *args.args]
     report_dir = Path(tempfile.mkdtemp(prefix="modscope-ranks-"))
     try:
         failures, signum = run_elastic(n, command, {REPORT_VARIABLE: str(report_dir)})

@@ -124,3 +124,19 @@ def test_a_rank_records_beside_the_trace_file_with_its_rank_on_every_event(tmp_p
     assert {(e["rank"], e["local_rank"], e["world_size"], e["restart"]) for e in trace.iter_events()} == {(1, 1, 2, 2)}
     params = [e for e in trace.iter_events() if e["kind"] == "params"]
     assert all(isinstance(item["fp"], int) for e in params for item in e["items"])  # fingerprints, as a rank
+
+
+def test_launching_ranks_without_torch_says_how_to_install_it(tmp_path, script, monkeypatch, capsys):
+    import argparse
+    import importlib.util
+
+    from modscope.cli import record
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    args = argparse.Namespace(script=str(script), args=[], nproc_per_node=2, trace_file=None, backend="auto",
+                              stats=False, serve=None)
+    assert record._run(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("modscope record: error: --nproc-per-node starts ranks through torch.distributed.run, "
+                          "and torch is not installed: pip install torch")

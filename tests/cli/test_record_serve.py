@@ -83,6 +83,21 @@ def test_serving_beyond_this_machine_warns_and_a_bad_address_is_refused(tmp_path
                            "got 'x:99999'\n")
 
 
+def test_a_port_in_use_is_one_clear_line(tmp_path):
+    import socket
+
+    taken = socket.create_server(("127.0.0.1", 0))
+    try:
+        port = taken.getsockname()[1]
+        (tmp_path / "train.py").write_text(SCRIPT)
+        done = subprocess.run([sys.executable, "-m", "modscope", "record", "--serve", str(port), "train.py", "1", "0"],
+                              capture_output=True, text=True, cwd=tmp_path, env=_env(HOME=str(tmp_path)), timeout=120)
+    finally:
+        taken.close()
+    assert done.returncode == 2
+    assert done.stderr.startswith("modscope record: error: --serve: [Errno 98] Address already in use")
+
+
 def test_attach_without_a_secret_file_is_one_clear_line(tmp_path):
     done = subprocess.run([sys.executable, "-m", "modscope", "attach", "127.0.0.1:1"], capture_output=True,
                           text=True, cwd=tmp_path, env=_env(HOME=str(tmp_path)), timeout=120)
