@@ -55,7 +55,9 @@ def test_torchrun_ranks_record_one_run_and_a_healthy_run_diffs_clean(tmp_path):
     one_step = _diff(tmp_path, "run.jsonl.gz#0@2", "run.jsonl.gz#1@2")
     assert one_step.returncode == 0 and "1 step pair compared" in one_step.stdout
     # the replay opens a rank's file by the same name
-    assert ReplaySource(f"{tmp_path / 'run.jsonl.gz'}#1").path == tmp_path / "run.rank1.jsonl.gz"
+    replay = ReplaySource(f"{tmp_path / 'run.jsonl.gz'}#1")
+    assert replay.path == tmp_path / "run.rank1.jsonl.gz"
+    assert replay.description == "replay run.rank1.jsonl.gz · rank 1 of 2 (run.jsonl.gz#R opens rank R)"
 
 
 def test_modscope_launches_ranks_names_a_diverging_parameter_and_a_killed_rank(tmp_path):

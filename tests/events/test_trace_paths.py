@@ -55,3 +55,28 @@ def test_resolve_rank_names_the_ranks_there_are(tmp_path):
         resolve_rank(f"{tmp_path / 'run.jsonl'}#2")
     with pytest.raises(RankNotFoundError, match=r"no rank is recorded beside it"):
         resolve_rank(f"{tmp_path / 'gone.jsonl'}#1")
+
+
+def test_every_reader_opens_a_ranks_file_by_the_runs_name(tmp_path):
+    import shutil
+
+    import engine
+    import modscope
+    from modscope.views.tui.sources import ReplaySource
+
+    model = engine.nn.Linear(2, 2)
+    with modscope.trace(model) as tr:
+        model(engine.randn(1, 2)).sum().backward()
+    tr.save(tmp_path / "run.jsonl")
+    shutil.copy(tmp_path / "run.jsonl", tmp_path / "run.rank1.jsonl")
+    run = modscope.load_trace(tmp_path / "run.jsonl")
+    assert run.ranks == {0: tmp_path / "run.jsonl", 1: tmp_path / "run.rank1.jsonl"}
+    assert run.rank_trace(1).path == tmp_path / "run.rank1.jsonl"
+    assert modscope.load_trace(f"{tmp_path / 'run.jsonl'}#1").ranks == run.ranks
+    assert ReplaySource(tmp_path / "run.jsonl").description == "replay run.jsonl · rank 0 of 2 (run.jsonl#R opens rank R)"
+    with pytest.raises(modscope.TraceFileError, match=r"no file for rank 2 of .*run.jsonl \(ranks 0, 1 are recorded"):
+        run.rank_trace(2)
+    single = tmp_path / "one.jsonl"
+    tr.save(single)
+    assert modscope.load_trace(single).ranks == {0: single}
+    assert ReplaySource(single).description == "replay one.jsonl"

@@ -25,7 +25,7 @@ from typing import Any
 from ...events.files import MAX_LINE_BYTES, LineReader, TraceFileError, TraceScan, TraceStream
 from ...events.schema import EventError, dumps_bytes, loads, make, validate
 from ...events.sinks import TOKEN_VARIABLE
-from ...events.trace_paths import RankNotFoundError, resolve_rank
+from ...events.trace_paths import RankNotFoundError, rank_path_base, rank_paths, resolve_rank
 from .state import EVENTS_PER_STEP, MODULE_KINDS, TIMELINE_KINDS, SessionState, StepRecord
 
 HANDSHAKE_TIMEOUT = 10.0  # seconds a new connection has to present the token
@@ -173,6 +173,11 @@ class ReplaySource(Source):
                 break
         self.truncated: bool | None = scan.truncated  # None: not known until the background pass ends
         self.description = f"replay {self.path.name}" + (" (cut off)" if self.truncated else "")
+        base = rank_path_base(self.path)
+        ranks = rank_paths(base)
+        if len(ranks) > 1:  # one rank's file of a run of several: say which, and how to see the others
+            rank = next((r for r, p in ranks.items() if p == self.path), 0)
+            self.description += f" · rank {rank} of {len(ranks)} ({base.name}#R opens rank R)"
         self.steps: ReplaySteps | None = None
         self.thread: threading.Thread | None = None
         self._stopped = False
