@@ -238,6 +238,9 @@ SKIPPED = {
     "pip": "installs packages; the venv this test runs in is already set up",
     "apt-get": "installs system packages",
     "sudo": "installs system packages",
+    "pipx": "installs the wheel as a tool: make smoke installs the same wheel into a fresh venv and runs it",
+    "uv": "installs the wheel as a tool: make smoke installs the same wheel into a fresh venv and runs it",
+    "python": "python -m build: tests/packaging/test_wheel.py builds the sdist and the wheel",
 }
 
 TUI_COMMANDS = {"demo", "run", "replay"}  # open the full-screen TUI (replay unless it asks for --help)
