@@ -189,3 +189,61 @@ def test_a_bad_trace_is_one_clear_line(tmp_path):
     bad.write_text("not json\n")
     done = subprocess.run([MODSCOPE, "replay", str(bad)], capture_output=True, text=True)
     assert done.returncode != 0 and str(bad) in done.stderr and "Traceback" not in done.stderr
+
+
+def test_record_runs_headless_and_says_what_the_trace_holds(tmp_path):
+    trace = tmp_path / "rec.jsonl"
+    done = subprocess.run([MODSCOPE, "record", "--trace-file", str(trace), str(SCRIPT), "engine", "4"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "trained 4 steps" in done.stdout
+    assert str(trace) in done.stderr.strip().splitlines()[-1]
+    assert trace_events(trace)[-1]["kind"] == "end"
+
+
+def test_report_is_one_self_contained_page(tmp_path):
+    trace = tmp_path / "rec.jsonl"
+    subprocess.run([MODSCOPE, "record", "--trace-file", str(trace), str(SCRIPT), "engine", "3"], capture_output=True,
+                   cwd=tmp_path, timeout=120, check=True)
+    page = tmp_path / "run.html"
+    done = subprocess.run([MODSCOPE, "report", str(trace), "-o", str(page)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    html = page.read_text()
+    assert "<svg" in html and "Sequential" in html and "http://" not in html.replace("http://www.w3.org", "")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pandas") is None, reason="the notebook extra is not installed here")
+def test_notebook_extra_tables(tmp_path):
+    from modscope import load_trace
+
+    trace = _run_script(tmp_path, "engine")
+    loaded = load_trace(trace)
+    events = loaded.to_pandas("events")
+    assert len(events) == len(loaded.events) and "kind" in events.columns
+    assert "<details" in loaded._repr_html_() or "<ul" in loaded._repr_html_()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("textual_serve") is None, reason="the web extra is not installed here")
+def test_web_extra_serves_a_page(tmp_path):
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    trace = _run_script(tmp_path, "engine")
+    server = subprocess.Popen([MODSCOPE, "web", "--port", str(port), str(trace)], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, cwd=tmp_path, start_new_session=True)
+    try:
+        deadline, page = time.monotonic() + 60, ""
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read().decode()
+                break
+            except OSError:
+                time.sleep(0.3)
+        assert page, f"no page on port {port} (exit {server.poll()})"
+        assert "textual" in page.lower()
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
