@@ -1,6 +1,7 @@
 """``modscope web``: bad input stops before any server starts (one line, exit 2), the viewer
 command per tab, and the TUI served to a real headless Chromium (the page loads, the module
-tree arrives, a key works: ``?`` opens the help)."""
+tree arrives, a key works: ``?`` opens the help; ``e`` exports, and the file arrives as a
+download)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,8 @@ RECORD_SCREEN = """
   Recording.prototype = Original.prototype;
   for (const k of ["CONNECTING", "OPEN", "CLOSING", "CLOSED"]) Recording[k] = Original[k];
   window.WebSocket = Recording;
+  window.__opened = [];  // what the page asks to open in a new tab (textual-serve's downloads)
+  window.open = (url) => { window.__opened.push(String(url)); return null; };
 })();
 """
 
@@ -132,12 +135,13 @@ def test_the_served_page_leaves_out_the_web_font():
         folder.rmdir()
 
 
-def start_server(*args: str) -> tuple[subprocess.Popen, int]:
-    """``modscope web --port P ARGS`` in its own process group, once it accepts connections."""
+def start_server(*args: str, cwd: Path) -> tuple[subprocess.Popen, int]:
+    """``modscope web --port P ARGS`` in its own process group (in ``cwd``: where a tab's exports
+    are written), once it accepts connections."""
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "modscope", "web", "--port", str(port), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-m", "modscope", "web", "--port", str(port), *args], cwd=cwd,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -161,13 +165,16 @@ def stop_server(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
-def wait_for_screen(page, text: str, timeout: float = 60) -> None:
-    page.wait_for_function("t => window.__screen.text.includes(t)", arg=text, timeout=timeout * 1000)
+def wait_for_screen(page, text: str, since: int = 0, timeout: float = 60) -> None:
+    """Until the screen updates received (after the first ``since`` characters) show ``text``."""
+    page.wait_for_function("([t, since]) => window.__screen.text.slice(since).includes(t)", arg=[text, since],
+                           timeout=timeout * 1000)
 
 
-def test_the_tui_in_headless_chromium(trace_file):
+
+def test_the_tui_in_headless_chromium(trace_file, tmp_path):
     with browser() as chromium:
-        proc, port = start_server(str(trace_file))
+        proc, port = start_server(str(trace_file), cwd=tmp_path)
         try:
             page = chromium.new_page(viewport={"width": 1400, "height": 900})
             page.add_init_script(RECORD_SCREEN)
@@ -178,6 +185,21 @@ def test_the_tui_in_headless_chromium(trace_file):
             wait_for_screen(page, "Sequential")
             wait_for_screen(page, "Linear")
             page.locator(".xterm-helper-textarea").focus()
+            # an export reaches the browser: the page opens each file's /download/KEY (a new tab,
+            # here only recorded), which serves it as an attachment
+            page.keyboard.press("e")
+            page.wait_for_function("() => window.__opened.length >= 3", timeout=60_000)
+            names = []
+            for url in page.evaluate("() => window.__opened"):
+                assert url.startswith(f"http://127.0.0.1:{port}/download/"), url
+                response = page.request.get(url)
+                disposition = response.headers["content-disposition"]
+                assert response.status == 200 and disposition.startswith("attachment; filename="), disposition
+                name = disposition.split("filename=", 1)[1]
+                assert response.body() == (tmp_path / "modscope-export" / name).read_bytes()
+                names.append(name)
+            assert sorted(n.rsplit(".", 1)[1] for n in names) == ["dot", "png", "svg"], names
+            assert all(n.startswith("Sequential-tree-") for n in names), names
             page.keyboard.press("?")
             wait_for_screen(page, "pause / resume training")  # the help screen
             assert page.locator("canvas").count() >= 1

@@ -651,6 +651,9 @@ class ModscopeApp(App[int]):
         except Exception as e:  # noqa: BLE001
             self.call_from_thread(self.notify, f"export failed: {e}", severity="error", timeout=8)
             return
+        if self.is_web:  # in a browser tab (modscope web): the files reach the browser as downloads
+            for path in paths:
+                self.call_from_thread(self.deliver_binary, path, open_method="download")
         self.call_from_thread(self.notify, describe_export(job, paths), timeout=10)
 
     def _timeline_step(self, delta: int | None = None, step: int | None = None) -> None:
