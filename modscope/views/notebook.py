@@ -39,9 +39,9 @@ def trace_html(trace: Any) -> str:
                      f"{escape(files)}</div>")
     if digest.model is not None:
         parts.append("<details open><summary><b>Modules</b></summary>"
-                     f"{module_tree_html(digest.report_events)}</details>")
+                     f"{module_tree_html(digest.figures)}</details>")
         parts.append("<details><summary><b>Summary</b></summary>"
-                     f"{summary_table_html(digest.report_events)}</details>")
+                     f"{summary_table_html(digest.figures)}</details>")
     plots = plots_html(digest)
     if plots:
         parts.append(f"<details open><summary><b>Over steps</b></summary>{plots}</details>")

@@ -100,6 +100,14 @@ class StepSampler:
             if self.stride > 1 << 40:  # (one payload alone over budget: keep it)
                 break
 
+    def wants(self, last: bool = False) -> bool:
+        """Whether the next step offered would be kept (so its payload is worth building)."""
+        return last or self.seen % self.stride == 0
+
+    def skip(self) -> None:
+        """The next step, not offered (``wants`` said no)."""
+        self.seen += 1
+
     def steps(self) -> list[int]:
         return sorted(self.kept)
 
@@ -141,10 +149,10 @@ class TraceDigest:
         self.error_count = 0
         self.paths: dict[str, int] = {}  # module/hook path -> its number in the timeline codes
         self._want_timelines, self._want_params = timelines, params
-        self._param_cells = param_cells
         self.timelines = StepSampler(timeline_lines, TIMELINE_STEPS)
         self.params = StepSampler(param_cells, PARAM_STEPS)
-        self._pending_params: tuple[int, list, int] | None = None
+        self._pending_params: tuple[int, list] | None = None
+        self._figures: tuple | None = None
         self._read(events)
 
     # -- the pass -----------------------------------------------------------------------------
@@ -219,7 +227,7 @@ class TraceDigest:
             self.timelines.offer(step, timeline, len(timeline.lines) + 1, last=True)
         self.count = count
         if self._pending_params is not None:
-            self.params.offer(*self._pending_params, last=True)
+            self._offer_params(*self._pending_params, last=True)
         if forward:
             best = current
         self.report_events = [e for e in (self.model, self.graph) if e is not None] + best
@@ -238,12 +246,27 @@ class TraceDigest:
         if self._want_params:
             # offered when the next one comes, so the last is offered as the last (always kept)
             if self._pending_params is not None:
-                self.params.offer(*self._pending_params)
-            rows = [(item["path"], *(item[f] for f in PARAM_FIELDS), item["nan"], item["inf"])
-                    for item in e["items"]]
-            self._pending_params = (step, rows, len(rows) * len(PARAM_FIELDS) + 1)
+                self._offer_params(*self._pending_params)
+            self._pending_params = (step, e["items"])
+
+    def _offer_params(self, step: int, items: list[dict[str, Any]], last: bool = False) -> None:
+        """Offer a step's parameter rows, built only when the sampler will keep them."""
+        if not self.params.wants(last):
+            self.params.skip()
+            return
+        rows = [(i["path"], i["norm"], i["grad_norm"], i["update_ratio"], i["mean"], i["std"], i["nan"], i["inf"])
+                for i in items]
+        self.params.offer(step, rows, len(rows) * len(PARAM_FIELDS) + 1, last=last)
 
     # -- what the pages ask -------------------------------------------------------------------
+
+    @property
+    def figures(self) -> tuple:
+        """``fragments.figures`` of the report events (computed once)."""
+        if self._figures is None:
+            from .fragments import figures
+            self._figures = figures(self.report_events)
+        return self._figures
 
     @property
     def model_name(self) -> str:

@@ -47,12 +47,18 @@ def style_tag() -> str:
     return f"<style>{CSS}</style>"
 
 
-def module_tree_html(report_events: list[dict[str, Any]], *, open_children: int = OPEN_CHILDREN) -> str:
-    """``named_modules`` as nested ``<ul>``/``<details>``: each module's name, class,
+def figures(report_events: list[dict[str, Any]]) -> tuple[dict, dict[str, dict[str, Any]], dict[str, int]]:
+    """The model event, per-module figures and totals the tree and the table show
+    (``views.report``'s, computed once for both)."""
+    return _figures(report_events)
+
+
+def module_tree_html(figs: tuple, *, open_children: int = OPEN_CHILDREN) -> str:
+    """``named_modules`` as nested ``<ul>``/``<details>`` (from ``figures``): each module's name, class,
     ``extra_repr``, parameters (its subtree's), forward time; shared modules under their first
     path, noted under the others. Every ``<li>`` carries ``data-path`` (the report's search reads
     it). Built without recursion (a model may be thousands of modules deep)."""
-    model, figs, _ = _figures(report_events)
+    model, figs, _ = figs
     modules = model["modules"]
     by_path = {m["path"]: m for m in modules}
     alias_of = {a: m["path"] for m in modules for a in m["aliases"]}
@@ -113,9 +119,10 @@ SUMMARY_COLUMNS = ("Module", "Type", "Output shape", "Params", "Trainable", "Mul
                    "Saved for bwd")
 
 
-def summary_table_html(report_events: list[dict[str, Any]]) -> str:
-    """``views.report.summary_table`` as an HTML table (the same figures and footer)."""
-    model, figs, totals = _figures(report_events)
+def summary_table_html(figs: tuple) -> str:
+    """``views.report.summary_table`` as an HTML table (the same figures and footer), from
+    ``figures``."""
+    model, figs, totals = figs
     root = figs.get("", {})
     head = "".join(f'<th{" class=l" if c in ("Module", "Type") else ""}>{c}</th>' for c in SUMMARY_COLUMNS)
     rows = []

@@ -155,13 +155,13 @@ def _modules(digest: TraceDigest) -> str:
     n = len(digest.model["modules"])
     search = ('<input type="search" id="ms-tree-search" placeholder="find a module (path, class, arguments)" '
               'aria-label="find a module"> <span id="ms-tree-count" class="ms-meta"></span>')
-    return _section("modules", search + f'<div class="ms-scroll" id="ms-tree">{module_tree_html(digest.report_events)}'
+    return _section("modules", search + f'<div class="ms-scroll" id="ms-tree">{module_tree_html(digest.figures)}'
                     "</div>", f" ({n:,})")
 
 
 def _summary(digest: TraceDigest) -> str:
     return _section("summary", "<details><summary>the table (as <code>modscope summary</code> prints it)</summary>"
-                    f'<div class="ms-scroll">{summary_table_html(digest.report_events)}</div></details>')
+                    f'<div class="ms-scroll">{summary_table_html(digest.figures)}</div></details>')
 
 
 def _plots(digest: TraceDigest) -> str:
