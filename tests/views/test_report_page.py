@@ -244,3 +244,26 @@ def test_a_run_of_several_ranks_lists_each_ranks_file(traces, tmp_path):
     assert f"<td>1</td><td class=l>{b}</td><td class=l>{len(modscope.load_trace(b)):,} events</td>" in html
     assert "cut.jsonl: empty trace file (no events)" in html
     assert _ranks(type("One", (), {"path": a, "ranks": {0: a}})()) == ""
+
+
+def test_module_lines_read_unparsed_give_the_same_page(tmp_path):
+    """Without statistics every module line is read through ``files.MODULE_LINE`` (not parsed):
+    the page's firing order is the file's, and the tree's figures come from the parsed best step."""
+    engine.manual_seed(0)
+    model = engine.nn.Sequential(engine.nn.Linear(3, 4), engine.nn.ReLU(), engine.nn.Linear(4, 2))
+    with modscope.trace(model) as tr:
+        for _ in range(3):
+            model(engine.randn(5, 3)).sum().backward()
+            tr.step()
+    tr.save(tmp_path / "plain.jsonl")
+    from modscope.events.files import TraceScan
+
+    assert all(type(e) is not dict for _, _, e in TraceScan(tmp_path / "plain.jsonl").module_lines()
+               if type(e) is not dict or e["kind"] in ("forward_pre", "forward", "backward_pre", "backward"))
+    html = build_report(tmp_path / "plain.jsonl").html
+    data = __import__("json").loads(re.search(r'id="ms-data">(.*?)</script>', html, re.S).group(1))
+    kinds = ("forward_pre", "forward", "backward_pre", "backward")
+    got = [(kinds[c], data["paths"][p]) for step in sorted(data["timelines"], key=int) for c, p, _ in
+           data["timelines"][step]]
+    assert got == modscope.load_trace(tmp_path / "plain.jsonl").firing_order()
+    assert '<span class="ms-np">26 params</span>' in html and 'fwd ' in html

@@ -22,6 +22,9 @@ from array import array
 from collections.abc import Iterable
 from typing import Any
 
+from ...events.files import MODULE_LINE_KINDS
+from ...events.schema import loads
+
 SERIES_POINTS = 600  # points kept per plotted series
 PARAM_CELLS = 400_000  # parameter statistics kept over the sampled steps (5 numbers a parameter)
 PARAM_STEPS = 32  # at most this many steps of parameter statistics
@@ -130,8 +133,11 @@ class _Timeline:
 
 
 class TraceDigest:
-    """The one pass (see the module docstring). ``timelines``/``params`` False skip what a view
-    does not draw (the notebook's trace view needs neither)."""
+    """The one pass (see the module docstring) over ``events``: dicts, or what
+    ``events.files.TraceScan.module_lines`` yields (a module line it matched comes as the
+    ``re.Match`` of ``files.MODULE_LINE``: read here without being parsed, the cost of a big
+    trace's pass). ``timelines``/``params`` False skip what a view does not draw (the notebook's
+    trace view needs neither)."""
 
     def __init__(self, events: Iterable[dict[str, Any]], *, timelines: bool = True, params: bool = True,
                  timeline_lines: int = TIMELINE_LINES, param_cells: int = PARAM_CELLS) -> None:
@@ -165,12 +171,22 @@ class TraceDigest:
         timeline: _Timeline | None = None
         want_timelines = self._want_timelines
         module_kinds = {"forward_pre": 0, "forward": 1, "backward_pre": 2, "backward": 3}
+        match_codes = [None if k is None else module_kinds[k] for k in MODULE_LINE_KINDS]
         paths = self.paths
+        by_bytes: dict[bytes, int] = {}  # a matched line's path bytes -> its number
         count = 0
         for e in events:
             count += 1
-            kind = e["kind"]
-            s = e["step"]
+            if type(e) is dict:
+                kind = e["kind"]
+                s = e["step"]
+                code = module_kinds.get(kind)
+            else:  # a module line that files.MODULE_LINE matched (valid, not parsed): read what we need
+                raw = e.string
+                kind = None
+                code = match_codes[e.lastindex]
+                i = raw.index(b'"step":') + 7
+                s = int(raw[i:raw.index(b",", i)])
             if s != step:
                 if timeline is not None:
                     self.timelines.offer(step, timeline, len(timeline.lines) + 1)
@@ -180,18 +196,26 @@ class TraceDigest:
                 step = s
                 self.steps.append(s)
                 timeline = _Timeline() if want_timelines else None
-            code = module_kinds.get(kind)
             if code is not None:
                 current.append(e)
                 if code == 1:
                     forward = True
                 if timeline is not None:
                     if len(timeline.lines) < TIMELINE_STEP_LINES:
-                        path = e["path"]
-                        number = paths.get(path)
-                        if number is None:
-                            number = paths[path] = len(paths)
-                        timeline.lines.append((code, number, e["call"]))
+                        if kind is None:
+                            raw_path = e[e.lastindex]
+                            number = by_bytes.get(raw_path)
+                            if number is None:
+                                number = by_bytes[raw_path] = paths.setdefault(raw_path.decode("ascii"), len(paths))
+                            j = raw.index(b',"call":') + 8
+                            call = int(raw[j:raw.index(b",", j)])
+                        else:
+                            path = e["path"]
+                            number = paths.get(path)
+                            if number is None:
+                                number = paths[path] = len(paths)
+                            call = e["call"]
+                        timeline.lines.append((code, number, call))
                     else:
                         timeline.cut += 1
                 continue
@@ -230,6 +254,7 @@ class TraceDigest:
             self._offer_params(*self._pending_params, last=True)
         if forward:
             best = current
+        best = [e if type(e) is dict else loads(e.string) for e in best]  # (matched lines parsed now)
         self.report_events = [e for e in (self.model, self.graph) if e is not None] + best
 
     def _read_params(self, e: dict[str, Any]) -> None:

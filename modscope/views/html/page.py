@@ -22,11 +22,11 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from ...events.files import TraceFileError
+from ...events.files import TraceFileError, TraceScan
 from ..diagrams import BUDGET, build_autograd_graph_from_event, fit
 from ..diagrams.dot import DotFailed, DotMissing
 from ..notebook import meta_line, plots_html
-from ..trace import load_trace
+from ..trace import RecordedTrace, load_trace
 from .assets import PAGE_CSS, PAGE_JS
 from .digest import PARAM_FIELDS, TraceDigest
 from .fragments import CSS, diagram_svg, module_tree_html, rich_html, summary_table_html
@@ -50,10 +50,16 @@ def build_report(trace: str | os.PathLike, compare: str | os.PathLike | None = N
     """The report of trace file ``trace`` (and its diff against ``compare``). Raises
     ``TraceFileError`` naming the file when either is missing or not a complete trace (both are
     checked before anything is drawn)."""
-    loaded = load_trace(trace)
+    file = Path(trace)
+    if not file.exists() and "#" in str(trace):  # a rank of a run ("F#R"): resolved as load_trace does
+        file = load_trace(trace).path
     if compare is not None:
         load_trace(compare)  # (checked now: a bad second file fails before the long part)
-    digest = TraceDigest(loaded.iter_events())
+    # One pass that validates the file as load_trace does (TraceFileError naming file and line)
+    # and is the digest's: module lines the validating pattern matches are never parsed.
+    scan = TraceScan(file)
+    digest = TraceDigest(event for _, _, event in scan.module_lines())
+    loaded = RecordedTrace([], file, bool(scan.truncated))  # (its path, cut-off flag and ranks)
     if digest.model is None:
         raise TraceFileError(f"{trace}: the trace has no model event (was a model traced?)")
     warnings: list[str] = []
