@@ -90,8 +90,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if Path(args.script).is_file():
             check_framework(script_framework(args.script, args.backend))
-        return run_script(args.script, args.args, args.trace_file, stats=args.stats, backend=args.backend,
-                          nproc=args.nproc_per_node)
+        ranks = {"nproc": args.nproc_per_node} if args.nproc_per_node else {}  # (one process: as before)
+        return run_script(args.script, args.args, args.trace_file, stats=args.stats, backend=args.backend, **ranks)
     except LaunchError as e:
         return _fail("run", str(e))
 

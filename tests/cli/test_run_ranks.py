@@ -33,3 +33,16 @@ def test_run_starts_ranks_through_torchs_launcher_and_the_viewer_follows_rank_0(
         assert not trace.truncated
         assert {e["rank"] for e in trace.iter_events()} == {rank}
         assert max(e["step"] for e in trace.iter_events()) == 3
+
+
+def test_run_passes_the_rank_count_to_the_launcher(tmp_path: Path, monkeypatch):
+    from modscope.cli import main
+    from modscope.views.tui import launch
+
+    calls = []
+    monkeypatch.setattr(launch, "run_script", lambda script, args, trace_file=None, **kw: calls.append(kw) or 0)
+    script = tmp_path / "train.py"
+    script.write_text("import torch\n")
+    assert main(["run", "--nproc-per-node", "2", str(script)]) == 0
+    assert main(["run", str(script)]) == 0
+    assert calls[0]["nproc"] == 2 and "nproc" not in calls[1]
