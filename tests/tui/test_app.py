@@ -857,3 +857,68 @@ async def test_the_log_and_the_training_panel_say_the_program_got_fewer_threads(
         await settle(pilot, app, lambda a: a.screen is not a.screen_stack[0])
         body = str(app.screen.query_one(Static).render())
         assert "with 3 BLAS/torch threads" in body and body.rstrip().endswith("epoch 1")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("size", "left_out"), [((100, 30), {"persist", "numel", "grad", "dtype", "std"}),
+                                                ((80, 24), {"persist", "numel"}), ((200, 55), set())])
+async def test_the_params_table_fits_its_pane_and_names_what_it_left_out(events, size, left_out):
+    """At 100x30 and 80x24 the table went on past its pane (cut at ``norm`` or ``update``): it
+    leaves out the least live columns, in order, and says which; z gives it all of them."""
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot, app, lambda a: loaded(a) and a.selected == "blk.a")
+        if size != (200, 55):
+            await pilot.press("tab")  # the parameters
+        table = app.query_one(ParamsTable)
+        await settle(pilot, app, lambda a: table.display and table.region.width > 0)
+        await pilot.pause(0.2)
+        widths = sum(c.get_render_width(table) for c in table.columns.values())
+        assert widths <= table.scrollable_content_region.width
+        assert set(COLUMNS) - set(table.shown) == left_out
+        assert {"name", "norm", "grad norm", "update", "mean"} <= set(table.shown)
+        if left_out:
+            assert table.border_subtitle.startswith(", ".join(c for c in COLUMNS if c in left_out))
+        if size == (100, 30):  # the whole screen's width holds them all
+            await pilot.press("z")
+            await settle(pilot, app, lambda a: set(table.shown) == set(COLUMNS))
+        if not left_out:
+            assert table.border_subtitle == ""
+
+
+@pytest.mark.asyncio
+async def test_a_module_label_wider_than_its_pane_ends_in_an_ellipsis(events):
+    """At 100x30 labels were cut mid-number (``0.50m``) behind a sideways scrollbar."""
+    for e in events:
+        if e["kind"] == "model":
+            for m in e["modules"]:
+                if m["path"] == "blk.a":
+                    m["cls"] = "AVeryLongLinearLayerClassNameIndeed"
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot, app, lambda a: loaded(a) and a.selected == "blk.a")
+        await pilot.pause(0.3)
+        tree = app.query_one(ModuleTree)
+        lines = [line.text for line in tree.render_lines(tree.region.reset_offset.shrink(tree.styles.gutter))]
+        line = next(text for text in lines if "AVeryLong" in text)
+        assert line.rstrip().endswith("…") and len(line.rstrip()) <= tree.scrollable_content_region.width
+        assert tree.styles.overflow_x == "hidden"
+
+
+@pytest.mark.asyncio
+async def test_a_long_pause_reason_wraps_instead_of_being_cut(events):
+    from modscope.views.tui.widgets.training import TrainingPanel
+
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot, app, loaded)
+        panel = app.query_one(TrainingPanel)
+        reason = "breakpoint: grad norm 12.3 of block.layer4.conv1.weight > 10"
+        panel.show({"status": "paused", "reason": reason, "step": 3, "optimizer": "", "lrs": [], "metrics": {},
+                    "steps_s": 1.0, "events_s": 1.0, "events": 10, "dropped": 0, "skipped": 0, "errors": 0,
+                    "model": "Net"})
+        await pilot.pause(0.2)
+        lines = [line.text.strip(" │") for line in panel.render_lines(panel.region.reset_offset)]
+        shown = "".join(x.strip() for x in lines[2:-4])  # whole, between status and step (wrapped)
+        assert shown.replace(" ", "") == reason.replace(" ", ""), lines
+        assert lines[1].split() == ["status", "paused"] and lines[-4].split() == ["step", "3"]

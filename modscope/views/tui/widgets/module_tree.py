@@ -81,7 +81,7 @@ class ModuleTree(Tree[str]):
     ``select_path`` (from another view) expands the ancestors and moves the cursor."""
 
     DEFAULT_CSS = """
-    ModuleTree { border: round $primary 60%; border-title-color: $text; }
+    ModuleTree { border: round $primary 60%; border-title-color: $text; overflow-x: hidden; }
     ModuleTree:focus { border: round $accent; }
     /* A model too big to open expanded keeps its vertical scrollbar: expanding a node of
        thousands of children would show it, and showing it lays the screen out a second time. */
@@ -219,7 +219,22 @@ class ModuleTree(Tree[str]):
             # Tree's render_label reads the node's label attribute; ``set_label`` would also
             # schedule a repaint of the line being drawn right now.
             node._label = self._label_of(node.data)
-        return super().render_label(node, base_style, style)
+        text = super().render_label(node, base_style, style)
+        # A label wider than the pane ends in "…" (the pane does not scroll sideways: what was
+        # cut, the sparkline first, is one z away). Tree's line cache is keyed on the width.
+        room = self.scrollable_content_region.width - self._indent(node)
+        if 0 < room < text.cell_len:
+            text.truncate(room, overflow="ellipsis")
+        return text
+
+    def _indent(self, node: TreeNode[str]) -> int:
+        """The cells of tree guides before ``node``'s label (Tree's ``_get_guide_width``)."""
+        depth, parent = 0, node.parent
+        while parent is not None:
+            depth, parent = depth + 1, parent.parent
+        if not self.show_root:
+            depth = max(0, depth - 1)
+        return depth * self.guide_depth
 
     def get_label_width(self, node: TreeNode[str]) -> int:
         """Tree asks this of every line when the lines are rebuilt (expand, collapse): the width

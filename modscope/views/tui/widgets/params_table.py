@@ -3,6 +3,7 @@ name, shape, dtype, numel, requires_grad, persistent, norm, grad norm, update ra
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events
 from textual.widgets import DataTable
@@ -10,6 +11,9 @@ from textual.widgets import DataTable
 from ..state import ParamInfo
 
 COLUMNS = ("name", "shape", "dtype", "numel", "grad", "persist", "norm", "grad norm", "update", "mean", "std")
+# Left out, in this order, while the table is wider than its pane (the subtitle names them; z
+# gives the table the whole screen): the live numbers stay on screen.
+OPTIONAL = ("persist", "numel", "grad", "dtype", "std")
 
 
 def _num(value: float | None, fmt: str = ".3g") -> str | Text:
@@ -44,19 +48,60 @@ class ParamsTable(DataTable):
         self._cells: dict[str, tuple] = {}
         self.deltas: dict[str, Text] | None = None  # a comparison's Δ cells (``d``); None: no Δ column
         self.step: int | None = None  # the step whose values are shown (None: the latest)
+        self.shown: tuple[str, ...] = COLUMNS  # the columns on screen (``OPTIONAL`` ones left out to fit)
+        self._params: list[ParamInfo] = []  # the rows' parameters as last shown
 
     def on_mount(self) -> None:
         self.add_columns(*COLUMNS)
+
+    def _all_columns(self) -> tuple[str, ...]:
+        return COLUMNS if self.deltas is None else (*COLUMNS, "Δ")
+
+    def _set_columns(self, names: tuple[str, ...]) -> None:
+        """Put these columns up (the rows are rebuilt at the next ``show``)."""
+        self.clear(columns=True)
+        self.add_columns(*names)
+        self.shown = names
+        self.module_path = None
+
+    def _fitting(self, rows: list[tuple]) -> tuple[str, ...]:
+        """The columns that fit the pane with these rows (full cells): all of them, else
+        without the ``OPTIONAL`` ones, in order, until they fit (all of them before the pane
+        is laid out)."""
+        names = self._all_columns()
+        room = self.scrollable_content_region.width
+        if room <= 0:
+            return names
+        pad = 2 * self.cell_padding
+        widths = {name: max([cell_len(name), *(cell_len(str(row[i])) for row in rows if i < len(row))]) + pad
+                  for i, name in enumerate(names)}  # (rows made before a Δ column came have no Δ cell)
+        shown = list(names)
+        for name in OPTIONAL:
+            if sum(widths[n] for n in shown) <= room:
+                break
+            shown.remove(name)
+        return tuple(shown)
+
+    def _visible(self, cells: tuple) -> tuple:
+        names = self._all_columns()
+        return tuple(cell for name, cell in zip(names, cells) if name in self.shown)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Another width (a resize, z, another layout): the columns that fit it."""
+        if self._fitting(list(self._cells.values())) != self.shown and self.module_path is not None:
+            path = self.module_path
+            self._set_columns(self._fitting(list(self._cells.values())))
+            self.show(path, self._params)
 
     def set_deltas(self, deltas: dict[str, Text] | None) -> None:
         """Show a Δ column with these cells (``None``: remove it); the rows are rebuilt at the
         next ``show``."""
         if deltas == self.deltas:
             return
-        if (deltas is None) != (self.deltas is None):
-            self.clear(columns=True)
-            self.add_columns(*COLUMNS, *(() if deltas is None else ("Δ",)))
+        had = self.deltas is not None
         self.deltas = deltas
+        if (deltas is not None) != had:
+            self._set_columns(self._fitting(list(self._cells.values())))
         self.module_path = None
 
     def _row(self, p: ParamInfo) -> tuple:
@@ -66,32 +111,37 @@ class ParamsTable(DataTable):
         return (*cells, self.deltas.get(p.path, Text("–", style="dim")))
 
     def show(self, module_path: str, params: list[ParamInfo]) -> None:
-        if module_path != self.module_path or set(self._cells) != {p.path for p in params}:
+        self._params = params
+        rows = {p.path: self._row(p) for p in params}
+        fitting = self._fitting(list(rows.values()))
+        if fitting != self.shown:
+            self._set_columns(fitting)
+        if module_path != self.module_path or set(self._cells) != set(rows):
             self.module_path = module_path
             self.clear()
-            self._cells = {}
-            for p in params:
-                cells = self._row(p)
-                self.add_row(*cells, key=p.path)
-                self._cells[p.path] = cells
+            self._cells = rows
+            for path, cells in rows.items():
+                self.add_row(*self._visible(cells), key=path)
             self._set_title()
+            hidden = [n for n in self._all_columns() if n not in self.shown]
             if not params:
                 self.border_subtitle = "this module owns no parameters or buffers"
+            elif hidden:
+                self.border_subtitle = f"{', '.join(hidden)} left out to fit (z: all)"
             else:
                 self.border_subtitle = ""
             self._size_now()
             return
         columns = list(self.columns)
         updated = False
-        for p in params:
-            cells = self._row(p)
-            old = self._cells[p.path]
+        for path, full in rows.items():
+            cells, old = self._visible(full), self._visible(self._cells[path])
             for i, (new_cell, old_cell) in enumerate(zip(cells, old)):
                 if str(new_cell) != str(old_cell):
                     # a value wider than its column (``–`` until the first step) widens it
-                    self.update_cell(p.path, columns[i], new_cell, update_width=len(str(new_cell)) > len(str(old_cell)))
+                    self.update_cell(path, columns[i], new_cell, update_width=len(str(new_cell)) > len(str(old_cell)))
                     updated = True
-            self._cells[p.path] = cells
+            self._cells[path] = full
         if updated:
             # DataTable keys its render caches on an update counter: after an update every
             # entry is dead, yet kept (up to 10,000 cells). Live values update ten times a

@@ -3,6 +3,8 @@ steps/s, events/s, events dropped, errors."""
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
@@ -30,9 +32,17 @@ class TrainingPanel(Static):
         # the sparklines fit the panel: name (6) + gap + value (~10) + the bars
         spark = max(6, min(28, self.content_region.width - 18)) if self.content_region.width else 28
         status = Text(snap["status"], style=STATUS_STYLE.get(snap["status"], ""))
-        if snap["reason"]:
-            status.append(f"  {snap['reason']}", style="yellow")
+        # A reason too long for the status line goes on lines of its own, wrapped to the panel:
+        # a breakpoint names a parameter (``grad norm 12.3 of block.conv1.weight > 10``), and
+        # was cut on one line (``block.conv.weig``).
+        room = self.content_region.width - 7  # the names' column and the gap
+        reason = snap["reason"]
+        if reason and (room <= 8 or status.cell_len + 2 + len(reason) <= room):
+            status.append(f"  {reason}", style="yellow")
+            reason = ""
         table.add_row("status", status)
+        for line in textwrap.wrap(reason, room, break_on_hyphens=False) if reason else []:
+            table.add_row("", Text(line, style="yellow"))
         step = str(snap["step"])
         if snap["lrs"]:
             step += f"   {snap['optimizer']} lr " + ", ".join(f"{lr:.3g}" for lr in snap["lrs"] if lr is not None)
