@@ -43,7 +43,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"modscope report: note: {note}", file=sys.stderr)
     for warning in report.warnings:
         print(f"modscope report: warning: {warning}", file=sys.stderr)
-    size = len(report.html.encode("utf-8"))
+    size = report.size
     print(f"wrote {args.output} ({size / 1e6:.1f} MB)" if size >= 1e5 else f"wrote {args.output} ({size:,} bytes)",
           file=sys.stderr)
     return 0

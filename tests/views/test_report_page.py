@@ -25,6 +25,11 @@ def _record(path, steps: int = 4, seed: int = 0):
                                  engine.nn.Sequential(engine.nn.Linear(4, 2), engine.nn.BatchNorm1d(2)))
     opt = engine.optim.SGD(model.parameters(), lr=0.1)
     sched = engine.optim.lr_scheduler.StepLR(opt, 2, 0.5)
+
+    def scale_hook(module, inputs, output):  # a hook of the user's: its event sits in the firing order
+        return None
+
+    model[0].register_forward_hook(scale_hook)
     with modscope.trace(model, stats=True) as tr:
         for _ in range(steps):
             loss = model(engine.randn(5, 3)).pow(2).mean()
@@ -64,6 +69,14 @@ def test_the_report_has_every_section_and_references_nothing(traces, tmp_path, c
     assert not re.search(r"<(?:link|img|iframe)\b|\bsrc=", html)
 
 
+def _lines(t: dict) -> list[list]:
+    """A step's firing order as the page's script reads it (flat triples ``m``, others ``o``)."""
+    out, others, m = [], {o[0]: o[1:] for o in t["o"]}, iter(t["m"])
+    for i in range(len(t["m"]) // 3 + len(t["o"])):
+        out.append(others[i] if i in others else [next(m), next(m), next(m)])
+    return out
+
+
 def test_the_page_data_is_each_steps_params_and_firing_order(traces):
     a, _ = traces
     html = build_report(a).html
@@ -74,7 +87,9 @@ def test_the_page_data_is_each_steps_params_and_firing_order(traces):
     step2 = [e for e in loaded.iter_events() if e["step"] == 2 and e["kind"] in
              ("forward_pre", "forward", "backward_pre", "backward")]
     kinds = ("forward_pre", "forward", "backward_pre", "backward")
-    assert [(kinds[c], data["paths"][p], call) for c, p, call in data["timelines"]["2"]] == [
+    lines = _lines(data["timelines"]["2"])
+    assert [line[1:] for line in lines if line[0] == 4] == [["_record.<locals>.scale_hook", "forward", "0", False]]
+    assert [(kinds[c], data["paths"][p], call) for c, p, call in (line for line in lines if line[0] < 4)] == [
         (e["kind"], e["path"], e["call"]) for e in step2]
     items = next(e for e in loaded.iter_events() if e["kind"] == "params" and e["step"] == 3)["items"]
     assert [r[0] for r in data["params"]["3"]] == [i["path"] for i in items]
@@ -167,7 +182,7 @@ def _synthetic(steps: int, modules: int) -> list[dict]:
 def test_a_long_run_is_sampled_and_the_page_says_so():
     digest = TraceDigest(_synthetic(steps=300, modules=50), timeline_lines=2_000, param_cells=5_000)
     kept = digest.timelines.steps()
-    assert kept[-1] == 299 and sum(len(digest.timelines.payload(s).lines) for s in kept) <= 2_000 + 102
+    assert kept[-1] == 299 and sum(len(digest.timelines.payload(s)) for s in kept) <= 2_000 + 102
     assert digest.params.steps()[-1] == 299 and digest.params.units <= 5_000 + 251
     notes = " ".join(digest.notes())
     assert f"hook firing order: {len(kept)} of 300 steps kept" in notes
@@ -180,7 +195,7 @@ def test_a_step_longer_than_its_line_budget_is_cut_and_says_so(monkeypatch):
 
     monkeypatch.setattr(digest_module, "TIMELINE_STEP_LINES", 30)
     digest = TraceDigest(_synthetic(steps=2, modules=50))
-    assert len(digest.timelines.payload(1).lines) == 30 and digest.timelines.payload(1).cut == 102 - 30
+    assert len(digest.timelines.payload(1)) == 30 and digest.timelines.payload(1).cut == 102 - 30
     assert "hook firing order: 144 events past 30 in a step left out" in digest.notes()
 
 
@@ -215,7 +230,10 @@ def test_the_report_in_headless_chromium(traces, tmp_path):
         assert "2.1.num_batches_tracked () int64 1 buffer 4" in " ".join(page.locator("#ms-params-body").inner_text().split())
         assert page.locator("#ms-timeline").inner_text().splitlines()[0].strip() == "▶ forward_pre  (root)"
         page.select_option("#ms-timeline-step", "0")
-        assert "backward     0" in page.locator("#ms-timeline").inner_text()
+        timeline = page.locator("#ms-timeline").inner_text().splitlines()
+        assert "backward     0" in "\n".join(timeline)
+        at = next(i for i, line in enumerate(timeline) if "• hook" in line)  # between the Linear's pre and post
+        assert "scale_hook (forward on 0)" in timeline[at] and timeline[at - 1].strip() == "▶ forward_pre  0"
         # search: one module matches, its ancestors stay, the rest hide
         page.fill("#ms-tree-search", "batchnorm")
         assert page.locator("#ms-tree-count").inner_text() == "1 module matches"
@@ -264,6 +282,6 @@ def test_module_lines_read_unparsed_give_the_same_page(tmp_path):
     data = __import__("json").loads(re.search(r'id="ms-data">(.*?)</script>', html, re.S).group(1))
     kinds = ("forward_pre", "forward", "backward_pre", "backward")
     got = [(kinds[c], data["paths"][p]) for step in sorted(data["timelines"], key=int) for c, p, _ in
-           data["timelines"][step]]
+           _lines(data["timelines"][step])]
     assert got == modscope.load_trace(tmp_path / "plain.jsonl").firing_order()
     assert '<span class="ms-np">26 params</span>' in html and 'fwd ' in html

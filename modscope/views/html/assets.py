@@ -84,8 +84,18 @@ PAGE_JS = r"""
   }
 
   // --- the hook firing order per step -------------------------------------------------------
+  // a step's lines in order: module events are flat triples in t.m, hooks and errors [position, ...line] in t.o
+  function timelineLines(t) {
+    var out = [], m = t.m, o = t.o, oi = 0, mi = 0, n = m.length / 3 + o.length;
+    for (var i = 0; i < n; i++) {
+      if (oi < o.length && o[oi][0] === i) { out.push(o[oi].slice(1)); oi += 1; }
+      else { out.push([m[mi], m[mi + 1], m[mi + 2]]); mi += 3; }
+    }
+    return out;
+  }
+
   function drawTimeline(step) {
-    var lines = data.timelines[step] || [], out = [], depth = 0, pad;
+    var lines = data.timelines[step] ? timelineLines(data.timelines[step]) : [], out = [], depth = 0, pad;
     for (var i = 0; i < lines.length; i++) {
       var l = lines[i], k = l[0];
       if (k === 1 || k === 3) depth = Math.max(depth - 1, 0);

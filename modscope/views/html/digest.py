@@ -123,13 +123,39 @@ class StepSampler:
 
 
 class _Timeline:
-    """One step's firing order: ``kind, path, call`` codes, cut at ``TIMELINE_STEP_LINES``."""
+    """One step's firing order, cut at ``TIMELINE_STEP_LINES`` lines: module events as
+    ``(kind code, path number, call)`` triples in a flat ``array`` (12 bytes a line: a kept
+    10,000-module step is 40,000 of them), hooks and errors as ``(position, line)``."""
 
-    __slots__ = ("lines", "cut")
+    __slots__ = ("mods", "others", "cut")
 
     def __init__(self) -> None:
-        self.lines: list[tuple] = []
+        self.mods = array("i")
+        self.others: list[tuple] = []
         self.cut = 0
+
+    def __len__(self) -> int:
+        return len(self.mods) // 3 + len(self.others)
+
+    def lines(self) -> list[tuple]:
+        """Every line in order: ``(code, path number, call)`` or a hook's/error's tuple."""
+        out: list[tuple] = []
+        others = iter(self.others)
+        pending = next(others, None)
+        mods = self.mods
+        m = 0
+        for i in range(len(self)):
+            if pending is not None and pending[0] == i:
+                out.append(pending[1])
+                pending = next(others, None)
+            else:
+                out.append((mods[m], mods[m + 1], mods[m + 2]))
+                m += 3
+        return out
+
+    def to_json(self) -> dict[str, list]:
+        """What the page's script reads: ``m`` the flat triples, ``o`` ``[position, *line]``."""
+        return {"m": self.mods.tolist(), "o": [[i, *line] for i, line in self.others]}
 
 
 class TraceDigest:
@@ -189,7 +215,7 @@ class TraceDigest:
                 s = int(raw[i:raw.index(b",", i)])
             if s != step:
                 if timeline is not None:
-                    self.timelines.offer(step, timeline, len(timeline.lines) + 1)
+                    self.timelines.offer(step, timeline, len(timeline) + 1)
                 if forward:
                     best = current
                 current, forward = [], False
@@ -201,7 +227,7 @@ class TraceDigest:
                 if code == 1:
                     forward = True
                 if timeline is not None:
-                    if len(timeline.lines) < TIMELINE_STEP_LINES:
+                    if len(timeline) < TIMELINE_STEP_LINES:
                         if kind is None:
                             raw_path = e[e.lastindex]
                             number = by_bytes.get(raw_path)
@@ -215,7 +241,7 @@ class TraceDigest:
                             if number is None:
                                 number = paths[path] = len(paths)
                             call = e["call"]
-                        timeline.lines.append((code, number, call))
+                        timeline.mods.extend((code, number, call))
                     else:
                         timeline.cut += 1
                 continue
@@ -243,12 +269,12 @@ class TraceDigest:
                 self.error_count += 1
                 if len(self.errors) < 20:
                     self.errors.append(e)
-                if timeline is not None and len(timeline.lines) < TIMELINE_STEP_LINES:
-                    timeline.lines.append((5, e["etype"], e["message"][:200], e.get("module") or ""))
-            elif kind == "hook" and timeline is not None and len(timeline.lines) < TIMELINE_STEP_LINES:
-                timeline.lines.append((4, e["qualname"], e["hook_kind"], e["target"], e["replaced"]))
+                if timeline is not None and len(timeline) < TIMELINE_STEP_LINES:
+                    timeline.others.append((len(timeline), (5, e["etype"], e["message"][:200], e.get("module") or "")))
+            elif kind == "hook" and timeline is not None and len(timeline) < TIMELINE_STEP_LINES:
+                timeline.others.append((len(timeline), (4, e["qualname"], e["hook_kind"], e["target"], e["replaced"])))
         if timeline is not None:
-            self.timelines.offer(step, timeline, len(timeline.lines) + 1, last=True)
+            self.timelines.offer(step, timeline, len(timeline) + 1, last=True)
         self.count = count
         if self._pending_params is not None:
             self._offer_params(*self._pending_params, last=True)

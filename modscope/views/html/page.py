@@ -38,12 +38,22 @@ SECTIONS = (("modules", "Modules"), ("summary", "Summary"), ("plots", "Over step
 
 @dataclass
 class Report:
-    """A built report: its ``html``, and ``notes`` (what it sampled or left out, also written
-    in the page) and ``warnings`` (a section it could not draw, and why)."""
+    """A built report: the page in ``parts`` (``html`` joins them), ``notes`` (what it sampled
+    or left out, also written in the page) and ``warnings`` (a section it could not draw, and
+    why)."""
 
-    html: str
+    parts: list[str]
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def html(self) -> str:
+        return "".join(self.parts)
+
+    @property
+    def size(self) -> int:
+        """The page's bytes (UTF-8)."""
+        return sum(len(part.encode("utf-8")) for part in self.parts)
 
 
 def build_report(trace: str | os.PathLike, compare: str | os.PathLike | None = None) -> Report:
@@ -68,30 +78,41 @@ def build_report(trace: str | os.PathLike, compare: str | os.PathLike | None = N
             _plots(digest), _params(digest), _timeline(digest), _graph(digest, warnings)]
     if compare is not None:
         body.append(_diff(trace, compare))
-    data = {"paths": list(digest.paths), "timelines": {}, "timeline_cut": {}, "params": {}, "pinfo": {}}
-    for step in digest.timelines.steps():
-        t = digest.timelines.payload(step)
-        data["timelines"][step] = t.lines
-        if t.cut:
-            data["timeline_cut"][step] = t.cut
-    for step in digest.params.steps():
-        data["params"][step] = [[r[0], *map(_round, r[1:1 + len(PARAM_FIELDS)]), *r[1 + len(PARAM_FIELDS):]]
-                                for r in digest.params.payload(step)]
-    for p in digest.model["params"]:
-        data["pinfo"][p["path"]] = [_shape(p["shape"]), p["dtype"], p["numel"], "yes" if p["requires_grad"] else "no"]
-    for b in digest.model["buffers"]:  # (a params event has the buffers' statistics too)
-        data["pinfo"][b["path"]] = [_shape(b["shape"]), b["dtype"], b["numel"], "buffer"]
-    # "<" only occurs inside JSON strings, where \u003c means the same: no "</script>" can end the block
-    blob = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
     title = f"modscope report: {digest.model_name}"
-    page = ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
-            "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; style-src 'unsafe-inline'; "
-            "script-src 'unsafe-inline'; img-src data:\">"
-            f"<title>{escape(title)}</title><style>{CSS}{PAGE_CSS}</style></head><body><div class=ms>"
-            + "".join(body)
-            + f'</div><script type="application/json" id="ms-data">{blob}</script><script>{PAGE_JS}</script>'
-            "</body></html>")
-    return Report(page, notes, warnings)
+    parts = ["<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
+             "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; style-src 'unsafe-inline'; "
+             "script-src 'unsafe-inline'; img-src data:\">"
+             f"<title>{escape(title)}</title><style>{CSS}{PAGE_CSS}</style></head><body><div class=ms>",
+             *body, '</div><script type="application/json" id="ms-data">', *_data(digest),
+             f"</script><script>{PAGE_JS}</script></body></html>"]
+    return Report(parts, notes, warnings)
+
+
+def _json(obj: Any) -> str:
+    # "<" only occurs inside JSON strings, where \u003c means the same: no "</script>" can end the block
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
+
+
+def _data(digest: TraceDigest) -> list[str]:
+    """The page's data block (one JSON object) in pieces, a kept step's firing order or parameters
+    each: the page is written a piece at a time, never as one string."""
+    pinfo = {p["path"]: [_shape(p["shape"]), p["dtype"], p["numel"], "yes" if p["requires_grad"] else "no"]
+             for p in digest.model["params"]}
+    for b in digest.model["buffers"]:  # (a params event has the buffers' statistics too)
+        pinfo[b["path"]] = [_shape(b["shape"]), b["dtype"], b["numel"], "buffer"]
+    steps = digest.timelines.steps()
+    cuts = {step: digest.timelines.payload(step).cut for step in steps if digest.timelines.payload(step).cut}
+    out = ['{"paths":', _json(list(digest.paths)), ',"pinfo":', _json(pinfo), ',"timeline_cut":', _json(cuts),
+           ',"timelines":{']
+    for i, step in enumerate(steps):
+        out += [f'{"," if i else ""}"{step}":', _json(digest.timelines.payload(step).to_json())]
+    out.append('},"params":{')
+    n = len(PARAM_FIELDS)
+    for i, step in enumerate(digest.params.steps()):
+        rows = [[r[0], *map(_round, r[1:1 + n]), *r[1 + n:]] for r in digest.params.payload(step)]
+        out += [f'{"," if i else ""}"{step}":', _json(rows)]
+    out.append("}}")
+    return out
 
 
 def write_report(trace: str | os.PathLike, output: str | os.PathLike,
@@ -100,7 +121,9 @@ def write_report(trace: str | os.PathLike, output: str | os.PathLike,
     cannot be written."""
     report = build_report(trace, compare)
     try:
-        Path(output).write_text(report.html, encoding="utf-8")
+        with open(output, "w", encoding="utf-8") as f:
+            for part in report.parts:
+                f.write(part)
     except OSError as e:
         raise OSError(f"cannot write the report {output}: {e.strerror or e}") from None
     return report
