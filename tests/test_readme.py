@@ -209,6 +209,19 @@ def test_python_block(block: Block, variant: str, tmp_path: Path):
 
 # Files the README's commands name but a reader brings: written into the temp dir before the command runs.
 FIXTURE_FILES: dict[str, str] = {
+    # "Headless, distributed and remote runs": ``modscope record ... train.py``; a few engine steps.
+    "train.py": '''
+        import engine as torch
+        import engine.nn as nn
+
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(3):
+            loss = model(torch.randn(16, 4)).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    ''',
     # "On PyTorch": ``modscope export models.py:make_model --what autograd --input 1,3,32,32``; a small
     # torch CNN taking 3-channel images (the section is about torch models).
     "models.py": '''
@@ -241,9 +254,18 @@ SKIPPED = {
     "pipx": "installs the wheel as a tool: make smoke installs the same wheel into a fresh venv and runs it",
     "uv": "installs the wheel as a tool: make smoke installs the same wheel into a fresh venv and runs it",
     "python": "python -m build: tests/packaging/test_wheel.py builds the sdist and the wheel",
+    "torchrun": "starts ranks: tests/cli/test_record_ranks.py runs modscope record under torchrun",
+    "ssh": "reaches another machine",
+    "scp": "reaches another machine",
 }
 
-TUI_COMMANDS = {"demo", "run", "replay"}  # open the full-screen TUI (replay unless it asks for --help)
+TUI_COMMANDS = {"demo", "run", "replay", "attach"}  # open the full-screen TUI (unless they ask for --help)
+
+
+def _needs_a_distributed_run(argv: tuple[str, ...]) -> bool:
+    """Lines that start ranks, serve a port or name a rank's file (``F#R``) are parsed, not run:
+    tests/cli/test_record_ranks.py, test_run_ranks.py and test_record_serve.py run them for real."""
+    return any(a.startswith(("--nproc-per-node", "--serve")) or re.search(r"\.jsonl(\.gz)?#\d", a) for a in argv)
 
 
 @dataclass(frozen=True)
@@ -357,7 +379,9 @@ def _resolve(args: list[str], cwd: Path, cmd: Command) -> list[str]:
 
 
 def _opens_tui(argv: tuple[str, ...]) -> bool:
-    return len(argv) > 1 and argv[1] in TUI_COMMANDS and not {"-h", "--help"} & set(argv[2:])
+    if {"-h", "--help"} & set(argv[2:]):
+        return False
+    return len(argv) > 1 and (argv[1] in TUI_COMMANDS or _needs_a_distributed_run(argv))
 
 
 def _command_cases():
