@@ -922,3 +922,24 @@ async def test_a_long_pause_reason_wraps_instead_of_being_cut(events):
         shown = "".join(x.strip() for x in lines[2:-4])  # whole, between status and step (wrapped)
         assert shown.replace(" ", "") == reason.replace(" ", ""), lines
         assert lines[1].split() == ["status", "paused"] and lines[-4].split() == ["step", "3"]
+
+
+@pytest.mark.asyncio
+async def test_the_help_is_one_dialog_kept_between_openings(events):
+    """Composed once (``?`` took 0.3-1 s while training, most of it building the dialog again)."""
+    from modscope.views.tui.screens import HelpScreen
+
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        await pilot.press("question_mark")
+        await settle(pilot, app, lambda a: isinstance(a.screen, HelpScreen))
+        first = app.screen
+        await pilot.press("escape")
+        await settle(pilot, app, lambda a: a.screen is a.screen_stack[0])
+        await pilot.press("question_mark")
+        await settle(pilot, app, lambda a: isinstance(a.screen, HelpScreen))
+        assert app.screen is first and "this help" in screen_text(app)
+        await pilot.press("question_mark")  # closes it, as escape does
+        await settle(pilot, app, lambda a: a.screen is a.screen_stack[0])
+        assert app.is_running

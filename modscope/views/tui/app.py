@@ -142,6 +142,7 @@ class ModscopeApp(App[int]):
         self._unmounted = False
         self._ticker: Timer | None = None  # set on mount: an app that failed to start has none
         self._find_screen: FindScreen | None = None  # the find dialog, kept between openings
+        self._help_screen: HelpScreen | None = None  # the help, kept between openings
         self._find_list: tuple[int, list[tuple[str, str]]] = (-1, [])  # (state.models, find's modules)
         # the numbers of the step the timeline stays on (``g``, ``[``, ``]``), shown by the tree
         # and the parameter table; None: the latest, as they arrive
@@ -803,7 +804,12 @@ class ModscopeApp(App[int]):
         self.push_screen(TextScreen("Program output", body))
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        """``?``: the help. One dialog serves every opening (installed, as find's): composing its
+        tables and laying them out again was most of the time ``?`` took while training."""
+        if self._help_screen is None:
+            self._help_screen = HelpScreen()
+            self.install_screen(self._help_screen, "help")
+        self.push_screen(self._help_screen)
 
     async def action_quit(self) -> None:
         if self.child is None or self._stopping:

@@ -1,0 +1,127 @@
+"""Key → screen latency of the keys a new user presses first, while the demo trains (issue 30).
+
+``z`` (maximise the focused view), ``?`` (the help), ``/`` (the find dialog) and ``space`` (until
+the screen says "paused": the program stops at its step's end, so this includes up to one step
+of training and the round trip to the child), in a real ``modscope run`` of the demo Net
+(``ChildProcess`` + ``SocketSource``, as ``modscope demo``), headless at ``--size``.
+
+Timing is ``bench_tui_scale``'s (``PaintClock.press``): from sending the key through the driver to
+the end of the first paint after the key's effect holds that leaves the widgets it changed with
+nothing left to repaint; wall clock, and the UI thread's CPU time in brackets. Each key is
+undone, unmeasured, before the next press (``z`` again, escape, space to resume), presses
+150-250 ms apart. ``--rounds 2`` runs the scenario twice, interleaved: the A/A row.
+
+Run: ``.venv/bin/python bench/bench_tui_dialogs.py [--presses 30 --rounds 2 --size 200x55]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+from typing import Any
+
+from bench_tui_scale import NET, TIMEOUT, PaintClock, pct, until
+
+from modscope.views.tui.app import ModscopeApp
+from modscope.views.tui.screens import FindScreen, HelpScreen
+from modscope.views.tui.sources import ChildProcess, SocketSource
+from modscope.views.tui.widgets.module_tree import ModuleTree
+from modscope.views.tui.widgets.training import TrainingPanel
+
+KEYS = ("z", "help", "find", "pause")
+
+
+async def measure(app: ModscopeApp, clock: PaintClock, presses: int, seed: int,
+                  keys: list[str]) -> dict[str, list[tuple[float, float]]]:
+    rng = random.Random(seed)
+    tree, panel = app.query_one(ModuleTree), app.query_one(TrainingPanel)
+    main = app.screen_stack[0]
+    out: dict[str, list[tuple[float, float]]] = {k: [] for k in KEYS}
+
+    async def gap() -> None:
+        await asyncio.sleep(0.15 + rng.random() * 0.1)
+
+    async def timed(name: str, *args: Any) -> None:
+        try:
+            out[name].append(await clock.press(*args))
+        except TimeoutError:
+            out[name].append((TIMEOUT, float("nan")))
+
+    await until(lambda: app._auto_selected and app.selected != "")
+    tree.focus()
+    await gap()
+    for _ in range(presses if "z" in keys else 0):
+        await timed("z", "z", "z", lambda: main.maximized is tree, lambda: [tree, main])
+        await gap()
+        await clock.press("z", "z", lambda: main.maximized is None, lambda: [tree, main])
+        await gap()
+    for _ in range(presses if "help" in keys else 0):
+        await timed("help", "question_mark", "?", lambda: isinstance(app.screen, HelpScreen) and
+                    bool(app.screen.query("Static")), lambda: [app.screen])
+        await gap()
+        await clock.press("escape", "\x1b", lambda: app.screen is main, lambda: [tree])
+        await gap()
+    for _ in range(presses if "find" in keys else 0):
+        def found() -> bool:
+            screen = app.screen
+            return isinstance(screen, FindScreen) and screen.query_one("#matches").option_count > 0
+
+        await timed("find", "slash", "/", found, lambda: [app.screen.query_one("#matches"), app.screen])
+        await gap()
+        await clock.press("escape", "\x1b", lambda: app.screen is main, lambda: [tree])
+        tree.focus()
+        await gap()
+    for _ in range(presses if "pause" in keys else 0):
+        await timed("pause", "space", " ", lambda: app.state.status == "paused" and "paused" in str(app.title),
+                    lambda: [panel, main])
+        await gap()
+        await clock.press("space", " ", lambda: app.state.status == "running", lambda: [panel])
+        await gap()
+    return out
+
+
+async def live(presses: int, seed: int, size: tuple[int, int], keys: list[str]) -> dict[str, Any]:
+    source = SocketSource()
+    child = ChildProcess(source, str(NET), ["--epochs", "1000"], None)
+    app = ModscopeApp(source, child=child)
+    clock = PaintClock(app)
+    try:
+        async with app.run_test(size=size):
+            await until(lambda: app.query_one(ModuleTree).modules and len(app.state.steps_available()) >= 3)
+            timed = await measure(app, clock, presses, seed, keys)
+            result = {"keys": {k: v for k, v in timed.items() if v}, "steps": app.state.step}
+            child.stop(source)
+    finally:
+        if child.returncode is None:
+            child.proc.kill()
+    return result
+
+
+def row(name: str, result: dict[str, Any]) -> str:
+    cells = []
+    for key, samples in result["keys"].items():
+        wall = [w for w, _ in samples]
+        cpu = [c for _, c in samples if c == c] or [float("nan")]
+        cells.append(f"{key} {statistics.median(wall) * 1e3:.0f}/{pct(wall, 0.95) * 1e3:.0f}"
+                     f" ({statistics.median(cpu) * 1e3:.0f}/{pct(cpu, 0.95) * 1e3:.0f})")
+    return f"{name:<8} " + "  ".join(cells) + f"   steps {result['steps']}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--presses", type=int, default=30, help="timed presses per key (>= 30 for a p95)")
+    parser.add_argument("--rounds", type=int, default=2, help="runs, interleaved (2: an A/A row)")
+    parser.add_argument("--size", default="200x55", help="terminal size, WxH")
+    parser.add_argument("--keys", default=",".join(KEYS), help=f"which keys (default: {','.join(KEYS)})")
+    args = parser.parse_args()
+    size = tuple(int(x) for x in args.size.split("x"))
+    print(f"key: median/p95 ms wall (UI thread CPU ms); net demo training, {args.size}, {args.presses} presses")
+    for r in range(args.rounds):
+        result = asyncio.run(live(args.presses, seed=r, size=size, keys=args.keys.split(",")))
+        print(row(f"net #{r + 1}", result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
