@@ -80,7 +80,8 @@ def test_a_program_that_froze_objects_itself_keeps_its_freeze():
         p = GcPolicy()
         p.start()
         p.stop()
-        assert gc.get_freeze_count() == frozen  # not unfrozen by the viewer
+        # not unfrozen by the viewer (a few frozen objects may have been freed meanwhile: 3.13 counts them out)
+        assert gc.get_freeze_count() > frozen * 0.9
     finally:
         gc.unfreeze()
 
