@@ -66,7 +66,8 @@ async def measure(app: ModscopeApp, clock: PaintClock, presses: int, seed: int,
     for _ in range(presses if "find" in keys else 0):
         def found() -> bool:
             screen = app.screen
-            return isinstance(screen, FindScreen) and screen.query_one("#matches").option_count > 0
+            matches = screen.query("#matches") if isinstance(screen, FindScreen) else []
+            return bool(matches) and matches.first().option_count > 0  # composed, and listing
 
         await timed("find", "slash", "/", found, lambda: [app.screen.query_one("#matches"), app.screen])
         await gap()
