@@ -259,7 +259,7 @@ SKIPPED = {
     "scp": "reaches another machine",
 }
 
-TUI_COMMANDS = {"demo", "run", "replay", "attach"}  # open the full-screen TUI (unless they ask for --help)
+TUI_COMMANDS = {"demo", "run", "replay", "attach", "web"}  # open the TUI, here or in a browser (unless --help)
 
 
 def _needs_a_distributed_run(argv: tuple[str, ...]) -> bool:
