@@ -64,14 +64,6 @@ class Recorder(Delivery, ParamEvents, EventSource):
 
     Use as a context manager (or ``start()``/``stop()``). On exit every hook it added is removed
     and the user's own hooks are exactly as before, also when the traced code raises.
-
-    Example::
-
-        >>> with modscope.trace(model) as tr:
-        ...     loss = loss_fn(model(x), y)
-        ...     loss.backward()
-        >>> tr.firing_order()[:2]
-        [('forward_pre', ''), ('forward_pre', 'conv1')]
     """
 
     def __init__(self, model: Any = None, *, stats: bool = False,

@@ -69,13 +69,7 @@ class EventTrace(EventSource):
 
     def _dropped_note(self) -> str:
         """What the trace lacks, in a sentence ("" when nothing): for the summary's caption."""
-        events, steps = getattr(self, "dropped", 0), getattr(self, "dropped_steps", 0)
-        if not events:
-            return ""
-        older = f"{events:,} events"
-        if steps:
-            older = f"{steps:,} older step{'s' if steps != 1 else ''} ({older})"
-        return f"not in this trace: {older}, evicted to bound its memory"
+        return dropped_note(getattr(self, "dropped", 0), getattr(self, "dropped_steps", 0))
 
     def totals(self) -> dict[str, int]:
         """The summary's totals as numbers: ``{"params", "trainable", "mult_adds"}`` (shared
@@ -214,3 +208,13 @@ def load_trace(path: str | os.PathLike) -> RecordedTrace:
         raise TraceFileError(str(e)) from None
     source = TraceFile(file)
     return RecordedTrace(source, file, source.truncated)
+
+
+def dropped_note(events: int, steps: int = 0) -> str:
+    """The events (and whole older steps) a bounded trace evicted, in a sentence; "" for none."""
+    if not events:
+        return ""
+    older = f"{events:,} events"
+    if steps:
+        older = f"{steps:,} older step{'s' if steps != 1 else ''} ({older})"
+    return f"not in this trace: {older}, evicted to bound its memory"

@@ -24,6 +24,7 @@ from typing import Any
 
 from ...events.files import MODULE_LINE_KINDS
 from ...events.schema import loads
+from ..trace import dropped_note
 
 SERIES_POINTS = 600  # points kept per plotted series
 PARAM_CELLS = 400_000  # parameter statistics kept over the sampled steps (5 numbers a parameter)
@@ -348,10 +349,4 @@ class TraceDigest:
     def dropped_note(self) -> str:
         if not self.end:
             return ""
-        events, steps = self.end.get("dropped", 0), self.end.get("dropped_steps", 0)
-        if not events:
-            return ""
-        older = f"{events:,} events"
-        if steps:
-            older = f"{steps:,} older step{'s' if steps != 1 else ''} ({older})"
-        return f"not in this trace: {older}, evicted to bound its memory"
+        return dropped_note(self.end.get("dropped", 0), self.end.get("dropped_steps", 0))
