@@ -61,7 +61,7 @@ demo: setup
 	$(VENV)/bin/modscope demo
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check engine modscope tests examples bench
+	$(VENV)/bin/ruff check engine modscope tests bench scripts
 
 # The whole suite: engine, both capture backends, views, the parity tests against torch; then the
 # wheel as a user installs it, with the newest and with the lowest dependency versions allowed.
