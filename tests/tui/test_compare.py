@@ -13,7 +13,7 @@ from textual.widgets import Button, Input, Static
 from modscope.cli import main
 from modscope.views.diff import rel_diff
 from modscope.views.tui.app import ModscopeApp
-from modscope.views.tui.compare import CompareError, OtherTrace, compare_steps
+from modscope.views.tui.compare import CompareError, OtherTrace, compare_steps, session_step_whole
 from modscope.views.tui.screens import CompareScreen, help_text
 from modscope.views.tui.sources import EventListSource, ReplaySource
 from modscope.views.tui.state import SessionState
@@ -291,3 +291,25 @@ def test_a_module_with_nothing_compared_says_no_data_not_a_zero_difference(event
     badges = compare_steps(state, 5, 4).badges()
     assert badges[""].plain == " Δ no data" and badges["blk"].plain == " Δ no data"
     assert badges["blk.a"].plain.startswith(" Δ") and badges["blk.a"].plain[2].isdigit()  # its parameters
+
+
+
+@pytest.mark.asyncio
+async def test_a_replayed_step_compared_while_still_indexed_is_compared_again_when_whole(tmp_path):
+    """A replay's step whose text range is not indexed yet gives only what the timeline kept (no
+    ``params`` event): every parameter compared as changed (Δ∞). Once indexed, it is compared again."""
+    app = ModscopeApp(ReplaySource(TRACE), compare=OtherTrace(str(TRACE)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        await settle(pilot, app, lambda a: a.comparison is not None and a.comparison.step_a == 5)
+        with app.state.lock:
+            record = next(r for r in app.state.steps if r.step == 5)
+            indexed = record.start, record.end
+            record.start = record.end = None  # as while the background pass has not reached it
+        assert not session_step_whole(app.state, 5)
+        tree = app.query_one(ModuleTree)
+        await settle(pilot, app, lambda a: "Δ∞" in badge(tree, "blk.a"))  # compared on what was kept
+        with app.state.lock:
+            record.start, record.end = indexed  # the background pass reaches it
+        assert session_step_whole(app.state, 5)
+        await settle(pilot, app, lambda a: all(b.plain.startswith(" Δ0.0e+00") for b in tree.badges.values()))

@@ -24,7 +24,14 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
-from .compare import CompareError, Comparison, OtherTrace, compare_steps, session_step_events
+from .compare import (
+    CompareError,
+    Comparison,
+    OtherTrace,
+    compare_steps,
+    session_step_events,
+    session_step_whole,
+)
 from .exit_report import own_frames
 from .export import describe_export, model_event_of, snapshot_export, write_export
 from .gc_policy import GcPolicy
@@ -740,7 +747,10 @@ class ModscopeApp(App[int]):
         if pair is None or self.compare_mode is None:
             return
         mode = self.compare_mode["mode"]
-        key = (*pair, mode)
+        # A replayed step compared while it was still being indexed is compared again once it is
+        # whole (its parameters were missing: every parameter showed as changed, Δ∞).
+        session_steps = pair if mode == "steps" else pair[:1]
+        key = (*pair, mode, all(session_step_whole(self.state, s) for s in session_steps))
         if key == self._compare_key:
             return
         self._compare_key = key

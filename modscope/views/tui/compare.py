@@ -93,6 +93,14 @@ class OtherTrace:
         return events
 
 
+def session_step_whole(state: SessionState, step: int) -> bool:
+    """Whether ``session_step_events(state, step)`` gives the whole step: a replayed step still
+    being indexed gives only what the timeline kept (its ``params`` event may be missing)."""
+    with state.lock:
+        record = next((r for r in state.steps if r.step == step), None)
+        return record is None or isinstance(record, StepRecord) or None not in (record.start, record.end)
+
+
 def session_step_events(state: SessionState, step: int) -> list[dict[str, Any]] | None:
     """A kept step's events as a diff needs them (module events and its ``params`` event), from
     the state (live) or read back from the replayed file; ``None``: the step is not kept."""
