@@ -120,6 +120,8 @@ async def test_timeline_filters_by_kind_and_module(events):
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot, app, loaded)
         timeline = app.query_one(HookTimeline)
+        # the step's lines are laid out at a refresh after it is shown: count them once they are
+        await settle(pilot, app, lambda a: timeline.line_count > 0)
         full = timeline.line_count
         await pilot.press("2")  # hide backward
         await settle(pilot, app, lambda a: timeline.line_count < full)
