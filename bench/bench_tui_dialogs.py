@@ -22,10 +22,10 @@ import random
 import statistics
 from typing import Any
 
-from bench_tui_scale import NET, TIMEOUT, PaintClock, pct, until
+from bench_tui_scale import NET, TIMEOUT, PaintClock, find_listing, pct, until
 
 from modscope.views.tui.app import ModscopeApp
-from modscope.views.tui.screens import FindScreen, HelpScreen
+from modscope.views.tui.screens import HelpScreen
 from modscope.views.tui.sources import ChildProcess, SocketSource
 from modscope.views.tui.widgets.module_tree import ModuleTree
 from modscope.views.tui.widgets.training import TrainingPanel
@@ -64,12 +64,8 @@ async def measure(app: ModscopeApp, clock: PaintClock, presses: int, seed: int,
         await clock.press("escape", "\x1b", lambda: app.screen is main, lambda: [tree])
         await gap()
     for _ in range(presses if "find" in keys else 0):
-        def found() -> bool:
-            screen = app.screen
-            matches = screen.query("#matches") if isinstance(screen, FindScreen) else []
-            return bool(matches) and matches.first().option_count > 0  # composed, and listing
-
-        await timed("find", "slash", "/", found, lambda: [app.screen.query_one("#matches"), app.screen])
+        await timed("find", "slash", "/", lambda: find_listing(app),
+                    lambda: [app.screen.query_one("#matches"), app.screen])
         await gap()
         await clock.press("escape", "\x1b", lambda: app.screen is main, lambda: [tree])
         tree.focus()

@@ -143,6 +143,13 @@ def send(app: ModscopeApp, key: str, char: str | None) -> None:
     app._driver.send_message(event)
 
 
+def find_listing(app: ModscopeApp) -> bool:
+    """The find dialog is on screen, composed, and listing matches (what `/` must reach)."""
+    screen = app.screen
+    matches = screen.query("#matches") if isinstance(screen, FindScreen) else []
+    return bool(matches) and matches.first().option_count > 0
+
+
 async def until(pred: Callable[[], bool], timeout: float = 120.0) -> None:
     t0 = time.perf_counter()
     while not pred():
@@ -217,12 +224,8 @@ async def measure_keys(app: ModscopeApp, clock: PaintClock, presses: int,
         await timed("select", key, None, selected, lambda: [timeline, tree, params])
         await gap()
     for _ in range(presses):
-        def found() -> bool:
-            screen = app.screen
-            matches = screen.query("#matches") if isinstance(screen, FindScreen) else []
-            return bool(matches) and matches.first().option_count > 0  # composed, and listing
-
-        await timed("find", "slash", "/", found, lambda: [app.screen.query_one("#matches"), app.screen])
+        await timed("find", "slash", "/", lambda: find_listing(app),
+                    lambda: [app.screen.query_one("#matches"), app.screen])
         await gap()
         if isinstance(app.screen, FindScreen) or out["find"][-1][0] < TIMEOUT:
             await clock.press("escape", "\x1b", lambda: not isinstance(app.screen, FindScreen), lambda: [tree])

@@ -83,13 +83,18 @@ def test_each_backend_folder_imports_its_framework():
         assert any(n == framework or n.startswith(framework + ".") for n in names), folder
 
 
-def test_the_check_sees_a_relative_import_inside_a_function(tmp_path, monkeypatch):
-    bad = PACKAGE / "views" / "_layer_probe.py"
-    bad.write_text("def f():\n    from ..capture import recorder\n    import torch\n")
+def _violations_of_a_probe(folder: str, source: str) -> list[str]:
+    """What the check finds in ``modscope/<folder>`` with a module of ``source`` added there."""
+    probe = PACKAGE / folder / "_layer_probe.py"
+    probe.write_text(source)
     try:
-        found = violations("modscope/views")
+        return violations(f"modscope/{folder}")
     finally:
-        bad.unlink()
+        probe.unlink()
+
+
+def test_the_check_sees_a_relative_import_inside_a_function(tmp_path, monkeypatch):
+    found = _violations_of_a_probe("views", "def f():\n    from ..capture import recorder\n    import torch\n")
     assert found == ["modscope/views/_layer_probe.py:2 imports modscope.capture",
                      "modscope/views/_layer_probe.py:2 imports modscope.capture.recorder",
                      "modscope/views/_layer_probe.py:3 imports torch"]
@@ -125,12 +130,7 @@ def test_tracing_an_engine_model_does_not_import_torch():
 
 
 def test_the_check_sees_capture_reaching_into_views():
-    bad = PACKAGE / "capture" / "_layer_probe.py"
-    bad.write_text("from ..views.trace import EventTrace\nimport modscope.views.diagrams\n")
-    try:
-        found = violations("modscope/capture")
-    finally:
-        bad.unlink()
+    found = _violations_of_a_probe("capture", "from ..views.trace import EventTrace\nimport modscope.views.diagrams\n")
     assert found == ["modscope/capture/_layer_probe.py:1 imports modscope.views.trace",
                      "modscope/capture/_layer_probe.py:1 imports modscope.views.trace.EventTrace",
                      "modscope/capture/_layer_probe.py:2 imports modscope.views.diagrams"]
