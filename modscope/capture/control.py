@@ -1,7 +1,9 @@
 """The traced process's side of the control channel: pause, resume, single step, breakpoints.
 
 The viewer sends JSON lines (``{"cmd": "pause"}``, ``"resume"``, ``"step"``, ``"stop"``,
-``{"cmd": "break", "nan": true, "grad_norm": 10.0, "modules": ["fc1"]}``). ``handle`` runs on the
+``{"cmd": "break", "nan": true, "grad_norm": 10.0, "modules": ["fc1"]}``; ``{"cmd": "resume", "until": S}``
+resumes and pauses again at the end of step S: a viewer of several ranks holds them all at the same
+step boundary with it, see ``views.tui.ranks.RankHold``). ``handle`` runs on the
 socket's receiver thread; ``observe`` runs in the training thread on every event and blocks
 there while paused, which is what pausing training means.
 """
@@ -26,6 +28,10 @@ def parse_command(line: bytes | str) -> dict[str, Any]:
         raise ControlError(f"control message is not JSON: {e}") from None
     if not isinstance(msg, dict) or msg.get("cmd") not in COMMANDS:
         raise ControlError(f"unknown control message {str(msg)[:80]!r} (commands: {', '.join(COMMANDS)})")
+    until = msg.get("until")
+    if until is not None and (msg["cmd"] != "resume" or not isinstance(until, int) or isinstance(until, bool)
+                              or until < 0):
+        raise ControlError("'until' is a step number >= 0, and only 'resume' takes it")
     if msg["cmd"] == "break":
         if not isinstance(msg.get("nan", False), bool):
             raise ControlError("break: 'nan' must be true or false")
@@ -52,6 +58,7 @@ class Controller:
         self._go.set()
         self.pause_requested = False
         self.step_mode = False
+        self.until_step: int | None = None  # resume ... until: pause again at the end of this step
         self.stop_requested = False
         self._interrupted = False
         self.break_nan = False
@@ -71,6 +78,7 @@ class Controller:
             self.pause_requested = True
         elif cmd == "resume":
             self.pause_requested = self.step_mode = False
+            self.until_step = msg.get("until")
             self._go.set()
         elif cmd == "step":
             self.pause_requested, self.step_mode = False, True
@@ -104,7 +112,7 @@ class Controller:
         """Nothing asked for (no pause, step, stop or breakpoint): no event could make ``observe``
         act, so the tracer need not call it (``Trace`` checks this before each delivery)."""
         return not (self.pause_requested or self.step_mode or self.stop_requested or self.break_nan
-                    or self.break_modules or self.break_grad_norm is not None)
+                    or self.break_modules or self.break_grad_norm is not None or self.until_step is not None)
 
     def __call__(self, event: dict[str, Any]) -> None:
         self.observe(event)
@@ -136,10 +144,13 @@ class Controller:
                     return f"breakpoint: grad norm {over[0]['grad_norm']:.3g} of {over[0]['path']} > {limit:g}"
             if self.step_mode:
                 return f"stepped: step {event['step']} done"
+            if self.until_step is not None and event["step"] >= self.until_step:
+                return f"held at the end of step {event['step']} with the other ranks"
         return ""
 
     def _pause(self, reason: str) -> None:
         self.pause_requested = self.step_mode = False
+        self.until_step = None
         self._go.clear()
         self.trace._emit("status", state="paused", reason=reason)
         self._go.wait()
