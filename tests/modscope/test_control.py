@@ -318,3 +318,24 @@ def test_the_first_single_step_after_a_pause_from_the_viewer_runs_the_next_step(
     send(c, cmd="stop")
     thread.join(timeout=10)
     assert result == {"stopped": True}
+
+
+def test_resume_until_pauses_again_at_the_end_of_that_step(lib):
+    # what the viewer of several ranks sends a rank stopped behind the others (views.tui.ranks.RankHold)
+    c = Controller()
+    send(c, cmd="resume", until=2)
+    assert not c.idle
+    tr, thread, result = training_thread(lib, c, steps=6, stats=False)
+    paused = wait_status(tr, "paused")
+    assert paused["reason"] == "held at the end of step 2 with the other ranks" and paused["step"] == 2
+    assert c.idle  # held once: a resume goes on for good
+    send(c, cmd="resume")
+    thread.join(timeout=10)
+    assert result == {"finished": True}
+
+
+@pytest.mark.parametrize("msg", [{"cmd": "resume", "until": -1}, {"cmd": "resume", "until": "3"},
+                                 {"cmd": "resume", "until": True}, {"cmd": "pause", "until": 3}])
+def test_until_is_a_step_number_on_resume_only(msg):
+    with pytest.raises(ControlError, match="'until' is a step number"):
+        parse_command(json.dumps(msg))
