@@ -89,17 +89,15 @@ def main(argv: list[str] | None = None) -> int:
     except RankEnvironmentError as e:
         print(f"modscope: {e}", file=sys.stderr)
         return 2
-    # Ranks (``modscope run --nproc-per-node``): rank 0 streams to the viewer and takes its
-    # controls; every rank records its own file beside the trace file (``events.trace_paths``).
-    viewed = origin is None or origin["rank"] == 0
-    controller = Controller() if viewed else None
-    socket_sink = None
-    if viewed:
-        try:
-            socket_sink = SocketSink(opts.connect, token, on_control=controller.handle)
-        except ConnectionError as e:
-            print(f"modscope: {e}", file=sys.stderr)
-            return 2
+    # Ranks (``modscope run --nproc-per-node``): every rank streams to the viewer and takes its
+    # controls (the viewer holds them all at one step boundary, ``views.tui.ranks.RankHold``), and
+    # records its own file beside the trace file (``events.trace_paths``).
+    controller = Controller()
+    try:
+        socket_sink = SocketSink(opts.connect, token, on_control=controller.handle)
+    except ConnectionError as e:
+        print(f"modscope: {e}", file=sys.stderr)
+        return 2
     trace_file = rank_path(opts.trace_file, origin["rank"]) if opts.trace_file and origin else opts.trace_file
     # The trace file is written on a thread of its own: compression and disk I/O stay out of
     # the training loop (the viewer shows everything live anyway).
@@ -111,8 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     tr = Recorder(None, stats=opts.stats, sink=TeeSink(socket_sink, file_sink), max_events=1000,
                   observer=controller, backend=backend)
-    if controller is not None:
-        controller.trace = tr
+    controller.trace = tr
     code, _ = run_traced(tr, opts.script, opts.args)
     return code
 

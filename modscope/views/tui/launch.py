@@ -169,7 +169,7 @@ def run_script(script: str, args: list[str], trace_file: str | None = None, stat
         trace_path.touch()
     except OSError as e:
         raise LaunchError(f"cannot write the trace file {trace_path}: {e.strerror}") from None
-    source = SocketSource()
+    source = SocketSource(ranks=nproc or 1)  # every rank connects, each with the session's token
     source.description = f"live {Path(script).name}" + (f" ({backend})" if backend != "auto" else "")
     try:
         child = start_child(source, script, args, str(trace_path), stats=stats, backend=backend, nproc=nproc)

@@ -350,12 +350,17 @@ class SocketSource(Source):
 
     Every line after the token is parsed and validated before it reaches the state: a malformed
     message is reported as an error in the UI and otherwise ignored, never crashing the viewer.
-    The private directory is removed by ``stop``, and at the latest when the interpreter exits
+    ``ranks``: the connections taken, one per rank of ``modscope run --nproc-per-node N`` (each
+    rank's events carry its rank, and ``SessionState`` folds each rank apart); ``control`` sends
+    to every rank, or to one. The private directory is removed by ``stop``, and at the latest when the interpreter exits
     normally (``modscope run`` also stops on SIGHUP and SIGTERM: see ``launch``)."""
 
     live = True
 
-    def __init__(self) -> None:
+    def __init__(self, ranks: int = 1) -> None:
+        if ranks < 1:
+            raise ValueError(f"ranks must be >= 1, got {ranks}")
+        self.ranks = ranks  # connections taken (one per rank of ``modscope run --nproc-per-node``)
         self.dir = tempfile.mkdtemp(prefix="modscope-")
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.dir, ignore_errors=True)  # also at exit
         os.chmod(self.dir, 0o700)
@@ -365,7 +370,9 @@ class SocketSource(Source):
         self._server.bind(self.address)
         os.chmod(self.address, 0o600)
         self._server.listen(16)
-        self._conn: socket.socket | None = None
+        self._conns: list[socket.socket] = []
+        self._by_rank: dict[int, socket.socket] = {}  # learnt from each connection's first ranked event
+        self._open = 0  # connections still sending
         self._conn_lock = threading.Lock()
         self._send_lock = threading.Lock()
         self._stopped = False
@@ -405,11 +412,13 @@ class SocketSource(Source):
         if end >= 0:
             hello, received = received[:end], received[end + 1:]
         with self._conn_lock:
-            taken = self._conn is not None or self._stopped
+            taken = len(self._conns) >= self.ranks or self._stopped
             accepted = hello is not None and not taken and _hello_ok(hello, self.token)
             if accepted:
-                self._conn = conn
-                self._close_listener()  # the program is here: nobody else can connect now
+                self._conns.append(conn)
+                self._open += 1
+                if len(self._conns) >= self.ranks:
+                    self._close_listener()  # every rank is here: nobody else can connect now
             else:
                 self.refused += 1
                 refused = self.refused
@@ -427,6 +436,7 @@ class SocketSource(Source):
         until it disconnects."""
         reader = LineReader(MAX_LINE_BYTES, strict=False)
         oversized = 0
+        rank: int | None = None
         with conn:
             while True:
                 batch = list(reader.feed(data))
@@ -435,13 +445,24 @@ class SocketSource(Source):
                     self.rejected += 1
                     self._report(state, f"ignored a message from the training process longer than "
                                         f"{MAX_LINE_BYTES >> 20} MiB")
-                fold(state, self._parse(state, batch))
+                events = self._parse(state, batch)
+                if rank is None and events and "rank" in events[0]:
+                    rank = events[0]["rank"]
+                    with self._conn_lock:
+                        self._by_rank[rank] = conn
+                fold(state, events)
                 try:
                     data = conn.recv(1 << 16)
                 except OSError:
                     data = b""
                 if not data:
-                    state.mark_disconnected("the training process disconnected")
+                    with self._conn_lock:
+                        self._open -= 1
+                        last = self._open == 0 and len(self._conns) >= self.ranks
+                    if rank is not None and self.ranks > 1:
+                        state.mark_disconnected("its process disconnected", rank=rank)
+                    if last or self.ranks == 1:
+                        state.mark_disconnected("the training process disconnected")
                     return
 
     def _parse(self, state: SessionState, lines: list[bytes]) -> list[dict[str, Any]]:
@@ -464,16 +485,21 @@ class SocketSource(Source):
                              where="viewer", module=None, traceback=""))
             state.events_total -= 1  # the viewer's own note is not a received event
 
-    def control(self, message: dict[str, Any]) -> bool:
-        conn = self._conn
-        if conn is None:
-            return False
-        try:
-            with self._send_lock:
-                conn.sendall(dumps_bytes(message) + b"\n")
-        except OSError:
-            return False
-        return True
+    def control(self, message: dict[str, Any], rank: int | None = None) -> bool:
+        """Send ``message`` to the program: to every rank (``rank`` None), or to rank ``rank``.
+        False when none of them is connected."""
+        with self._conn_lock:
+            conns = list(self._conns) if rank is None else [c for c in [self._by_rank.get(rank)] if c is not None]
+        sent = False
+        line = dumps_bytes(message) + b"\n"
+        for conn in conns:
+            try:
+                with self._send_lock:
+                    conn.sendall(line)
+                sent = True
+            except OSError:
+                continue
+        return sent
 
     def _close_listener(self) -> None:
         try:
@@ -487,10 +513,10 @@ class SocketSource(Source):
         (idempotent)."""
         with self._conn_lock:
             self._stopped = True
-            conn = self._conn
+            conns = list(self._conns)
         try:
             self._close_listener()
-            if conn is not None:
+            for conn in conns:
                 try:
                     conn.shutdown(socket.SHUT_RDWR)
                 except OSError:

@@ -13,6 +13,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from .ranks import RankBoard
+
 MODULE_KINDS = ("forward_pre", "forward", "backward_pre", "backward")
 TIMELINE_KINDS = (*MODULE_KINDS, "hook", "error")
 STEPS_KEPT = 64  # per-step event lists kept for the hook timeline
@@ -87,10 +89,18 @@ class Revisions:
 
 
 class SessionState:
-    """The folded event stream. All mutation goes through ``apply`` under ``lock``."""
+    """The folded event stream. All mutation goes through ``apply`` under ``lock``.
 
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
+    A run of several ranks: this state folds rank ``rank``'s events (0 unless a source says
+    otherwise) and routes every other rank's to a state of its own (``rank_state``, sharing this
+    lock), and ``board`` (``ranks.RankBoard``) keeps what is known across ranks; see ``ranks``."""
+
+    def __init__(self, *, lock: threading.Lock | None = None, rank: int = 0, root: bool = True) -> None:
+        self.lock = lock or threading.Lock()
+        self.rank = rank
+        self._root = root
+        self.rank_states: dict[int, SessionState] = {}  # the other ranks' states (on the root only)
+        self.board: RankBoard | None = None  # set by the first event that carries a rank
         self.rev = Revisions()
         self.session: dict[str, Any] | None = None
         self.model_name = ""
@@ -119,6 +129,13 @@ class SessionState:
 
     def apply(self, event: dict[str, Any]) -> None:
         """Fold one validated event. Caller holds ``lock``."""
+        if self._root and "rank" in event:
+            if self.board is None:
+                self.board = RankBoard()
+            self.board.saw(event)
+            if event["rank"] != self.rank:
+                self.rank_state(event["rank"]).apply(event)
+                return
         seq = event["seq"]
         if seq > self.last_seq + 1 and self.last_seq >= 0:
             self.gaps += seq - self.last_seq - 1
@@ -285,12 +302,33 @@ class SessionState:
         self.rev.timeline += 1  # the last step is complete now: follow it
         self.rev.training += 1
 
-    def mark_disconnected(self, reason: str) -> None:
+    def rank_state(self, rank: int) -> SessionState:
+        """The state of rank ``rank`` (this one for its own rank; made on first use). Caller
+        holds ``lock``."""
+        if rank == self.rank or not self._root:
+            return self
+        state = self.rank_states.get(rank)
+        if state is None:
+            state = self.rank_states[rank] = SessionState(lock=self.lock, rank=rank, root=False)
+        return state
+
+    def all_ranks(self) -> dict[int, SessionState]:
+        """Every rank's state, by rank (this one alone for a single process). Caller holds ``lock``."""
+        return dict(sorted({self.rank: self, **self.rank_states}.items()))
+
+    def mark_disconnected(self, reason: str, rank: int | None = None) -> None:
+        """The stream ended: of rank ``rank`` only (a run of several sends one per rank), or of
+        every rank (``None``)."""
         with self.lock:
-            if self.status != "ended":
-                self.status = "disconnected"
-                self.status_reason = reason
-                self.rev.status += 1
+            if self.board is not None:
+                for gone in ([rank] if rank is not None else self.board.ranks):
+                    self.board.gone(gone, reason)
+            states = self.all_ranks().values() if rank is None else [self.rank_state(rank)]
+            for state in states:
+                if state.status != "ended":
+                    state.status = "disconnected"
+                    state.status_reason = reason
+                    state.rev.status += 1
 
     # --- reading ------------------------------------------------------------------------------
 
