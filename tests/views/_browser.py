@@ -35,12 +35,15 @@ def browser() -> Iterator[Any]:
 
 
 class PageWatch:
-    """What a page did while open: console messages of type error, uncaught exceptions, and
-    every request it made."""
+    """What a page did while open: console messages of type error, uncaught exceptions, every
+    request it made, and those that failed (no answer, or an HTTP error status)."""
 
     def __init__(self, page: Any) -> None:
         self.errors: list[str] = []
         self.requests: list[str] = []
+        self.failed: list[str] = []
+        page.on("requestfailed", lambda r: self.failed.append(f"{r.url}: {r.failure}"))
+        page.on("response", lambda r: self.failed.append(f"{r.url}: HTTP {r.status}") if r.status >= 400 else None)
         page.on("console", lambda m: self.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
         page.on("request", lambda r: self.requests.append(r.url))

@@ -1,7 +1,8 @@
 """``modscope web``: bad input stops before any server starts (one line, exit 2), the viewer
 command per tab, and the TUI served to a real headless Chromium (the page loads, the module
 tree arrives, a key works: ``?`` opens the help; ``e`` exports, and the file arrives as a
-download)."""
+download; no request fails, the favicon included). ``--attach``: a tab on a real ``modscope
+record --serve`` job, its viewer attached from outside the job, the secret on no command line."""
 
 from __future__ import annotations
 
@@ -99,7 +100,7 @@ def test_a_port_in_use_is_named(trace_file, capsys, monkeypatch):
 
 def test_a_trace_or_the_demo_not_both_nor_neither(trace_file, capsys):
     assert main(["web"]) == 2
-    assert "give a TRACE file or --demo" in _one_line(capsys)
+    assert "give a TRACE file, --demo or --attach (one of them)" in _one_line(capsys)
     assert main(["web", "--demo", "net", str(trace_file)]) == 2
     _one_line(capsys)
 
@@ -113,6 +114,59 @@ def test_without_textual_serve_it_says_how_to_install_it(trace_file, capsys, mon
     assert "needs textual-serve, which is not installed: pip install 'modscope[web]'" in _one_line(capsys)
 
 
+def test_attach_checks_the_job_before_any_server_starts(tmp_path, capsys, monkeypatch):
+    from modscope.events.serve import EventServer, secret_path, write_secret
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(web, "serve", lambda *a, **k: pytest.fail("no server may start"))
+    nobody = _free_port()
+    assert main(["web", "--attach", str(nobody)]) == 2  # no secret file: no job of this user there
+    assert f"{secret_path(nobody)}: cannot read the job's secret" in _one_line(capsys)
+    write_secret(nobody, "abc123")
+    assert main(["web", "--attach", f"127.0.0.1:{nobody}"]) == 2
+    assert f"no job serves on 127.0.0.1:{nobody}" in _one_line(capsys)
+    assert main(["web", "--attach", "host:port"]) == 2
+    assert "expected [HOST:]PORT" in _one_line(capsys)
+    job = EventServer("right0secret")
+    try:
+        write_secret(job.port, "wrong0secret")
+        assert main(["web", "--attach", str(job.port)]) == 2
+        assert f"the job on 127.0.0.1:{job.port} closed the connection: a wrong secret" in _one_line(capsys)
+        loose = tmp_path / "loose.secret"
+        loose.write_text("right0secret\n")
+        loose.chmod(0o644)
+        assert main(["web", "--attach", str(job.port), "--token-file", str(loose)]) == 2
+        assert "loose.secret: readable by other users" in _one_line(capsys)
+        assert job.attached == 0 and job.refused == 1
+    finally:
+        job.close()
+    assert main(["web", "--token-file", "x", "t.jsonl"]) == 2
+    assert "--token-file goes with --attach" in _one_line(capsys)
+    assert main(["web", "--attach", "7010", "--compare", "b.jsonl"]) == 2
+    assert "--compare goes with a TRACE" in _one_line(capsys)
+
+
+def test_attach_serves_when_the_job_takes_the_secret(tmp_path, capsys, monkeypatch):
+    from modscope.events.serve import EventServer
+
+    served = []
+    monkeypatch.setattr(web, "serve", lambda command, **k: served.append((command, k)))
+    token = tmp_path / "job.secret"
+    token.write_text("right0secret\n")
+    token.chmod(0o600)
+    job = EventServer("right0secret")
+    try:
+        port = _free_port()
+        assert main(["web", "--port", str(port), "--attach", str(job.port), "--token-file", str(token)]) == 0
+        assert job.attached == 1 and job.refused == 0  # the probe attached, as a viewer does
+    finally:
+        job.close()
+    [(command, kwargs)] = served
+    assert command == f"{sys.executable} -m modscope attach 127.0.0.1:{job.port} --token-file {token}"
+    assert "right0secret" not in command and kwargs["port"] == port
+    assert f"serving the job on 127.0.0.1:{job.port} on http://127.0.0.1:{port}" in capsys.readouterr().err
+
+
 def test_it_binds_this_machine_only_unless_asked():
     args = build_parser().parse_args(["web", "t.jsonl"])
     assert (args.host, args.port) == ("127.0.0.1", 8000)
@@ -122,6 +176,9 @@ def test_each_tab_runs_a_replay_or_the_demo():
     assert web.viewer_command("a b.jsonl") == f"{sys.executable} -m modscope replay 'a b.jsonl'"
     assert web.viewer_command("a.jsonl", compare="b.jsonl").endswith("replay a.jsonl --compare b.jsonl")
     assert web.viewer_command(demo="rnn").endswith("-m modscope demo --model rnn")
+    assert web.viewer_command(attach="127.0.0.1:7010").endswith("-m modscope attach 127.0.0.1:7010")
+    assert web.viewer_command(attach="h:1", token_file="s.secret").endswith(
+        f"attach h:1 --token-file {Path.cwd() / 's.secret'}")
 
 
 def test_the_served_page_leaves_out_the_web_font():
@@ -129,17 +186,18 @@ def test_the_served_page_leaves_out_the_web_font():
     try:
         page = (folder / "app_index.html").read_text()
         assert "fonts.googleapis.com" not in page and "js/textual.js" in page
+        assert page.count('rel="icon" href="data:image/svg+xml,') == 1  # no /favicon.ico request
     finally:
         for f in folder.iterdir():
             f.unlink()
         folder.rmdir()
 
 
-def start_server(*args: str, cwd: Path) -> tuple[subprocess.Popen, int]:
+def start_server(*args: str, cwd: Path, **environ: str) -> tuple[subprocess.Popen, int]:
     """``modscope web --port P ARGS`` in its own process group (in ``cwd``: where a tab's exports
-    are written), once it accepts connections."""
+    are written; ``environ`` added to its environment), once it accepts connections."""
     port = _free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **environ}
     proc = subprocess.Popen([sys.executable, "-m", "modscope", "web", "--port", str(port), *args], cwd=cwd,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True)
     deadline = time.monotonic() + 60
@@ -205,5 +263,86 @@ def test_the_tui_in_headless_chromium(trace_file, tmp_path):
             assert page.locator("canvas").count() >= 1
             assert all(url.startswith(f"http://127.0.0.1:{port}/") or url.startswith(f"ws://127.0.0.1:{port}/")
                        for url in watch.requests), watch.requests
+            assert watch.failed == [] and watch.errors == [], (watch.failed, watch.errors)
         finally:
             stop_server(proc)
+
+
+JOB = """
+import time
+import engine as torch
+
+model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+while True:
+    loss = model(torch.randn(3, 4)).pow(2).mean()
+    opt.zero_grad(); loss.backward(); opt.step()
+    time.sleep(0.05)
+"""
+
+
+def _processes_holding(text: str) -> list[str]:
+    """The command lines of this machine's processes that contain ``text``."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in argv:
+            found.append(argv)
+    return found
+
+
+def test_a_running_job_in_headless_chromium(tmp_path):
+    """A tab on ``modscope web --attach``: its viewer (a process of its own, started by
+    textual-serve for the tab) attaches to a real ``modscope record --serve`` job; the model and
+    its live steps arrive, a key works; the secret is on no process's command line; closing the
+    tab detaches and the job goes on."""
+    with browser() as chromium:
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path), "OMP_NUM_THREADS": "1"}
+        (tmp_path / "train.py").write_text(JOB)
+        job = subprocess.Popen([sys.executable, "-m", "modscope", "record", "--serve", "0", "--trace-file",
+                                "run.jsonl", "train.py"], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+        proc = None
+        try:
+            announced = job.stderr.readline()
+            assert announced.startswith("modscope record: serving on 127.0.0.1:"), announced
+            job_port = int(announced.split("127.0.0.1:", 1)[1].split(":", 1)[0])
+            secret = (tmp_path / ".modscope" / "attach" / f"{job_port}.secret").read_text().strip()
+            proc, port = start_server("--attach", f"127.0.0.1:{job_port}", cwd=tmp_path, HOME=str(tmp_path))
+            page = chromium.new_page(viewport={"width": 1400, "height": 900})
+            page.add_init_script(RECORD_SCREEN)
+            watch = PageWatch(page)
+            page.goto(f"http://127.0.0.1:{port}/")
+            assert f"<div>modscope: the job on 127.0.0.1:{job_port}</div>" in page.content()
+            wait_for_screen(page, f"attached to 127.0.0.1:{job_port}")  # the viewer's source
+            wait_for_screen(page, "Sequential")
+            wait_for_screen(page, "Linear")
+            since = page.evaluate("() => window.__screen.text.length")
+            wait_for_screen(page, "step", since=since)  # live: the training panel keeps moving
+            viewers = [argv for argv in _processes_holding(f"modscope attach 127.0.0.1:{job_port}")
+                       if argv.startswith(sys.executable)]
+            assert len(viewers) == 1, viewers  # the tab's viewer (under textual-serve's shell), outside the job
+            assert _processes_holding(secret) == []  # the secret: on no command line
+            page.locator(".xterm-helper-textarea").focus()
+            page.keyboard.press("?")
+            wait_for_screen(page, "pause / resume training")
+            assert watch.failed == [] and watch.errors == [], (watch.failed, watch.errors)
+            page.close()  # the tab goes, its viewer with it; the job trains on
+            deadline = time.monotonic() + 30
+            while _processes_holding(f"modscope attach 127.0.0.1:{job_port}") and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert [a for a in _processes_holding(f"modscope attach 127.0.0.1:{job_port}") if "web" not in a] == []
+            assert job.poll() is None
+            assert watch.failed == [], watch.failed
+            assert job.poll() is None
+        finally:
+            if proc is not None:
+                stop_server(proc)
+            if job.poll() is None:
+                os.killpg(job.pid, signal.SIGTERM)
+            job.communicate(timeout=60)
+        assert job.returncode == 128 + signal.SIGTERM
+        assert not modscope.load_trace(tmp_path / "run.jsonl").truncated
