@@ -3,10 +3,14 @@
 One pass over a built ``Diagram`` (module tree, autograd graph or dataflow alike), driven by the
 module path each node and cluster carries (``data["module"]`` or ``data["path"]``):
 
-1. **Repeated blocks.** Consecutive numbered sibling modules (``0``, ``1``, ... in a ``Sequential``
-   or ``ModuleList``) with the same structure signature (class,
+1. **Repeated blocks.** Consecutive sibling modules with the same structure signature (class,
    ``extra_repr``, own parameter and buffer shapes, children's names and signatures,
-   recursively) form a run, found with a period of up to ``MAX_PERIOD`` modules (2,500 x
+   recursively) form a run when they are entries rather than roles: the children of a container
+   (``Sequential``, ``ModuleList``, ``ModuleDict``) under any names (torchvision ViT's
+   ``encoder_layer_0`` ... ``encoder_layer_11``, a ``ModuleDict`` of layers), and elsewhere
+   children numbered in order (``0``, ``1``, ...; ``block1``, ``block2``, ...). Named attributes of
+   other modules (``q_proj``/``k_proj``/``v_proj``, ``fc``/``downsample``) have roles of their
+   own even when they look alike, and never fold. Runs are found with a period of up to ``MAX_PERIOD`` modules (2,500 x
    ``[Linear, ReLU, LayerNorm, Identity]`` in one ``Sequential`` is one run of period 4). Every
    node of a run's modules becomes one node labelled as torch's repr folds them
    (``layer3 (1-5): 5 × Bottleneck``); edges into the run go into it, edges out of the run
@@ -58,12 +62,19 @@ class Run:
         repeat is drawn apart, so ``layer1 (1-2): 2 × Bottleneck (as layer1.0)``."""
         members = self.members[self.period:] if keep_first else self.members
         first, last = (m.rpartition(".")[2] for m in (members[0], members[-1]))
-        span = first if first == last else f"{first}-{last}"
+        span = first if first == last else f"{first}-{_short_last(first, last)}"
         text = f"{self.parent + ' ' if self.parent else ''}({span}): {self.count - keep_first} × {self.block}"
         if keep_first:
             text += f" (as {self.members[0]})" if self.period == 1 else \
                 f" (as {self.members[0]}-{self.members[self.period - 1].rpartition('.')[2]})"
         return text
+
+
+def _short_last(first: str, last: str) -> str:
+    """``last`` as a span's end after ``first``: its number alone when both are numbered under
+    one stem (``encoder_layer_0-11``, ``0-5``), else whole (``a-d``)."""
+    a, b = _NUMBERED.fullmatch(first), _NUMBERED.fullmatch(last)
+    return b[2] if a is not None and b is not None and a[1] == b[1] else last
 
 
 def check_budget(budget: int) -> None:
@@ -190,7 +201,7 @@ def repeated_runs(model_event: dict[str, Any]) -> list[Run]:
     info = {m["path"]: m for m in model_event["modules"]}
     runs = []
     for m in model_event["modules"]:
-        for kids in _numbered_stretches(m["path"], m.get("children", ()), sigs):
+        for kids in _sibling_stretches(m["path"], m["cls"], m.get("children", ()), sigs):
             for start, period, count in find_periodic(kids, [sigs[k] for k in kids]):
                 members = tuple(kids[start:start + period * count])
                 items = [_describe(info[k]) for k in members[:period]]
@@ -199,21 +210,30 @@ def repeated_runs(model_event: dict[str, Any]) -> list[Run]:
     return runs
 
 
-def _numbered_stretches(parent: str, names: Iterable[str], sigs: dict) -> list[list[str]]:
-    """The child paths of ``parent`` in stretches of consecutive integer names (``0, 1, 2``: a
-    ``Sequential``'s or ``ModuleList``'s entries). Only those fold, as in torch's repr: named
-    children (``fc``, ``downsample``) have roles of their own even when they look alike."""
+CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})  # children are entries, not roles
+_NUMBERED = re.compile(r"(.*?)(\d+)")
+
+
+def _sibling_stretches(parent: str, cls: str, names: Iterable[str], sigs: dict) -> list[list[str]]:
+    """The child paths of ``parent`` (of class ``cls``) in stretches that may fold: all of a
+    container's children in registration order, whatever their names; of any other module, its
+    children numbered in order under one stem (``0, 1, 2``; ``block1, block2``). A name breaks a
+    stretch where it is not a module of the event."""
+    container = cls in CONTAINERS
     out: list[list[str]] = []
-    last = None
+    last: tuple[str, int] | None = None
     for name in names:
         path = _join(parent, name)
-        if not name.isdigit() or path not in sigs:
+        numbered = _NUMBERED.fullmatch(name)
+        if path not in sigs or not container and numbered is None:
             last = None
             continue
-        if last is None or int(name) != last + 1:
+        key = (numbered[1], int(numbered[2])) if numbered is not None else None
+        follows = last is not None and (container or key == (last[0], last[1] + 1))
+        if not follows:
             out.append([])
         out[-1].append(path)
-        last = int(name)
+        last = key if key is not None else ("", -2)
     return out
 
 
