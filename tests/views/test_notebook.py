@@ -200,3 +200,20 @@ def test_a_run_of_several_ranks_lists_them(traced):
     html = trace_html(Ranked())
     assert "ranks of this run (2; rank_trace(R) loads one): 0: run.jsonl.gz, 1: run.rank1.jsonl.gz" in html
     assert "ranks of this run" not in traced._repr_html_()
+
+
+def test_a_loaded_run_of_several_ranks_overlays_them_in_its_plots(tmp_path, monkeypatch):
+    import re
+
+    from tests.views.test_report_page import _record
+
+    for rank, name in ((0, "run.jsonl.gz"), (1, "run.rank1.jsonl.gz")):
+        monkeypatch.setenv("RANK", str(rank))
+        monkeypatch.setenv("WORLD_SIZE", "2")
+        _record(tmp_path / name, steps=3, seed=rank)
+    html = modscope.load_trace(tmp_path / "run.jsonl.gz")._repr_html_()
+    legend = re.findall(r">([^<]*· rank \d)</text>", html)
+    assert legend[:4] == ["loss · rank 0", "loss · rank 1", "SGD · rank 0", "SGD · rank 1"]
+    assert 'stroke-dasharray="6 3"' in html
+    one = modscope.load_trace(f"{tmp_path / 'run.jsonl.gz'}#1")._repr_html_()  # a rank's file: still the run
+    assert re.findall(r">([^<]*· rank \d)</text>", one)[:2] == ["loss · rank 0", "loss · rank 1"]

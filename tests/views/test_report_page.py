@@ -285,3 +285,59 @@ def test_module_lines_read_unparsed_give_the_same_page(tmp_path):
            _lines(data["timelines"][step])]
     assert got == modscope.load_trace(tmp_path / "plain.jsonl").firing_order()
     assert '<span class="ms-np">26 params</span>' in html and 'fwd ' in html
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory):
+    """A run of two ranks as ``modscope record`` under torchrun writes it: ``run.jsonl.gz`` (rank 0)
+    and ``run.rank1.jsonl.gz`` beside it, each rank's session naming its rank, other data each."""
+    d = tmp_path_factory.mktemp("ranks")
+    with pytest.MonkeyPatch.context() as mp:
+        for rank, name in ((0, "run.jsonl.gz"), (1, "run.rank1.jsonl.gz")):
+            mp.setenv("RANK", str(rank))
+            mp.setenv("LOCAL_RANK", str(rank))
+            mp.setenv("WORLD_SIZE", "2")
+            _record(d / name, steps=5, seed=rank)
+    return d / "run.jsonl.gz"
+
+
+def _legend(svg_html: str) -> list[str]:
+    return re.findall(r"</?text[^>]*>([^<]*· rank \d+)</text>", svg_html)
+
+
+def test_the_ranks_of_a_run_are_overlaid_in_every_plot(two_ranks):
+    html = build_report(two_ranks).html
+    plots = html[html.index('<h2 id="plots">'):html.index('<h2 id="params">')]
+    charts = plots.split('<div class="ms-svg">')[1:]
+    assert len(charts) == 3  # metrics, learning rate, gradient norms
+    metrics, lr, grads = charts
+    assert _legend(metrics) == ["loss · rank 0", "loss · rank 1"]
+    assert _legend(lr) == ["SGD · rank 0", "SGD · rank 1"]
+    # the top-level modules with parameters (0 and 2; at most 8 lines over 2 ranks: 4 modules),
+    # the largest on rank 0 first, each drawn for both ranks
+    modules = [label.split(" · ")[0] for label in _legend(grads)[::2]]
+    assert sorted(modules) == ["0", "2"]
+    assert _legend(grads) == [f"{m} · rank {r}" for m in modules for r in (0, 1)]
+    for chart in charts:  # one colour per quantity, rank 1 dashed
+        lines = re.findall(r'<polyline fill="none" stroke="(#[0-9A-F]{6})" stroke-width="1.5"( stroke-dasharray="6 3")?',
+                           chart)
+        assert [dash for _, dash in lines] == ["", ' stroke-dasharray="6 3"'] * (len(lines) // 2)
+        assert all(lines[i][0] == lines[i + 1][0] for i in range(0, len(lines), 2))
+    # the two ranks' losses differ (other data): two different lines, each its rank's own values
+    losses = {r: [e["values"]["loss"] for e in modscope.load_trace(f"{two_ranks}#{r}") if e["kind"] == "metric"]
+              for r in (0, 1)}
+    assert losses[0] != losses[1]
+
+
+def test_a_single_rank_and_a_broken_rank_file(two_ranks, traces, tmp_path):
+    a, _ = traces
+    assert "· rank" not in build_report(a).html  # one process: the plots as before
+    import shutil
+
+    run = tmp_path / "run.jsonl.gz"
+    shutil.copy(two_ranks, run)
+    (tmp_path / "run.rank1.jsonl.gz").write_bytes(b"not a trace\n")
+    html = build_report(run).html
+    assert "run.rank1.jsonl.gz" in html and "not a modscope trace" in html  # the ranks table says so
+    plots = html[html.index('<h2 id="plots">'):html.index('<h2 id="params">')]
+    assert _legend(plots)[:1] == ["loss · rank 0"] and "rank 1" not in plots  # the rank that loads is drawn

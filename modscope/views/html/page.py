@@ -2,7 +2,8 @@
 attached to an issue (``build_report``, ``write_report``).
 
 The page holds: the module tree (collapsible, searchable), the summary table, plots of metrics
-(loss), learning rates and per-module gradient norms over steps, the parameters (statistics per
+(loss), learning rates and per-module gradient norms over steps (every rank's lines in them for
+a run of several ranks), the parameters (statistics per
 step) and buffers, the hook firing order per step, the autograd graph as SVG with a cluster per
 module (graphviz's ``dot``, folded past ``BUDGET`` nodes as every diagram is), and with
 ``compare`` the diff against a second trace.
@@ -25,7 +26,7 @@ from typing import Any
 from ...events.files import TraceFileError, TraceScan
 from ..diagrams import BUDGET, build_autograd_graph_from_event, fit
 from ..diagrams.dot import DotFailed, DotMissing
-from ..notebook import meta_line, plots_html
+from ..notebook import meta_line, plots_html, rank_digests
 from ..trace import RecordedTrace, load_trace
 from .assets import PAGE_CSS, PAGE_JS
 from .digest import PARAM_FIELDS, TraceDigest
@@ -75,7 +76,7 @@ def build_report(trace: str | os.PathLike, compare: str | os.PathLike | None = N
     warnings: list[str] = []
     notes = [n for n in [digest.dropped_note(), *digest.notes()] if n]
     body = [_header(digest, loaded, notes, compare is not None), _ranks(loaded), _modules(digest), _summary(digest),
-            _plots(digest), _params(digest), _timeline(digest), _graph(digest, warnings)]
+            _plots(digest, loaded), _params(digest), _timeline(digest), _graph(digest, warnings)]
     if compare is not None:
         body.append(_diff(trace, compare))
     title = f"modscope report: {digest.model_name}"
@@ -193,8 +194,9 @@ def _summary(digest: TraceDigest) -> str:
                     f'<div class="ms-scroll">{summary_table_html(digest.figures)}</div></details>')
 
 
-def _plots(digest: TraceDigest) -> str:
-    plots = plots_html(digest)
+def _plots(digest: TraceDigest, loaded: Any) -> str:
+    """The plots; a run of several ranks has every rank's lines in each (``rank_digests``)."""
+    plots = plots_html(digest, ranks=rank_digests(loaded, digest))
     if not plots:
         plots = '<div class="ms-meta">no metrics, optimizer steps or gradient norms in this trace</div>'
     return _section("plots", plots)

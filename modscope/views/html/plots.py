@@ -3,7 +3,9 @@ report and the notebook use for loss, learning rates and per-module gradient nor
 
 ``line_chart`` takes named series of ``(x, y)`` points. The y axis is logarithmic when asked
 (``log=None``: when every value is positive and they span more than three decades, as gradient
-norms do). Ticks are "nice" numbers (1, 2, 5 times a power of ten).
+norms do). Ticks are "nice" numbers (1, 2, 5 times a power of ten). ``styles`` gives a line its
+colour and dash pattern: the ranks of a run drawn over each other keep one colour per quantity
+and one dash pattern per rank (``rank_dash``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ from html import escape
 COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
           "#882255", "#44AA99", "#999933", "#AA4499")
 
+# Rank 0 solid, then dashes and dots that stay apart when lines cross (SVG stroke-dasharray).
+DASHES = ("", "6 3", "2 2", "8 3 2 3", "1 4", "10 4", "4 2 1 2 1 2")
+
 Points = list[tuple[float, float]]
+
+
+def rank_dash(rank: int) -> str:
+    """The dash pattern of rank ``rank``'s lines ("" is solid)."""
+    return DASHES[rank % len(DASHES)]
 
 
 def nice_ticks(lo: float, hi: float, count: int = 5, integer: bool = False) -> list[float]:
@@ -49,10 +59,11 @@ def _fmt(v: float) -> str:
 
 
 def line_chart(series: dict[str, Points], *, title: str, x_label: str = "step", log: bool | None = None,
-               width: int = 640, height: int = 240) -> str:
+               width: int = 640, height: int = 240, styles: dict[str, tuple[str, str]] | None = None) -> str:
     """An SVG line chart of ``series`` (name -> points, each in x order), with axes, ticks, a
-    legend and a ``<title>`` per line (its name, shown on hover). An empty chart says it has no
-    data instead of drawing axes."""
+    legend and a ``<title>`` per line (its name, shown on hover). ``styles``: name -> (colour,
+    dash pattern) for the lines it names (the others take the next colour, solid). An empty chart
+    says it has no data instead of drawing axes."""
     series = {name: pts for name, pts in series.items() if pts}
     if not series:
         return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="40" role="img">'
@@ -102,19 +113,21 @@ def line_chart(series: dict[str, Points], *, title: str, x_label: str = "step", 
                        f'<text x="{x:.1f}" y="{top + ph + 16}" text-anchor="middle" fill="#57606a">{_fmt(t)}</text>')
     out.append(f'<text x="{left + pw / 2}" y="{top + ph + 29}" text-anchor="middle" fill="#57606a">'
                f"{escape(x_label)}{' (log y)' if log else ''}</text>")
+    styles = styles or {}
     for i, (name, pts) in enumerate(series.items()):
-        color = COLORS[i % len(COLORS)]
+        color, dash = styles.get(name, (COLORS[i % len(COLORS)], ""))
+        dashing = f' stroke-dasharray="{dash}"' if dash else ""
         if len(pts) == 1:
             x, y = pts[0]
             out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{color}"><title>{escape(name)}'
                        f"</title></circle>")
         else:
             d = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in pts)
-            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{d}">'
+            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5"{dashing} points="{d}">'
                        f"<title>{escape(name)}</title></polyline>")
         lx = left + (i % 3) * (pw // 3)
         ly = top + ph + 44 + 16 * (i // 3)
-        out.append(f'<rect x="{lx}" y="{ly - 8}" width="10" height="3" fill="{color}"/>'
-                   f'<text x="{lx + 14}" y="{ly - 3}">{escape(name[:40])}</text>')
+        out.append(f'<line x1="{lx}" x2="{lx + 16}" y1="{ly - 6.5}" y2="{ly - 6.5}" stroke="{color}" '
+                   f'stroke-width="2"{dashing}/><text x="{lx + 20}" y="{ly - 3}">{escape(name[:40])}</text>')
     out.append("</svg>")
     return "".join(out)
