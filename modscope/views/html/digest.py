@@ -334,13 +334,13 @@ class TraceDigest:
         steps = len(self.steps)
         if self.timelines.sampled and self.timelines.kept:
             out.append(f"hook firing order: {len(self.timelines.kept)} of {self.timelines.seen:,} steps kept "
-                       f"(every {self.timelines.stride}th, and the last), to bound the page's size")
+                       f"(every {_ordinal(self.timelines.stride)}, and the last), to bound the page's size")
         cut = sum(t.cut for _, t, _ in self.timelines.kept.values())
         if cut:
             out.append(f"hook firing order: {cut:,} events past {TIMELINE_STEP_LINES:,} in a step left out")
         if self.params.sampled and self.params.kept:
             out.append(f"parameters: {len(self.params.kept)} of {self.params.seen:,} steps with statistics kept "
-                       f"(every {self.params.stride}th, and the last)")
+                       f"(every {_ordinal(self.params.stride)}, and the last)")
         thinned = [name for name, s in (*self.metrics.items(), *self.lrs.items()) if s.stride > 1]
         if thinned or any(s.stride > 1 for s in self.grad_norms.values()):
             out.append(f"plots: curves over {steps:,} steps thinned to at most {SERIES_POINTS} points each")
@@ -350,3 +350,9 @@ class TraceDigest:
         if not self.end:
             return ""
         return dropped_note(self.end.get("dropped", 0), self.end.get("dropped_steps", 0))
+
+
+def _ordinal(n: int) -> str:
+    """``2`` -> ``"2nd"``, ``4`` -> ``"4th"``, ``32`` -> ``"32nd"`` (strides are powers of two)."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
