@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-PIPED_WIDTH = 200  # columns for a summary written to a pipe or a file
+PIPED_WIDTH = 80  # columns for a summary written to a pipe or a file (--width widens it)
 
 
 def add_command(subcommands: argparse._SubParsersAction) -> None:
@@ -18,8 +18,10 @@ def add_command(subcommands: argparse._SubParsersAction) -> None:
     p = subcommands.add_parser(
         "summary", help="print a model's summary table (shapes, parameters, mult-adds, time)",
         description="Run one forward and backward of a model under modscope.trace and print its summary: "
+                    "a row per module call (a reused module's repeats marked, its parameters counted once), input and "
                     "output shapes, parameters, trainable, multiply-adds (matmuls, convolutions, attention), "
-                    "forward/backward time and bytes saved for backward.",
+                    "forward/backward time and bytes saved for backward; then an estimated memory block. "
+                    "Columns that do not fit the width are left out, and named.",
         epilog=f"TARGET is FILE.py:CLASS_OR_FACTORY (an engine or torch nn.Module; give --input) or an example "
                f"name ({', '.join(EXAMPLES)}).")
     p.add_argument("target", metavar="TARGET")
@@ -27,7 +29,11 @@ def add_command(subcommands: argparse._SubParsersAction) -> None:
                                                     "required for FILE.py targets)")
     p.add_argument("--tokens", metavar="N", type=_positive, help="make the input integer token ids in [0, N) "
                                                                   "(models that start with an nn.Embedding)")
-    p.add_argument("--width", type=int, default=None, help="table width (default: the terminal's)")
+    p.add_argument("--width", type=_positive, default=None,
+                   help=f"table width (default: the terminal's; {PIPED_WIDTH} when piped)")
+    from ..views.summary import COLUMNS
+    p.add_argument("--columns", metavar="A,B,...", help=f"the columns to show, of: {', '.join(COLUMNS)} "
+                                                          f"(default: every one that fits)")
     p.set_defaults(run=_run)
 
 
@@ -35,18 +41,19 @@ def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from ..capture.target import TargetError
+    from ..views.summary import SummaryColumnError, parse_columns
     from .export import ExportError
 
     err = Console(stderr=True)
     try:
+        parse_columns(args.columns)
         with err.status("tracing one step..."):
             tr = trace_one_step(args.target, args.input, args.tokens)
-    except (TargetError, ExportError) as exc:
+    except (TargetError, ExportError, SummaryColumnError) as exc:
         print(f"modscope summary: error: {exc}", file=sys.stderr)
         return 1
-    # piped (not a terminal), rich would squeeze the table into 80 columns
     width = args.width or (None if sys.stdout.isatty() else PIPED_WIDTH)
-    Console(width=width).print(tr.summary())
+    Console(width=width).print(tr.summary(columns=args.columns, width=width))
     return 0
 
 

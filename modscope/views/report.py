@@ -317,8 +317,8 @@ def _ancestors(path: str) -> list[str]:
     return [""] + [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
-def _mult_adds(events: list[dict], model: dict, step: int | None) -> list[tuple[str, int, int]]:
-    """``(module path, multiply-adds, bytes saved for backward)``: one per graph node labelled with
+def _mult_adds(events: list[dict], model: dict, step: int | None) -> list[tuple[str, int | None, int, int]]:
+    """``(module path, call, multiply-adds, bytes saved for backward)``: one per graph node labelled with
     a module, one per module call counted from its class (see the module docstring)."""
     by_path = {m["path"]: m for m in model["modules"]}
     own: dict[str, dict[str, Shape]] = defaultdict(dict)
@@ -360,7 +360,7 @@ def _mult_adds(events: list[dict], model: dict, step: int | None) -> list[tuple[
                 item[2] = 0
         items.append([path, call, macs, 0])
         by_class.add(path)
-    return [(path, macs, saved) for path, _call, macs, saved in items]
+    return [(path, call, macs, saved) for path, call, macs, saved in items]
 
 
 def _figures(events: list[dict]) -> tuple[dict, dict[str, dict[str, Any]], dict[str, int]]:
@@ -368,7 +368,8 @@ def _figures(events: list[dict]) -> tuple[dict, dict[str, dict[str, Any]], dict[
     model = _model(events)
     paths = [m["path"] for m in model["modules"]]
     figs: dict[str, dict[str, Any]] = {p: {"params": 0, "trainable": 0, "total_params": 0, "output": None,
-                                           "fwd_ns": 0, "bwd_ns": 0, "macs": 0, "saved": 0, "calls": 0}
+                                           "fwd_ns": 0, "bwd_ns": 0, "macs": 0, "saved": 0, "calls": 0,
+                                           "no_backward": False}
                                        for p in paths}
     for prm in model["params"]:
         owner = prm["path"].rpartition(".")[0]
@@ -382,6 +383,7 @@ def _figures(events: list[dict]) -> tuple[dict, dict[str, dict[str, Any]], dict[
     last = max(steps) if steps else None
     began: dict[str, int] = {}  # path -> when its first backward began (backward_pre)
     ended: dict[str, int] = {}  # path -> when the last backward in its subtree ended
+    own: dict[str, bool] = {}  # path -> whether any of its backward events was one of its own
     for e in events:
         if e["step"] != last or e.get("path") not in figs:
             continue
@@ -394,6 +396,8 @@ def _figures(events: list[dict]) -> tuple[dict, dict[str, dict[str, Any]], dict[
             began.setdefault(e["path"], e["t"])
         elif e["kind"] == "backward":
             f["bwd_ns"] += e["dur_ns"]
+            own.setdefault(e["path"], False)
+            own[e["path"]] |= own_backward(e)
             for p in (e["path"], *_ancestors(e["path"])):
                 ended[p] = max(ended.get(p, e["t"]), e["t"])
     # A module's backward hook fires when its inputs' gradients are ready, which for a model
@@ -402,8 +406,10 @@ def _figures(events: list[dict]) -> tuple[dict, dict[str, dict[str, Any]], dict[
     for path, start in began.items():
         if path in ended:
             figs[path]["bwd_ns"] = max(figs[path]["bwd_ns"], ended[path] - start)
+    for path, any_own in own.items():
+        figs[path]["no_backward"] = not any_own
     total_macs = 0
-    for label, macs, saved in _mult_adds(events, model, last):
+    for label, _call, macs, saved in _mult_adds(events, model, last):
         total_macs += macs
         for p in [label, *_ancestors(label)]:
             if p in figs:
@@ -415,9 +421,22 @@ def _figures(events: list[dict]) -> tuple[dict, dict[str, dict[str, Any]], dict[
     return model, figs, totals
 
 
+def own_backward(event: dict) -> bool:
+    """Whether a ``backward`` event is a backward of the call's own: some gradient reached one of
+    its inputs. When none of a call's inputs needs a gradient (a model's root, a first layer, GPT-2's
+    ``transformer`` fed token ids), torch still runs the module's full backward hook, at once as
+    its output's gradient arrives, with every ``grad_input`` ``None`` (and warns "Full backward
+    hook is firing when gradients are computed with respect to module outputs since no inputs
+    require gradients"); its ``dur_ns`` then times no work of the module (its parameters'
+    gradients are computed after the hook). Both backends record such calls so."""
+    return any(g is not None for g in event["grad_inputs"])
+
+
 def module_figures(events: list[dict]) -> dict[str, dict[str, Any]]:
     """Per module path: own/total params, trainable, output shape, forward/backward ns, MACs,
-    bytes saved for backward (each over the module and everything below it)."""
+    bytes saved for backward (each over the module and everything below it); ``no_backward``:
+    the module's backward events in that step were none of its own (``own_backward``), so its
+    ``bwd_ns`` (0, or a container's subtree span) is not a time of its own."""
     return _figures(events)[1]
 
 
@@ -454,27 +473,14 @@ def _fmt_bytes(n: int) -> str:
     return str(n)
 
 
-def summary_table(events: list[dict]) -> Table:
-    """Path, type, output shape, parameters (own; a container's subtree in parentheses),
-    trainable, multiply-adds, forward and backward time (a container's: its subtree's span),
-    bytes saved for backward; totals count shared parameters once."""
-    model, figs, totals = _figures(events)
-    table = Table(title=f"{model['model']} summary", title_justify="left", show_footer=True)
-    root = figs.get("", {})
-    columns = [("Module", "Total"), ("Type", ""), ("Output shape", ""), ("Params", f"{totals['params']:,}"),
-               ("Trainable", f"{totals['trainable']:,}"), ("Mult-adds", _fmt_count(totals["mult_adds"])),
-               ("Fwd ms", _fmt_ms(root.get("fwd_ns", 0))), ("Bwd ms", _fmt_ms(root.get("bwd_ns", 0))),
-               ("Saved for bwd", _fmt_bytes(root.get("saved", 0)))]
-    for header, footer in columns:
-        table.add_column(header, footer=footer, justify="left" if header in ("Module", "Type") else "right")
-    for m in model["modules"]:
-        f = figs[m["path"]]
-        depth = m["path"].count(".") + (1 if m["path"] else 0)
-        name = "  " * depth + (m["path"].rsplit(".", 1)[-1] or "(root)")
-        table.add_row(name, m["cls"], str(f["output"]) if f["output"] is not None else "--",
-                      _fmt_params(f), _fmt_count(f["trainable"]), _fmt_count(f["macs"]),
-                      _fmt_ms(f["fwd_ns"]), _fmt_ms(f["bwd_ns"]), _fmt_bytes(f["saved"]) if f["saved"] else "--")
-    return table
+def summary_table(events: list[dict], columns: Any = None) -> Table:
+    """The summary's table (``views.summary``), every column (or ``columns``) however wide: a row
+    per module call, type, input and output shapes, parameters (own; a container's subtree in
+    parentheses; a repeated call's counted at the first), trainable, multiply-adds, forward and
+    backward time (a container's: its call's span; "—": no backward of its own), bytes saved for
+    backward; totals count shared parameters once."""
+    from .summary import SummaryReport
+    return SummaryReport(events, columns).table()
 
 
 def module_tree(events: list[dict]) -> Tree:

@@ -56,16 +56,20 @@ class EventTrace(EventSource):
             best = current
         return in_sequence(others, best)
 
-    def summary(self) -> Printable:
-        """A table like torchinfo's: shapes, parameters, mult-adds, times (``views.report``).
-        ``print(tr.summary())`` prints it; rich and notebooks render it as a rich Table. When
-        older steps were evicted from the trace, its caption says how many."""
-        from .report import summary_table
-        table = summary_table(self._report_events())
-        note = self._dropped_note()
-        if note:
-            table.caption = note
-        return Printable(table)
+    def summary(self, columns: Iterable[str] | str | None = None, width: int | None = None) -> Printable:
+        """A table like torchinfo's, a row per module call: input and output shapes, parameters,
+        mult-adds, times, bytes saved for backward; then an estimated memory block (parameters,
+        gradients, optimizer state, saved for backward) (``views.summary``). ``print(tr.summary())``
+        prints it; rich and notebooks render it.
+
+        ``columns``: the columns to show (names from ``views.summary.COLUMNS``, e.g.
+        ``("input", "output", "params")``; ``ValueError`` naming an unknown one); by default every
+        column that fits ``width`` (the terminal's, 80 columns when output is not a terminal),
+        the caption naming those left out. When older steps were evicted from the trace, the
+        caption says how many."""
+        from .summary import SummaryReport
+        report = SummaryReport(self._report_events(), columns, width, note=self._dropped_note())
+        return Printable(report, width=width, piped_width=80)
 
     def _dropped_note(self) -> str:
         """What the trace lacks, in a sentence ("" when nothing): for the summary's caption."""
@@ -103,12 +107,13 @@ class EventTrace(EventSource):
 
 
 class Printable:
-    """A rich renderable that ``print`` and ``str`` show as text (the terminal's width, or 120
-    columns when output is not a terminal, so piped output is not squeezed), and that rich and
+    """A rich renderable that ``print`` and ``str`` show as text (``width``, else the terminal's,
+    else ``piped_width`` columns when output is not a terminal), and that rich and
     Jupyter render as the renderable itself (``renderable``)."""
 
-    def __init__(self, renderable: Any) -> None:
+    def __init__(self, renderable: Any, width: int | None = None, piped_width: int = 120) -> None:
         self.renderable = renderable
+        self.width, self.piped_width = width, piped_width
 
     def __rich__(self) -> Any:
         return self.renderable
@@ -116,7 +121,8 @@ class Printable:
     def __str__(self) -> str:
         from rich.console import Console
 
-        console = Console(width=None if sys.stdout.isatty() else 120, record=True, file=io.StringIO())
+        width = self.width or (None if sys.stdout.isatty() else self.piped_width)
+        console = Console(width=width, record=True, file=io.StringIO())
         console.print(self.renderable)
         return console.export_text()
 

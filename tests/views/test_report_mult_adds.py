@@ -358,7 +358,7 @@ def test_summary_totals_is_the_tables_footer():
     console = Console(width=200, record=True)
     console.print(table)
     footer = next(line for line in console.export_text().splitlines() if line.startswith("│ Total"))
-    assert [cell.strip() for cell in footer.split("│")[1:7]] == ["Total", "", "", "1,002", "330", "7,680"]
+    assert [cell.strip() for cell in footer.split("│")[1:8]] == ["Total", "", "", "", "1,002", "330", "7,680"]
 
 
 def test_summary_totals_without_a_root_module_sums_every_module():

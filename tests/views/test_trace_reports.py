@@ -42,11 +42,32 @@ def test_a_containers_row_shows_its_subtree_and_its_backward_span(lib):
     assert "(26)" in root_row  # 16 + 10 parameters below it, none of its own
 
 
-def test_a_piped_summary_is_not_squeezed(tmp_path):
+def _summary_cli(*args: str):
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "modscope", "summary", "resnet", "--input", "2,1,28,28"],
+    return subprocess.run([sys.executable, "-m", "modscope", "summary", "resnet", "--input", "2,1,28,28", *args],
                           capture_output=True, text=True, timeout=120)
+
+
+def test_a_piped_summary_fits_80_columns_and_names_what_it_left_out():
+    done = _summary_cli()
     assert done.returncode == 0, done.stderr
-    assert "…" not in done.stdout and max(map(len, done.stdout.splitlines())) > 100
+    lines = done.stdout.splitlines()
+    assert max(map(len, lines)) <= 80 and "…" not in done.stdout
+    assert "Input shape" in done.stdout and "conv1" in done.stdout and "Memory (estimated)" in done.stdout
+    assert "left out to fit 80 columns:" in done.stdout
+    wide = _summary_cli("--width", "200")  # asked for: every column
+    assert wide.returncode == 0, wide.stderr
+    assert max(map(len, wide.stdout.splitlines())) > 100 and "Saved for bwd" in wide.stdout
+    assert "left out" not in wide.stdout
+    chosen = _summary_cli("--columns", "input,output,params")
+    header = next(line for line in chosen.stdout.splitlines() if "Module" in line)
+    assert [c.strip() for c in header.strip("┃ ").split("┃")] == ["Module", "Input shape", "Output shape", "Params"]
+
+
+def test_an_unknown_summary_column_is_named_with_the_valid_ones():
+    done = _summary_cli("--columns", "params,flops")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip() == ("modscope summary: error: unknown summary column 'flops' (columns: module, type, "
+                                   "input, output, params, trainable, mult_adds, fwd, bwd, saved)")

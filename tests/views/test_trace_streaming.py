@@ -17,7 +17,8 @@ from modscope.events import dumps_bytes, validate
 from modscope.events import files as trace_files
 from modscope.events.files import TraceFileError, save_events, valid_event
 from modscope.events.schema import EventError
-from modscope.views.report import summary_table, summary_totals
+from modscope.views.report import summary_totals
+from modscope.views.summary import SummaryReport
 from modscope.views.trace import Printable, RecordedTrace
 from tests.modscope.models import nested_model
 
@@ -98,7 +99,7 @@ def test_reports_of_a_loaded_trace_match_the_reports_of_every_event(lib, tmp_pat
     tr.save(tmp_path / "t.jsonl")
     loaded = modscope.load_trace(tmp_path / "t.jsonl")
     events = tr.events
-    assert str(loaded.summary()) == str(Printable(summary_table(events))) == str(tr.summary())
+    assert str(loaded.summary()) == str(Printable(SummaryReport(events), piped_width=80)) == str(tr.summary())
     assert loaded.totals() == summary_totals(events) == tr.totals()
     assert str(loaded.tree()) == str(tr.tree())
     kept = loaded._report_events()

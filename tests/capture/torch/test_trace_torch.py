@@ -789,7 +789,7 @@ def test_summary_counts_the_parameters():
     total = sum(p.numel() for p in model.parameters())
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     assert (total, trainable) == (1005, 785)
-    assert [cell.strip() for cell in total_row.split("│")[4:6]] == ["1,005", "785"]
+    assert [cell.strip() for cell in total_row.split("│")[5:7]] == ["1,005", "785"]  # after the input shape
 
 
 def test_autograd_graph_of_a_torch_model():
