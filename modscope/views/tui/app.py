@@ -35,13 +35,16 @@ from .compare import (
 from .exit_report import own_frames
 from .export import describe_export, model_event_of, snapshot_export, write_export
 from .gc_policy import GcPolicy
+from .key_window import KEYS
+from .ranks import RankHold
 from .screens import BreakpointsScreen, CompareScreen, FindScreen, HelpScreen, StepScreen, TextScreen
 from .sources import THREAD_VARIABLES, ChildProcess, Source, child_env
 from .state import ParamInfo, SessionState
 from .step_values import StepValues, step_values
 from .widgets.graph_view import AutogradGraphView
 from .widgets.module_tree import ModuleTree
-from .widgets.params_table import ParamsTable
+from .widgets.params_table import ParamsTable, spread_cells
+from .widgets.rank_bar import RankBar
 from .widgets.timeline import HookTimeline
 from .widgets.training import TrainingPanel
 
@@ -103,6 +106,8 @@ class ModscopeApp(App[int]):
         Binding("3", "toggle_kind('hooks')", "timeline: show/hide user hook events", show=False),
         Binding("4", "toggle_kind('errors')", "timeline: show/hide error events", show=False),
         Binding("d", "compare", "compare two steps", show=False),
+        Binding("r", "next_rank(1)", "ranks: show the next rank", show=False),
+        Binding("R", "next_rank(-1)", "ranks: show the previous rank", show=False),
         Binding("x", "errors", "errors: the error panel", show=False),
         Binding("l", "log", "log: the program's output", show=False),
         Binding("question_mark", "help", "help"),
@@ -120,6 +125,12 @@ class ModscopeApp(App[int]):
         self.source = source
         self.child = child
         self.state = state or SessionState()
+        # A run of several ranks: ``root`` folds every rank (``ranks``), ``state`` is the rank the
+        # views show (``r`` switches); ``hold`` keeps a paused run's ranks at one step boundary.
+        self.root = self.state
+        self.hold = RankHold()
+        self._ranks_seen: Any = None  # what the rank bar and the rank column last drew
+        self._ranks_drawn_at = 0.0
         self.refresh_interval = refresh_interval
         self.selected = ""
         self.breakpoints: dict[str, Any] = {}
@@ -165,6 +176,7 @@ class ModscopeApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
+        yield RankBar(id="ranks")
         yield Static(id="viewbar")
         with Horizontal(id="main"):
             with Vertical(id="left"):
@@ -194,7 +206,7 @@ class ModscopeApp(App[int]):
             return
         self.source_started = True
         self.gc_policy.start()
-        self.source.start(self.state)
+        self.source.start(self.root)
 
     def on_unmount(self) -> None:
         self._unmounted = True
@@ -206,7 +218,11 @@ class ModscopeApp(App[int]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.MouseEvent)):
             self.gc_policy.touch()  # the user is here: no full collection for a moment
+        if isinstance(event, events.Key):
+            KEYS.press()  # background work waits until the key's screen is painted (key_window)
         await super().on_event(event)
+        if isinstance(event, events.Key):
+            self.call_after_refresh(KEYS.painted)
 
     def _check_size(self) -> None:
         """Show a message instead of a broken layout when the terminal is too small (checked on
@@ -333,11 +349,13 @@ class ModscopeApp(App[int]):
         """Redraw what changed since the last tick (timer callback on the UI thread)."""
         try:
             self._refresh_views()
+            self._refresh_ranks()
             self._update_compare()
             self._update_step_values()
         except NoMatches:
             pass  # a tick during shutdown, after the views were removed: nothing left to draw
-        self.gc_policy.tick()
+        if not KEYS.open:  # never between a key and its screen
+            self.gc_policy.tick()
 
     def _refresh_views(self) -> None:
         self._check_size()
@@ -386,10 +404,11 @@ class ModscopeApp(App[int]):
         followed timeline: ``LIVE_PARTS``), none of them asked for by a key (``_force``), and
         they were drawn less than ``LIVE_REDRAW_S`` ago: they wait for a later tick. Each draw
         repaints most of the screen; at ten a second those paints were most of the UI thread's
-        time while training, and a key pressed during one waited for it. A new model is drawn
-        at once (caller holds the state lock)."""
+        time while training, and a key pressed during one waited for it. Nor are they drawn
+        between a key and its screen (``key_window``). A new model is drawn at once (caller
+        holds the state lock)."""
         if not changed or not changed <= LIVE_PARTS or changed & self._forced or \
-                time.monotonic() - self._live_drawn_at >= LIVE_REDRAW_S:
+                (time.monotonic() - self._live_drawn_at >= LIVE_REDRAW_S and not KEYS.open):
             return False
         tree = self.query_one(ModuleTree)
         return len(tree.modules) == len(self.state.modules) and tree.root_name == self.state.model_name
@@ -420,7 +439,7 @@ class ModscopeApp(App[int]):
     def _refresh_tree(self, snap: dict[str, Any]) -> None:
         tree = self.query_one(ModuleTree)
         modules, order, name, count = snap["tree"]
-        if count != len(tree.modules) or tree.root_name != name:
+        if count != len(tree.modules) or tree.root_name != name or tree.modules is not modules:  # (or another rank)
             tree.set_model(modules, order, name)
             if self.first_model_at is None and count:
                 self.first_model_at = time.perf_counter()
@@ -484,7 +503,11 @@ class ModscopeApp(App[int]):
         timeline.render_step(step, events, overflow, steps)
 
     def _refresh_title(self, t: dict[str, Any]) -> None:
-        self.title = f"modscope · {t['model'] or 'waiting'} · {t['status']}"
+        ranks = len(self.root.rank_states) + 1
+        rank = f" · rank {self.state.rank} of {ranks}" if ranks > 1 else ""
+        self.title = f"modscope · {t['model'] or 'waiting'} · {t['status']}{rank}"
+        if self.comparison is None:  # (attached: who holds the controls may have changed)
+            self.sub_title = self.source.description
 
     def _announce_errors(self, errors: list[dict[str, Any]]) -> None:
         new = errors[self._errors_shown:]
@@ -593,18 +616,95 @@ class ModscopeApp(App[int]):
             self.notify(f"{what}: this is a replay, there is no running program", severity="warning")
             return False
         if not self.source.control(message):
-            self.notify(f"{what}: the training process is not connected", severity="warning")
+            why = getattr(self.source, "read_only", "") or "the training process is not connected"
+            self.notify(f"{what}: {why}", severity="warning")  # (attached: another viewer may hold the controls)
             return False
         return True
 
     def action_toggle_pause(self) -> None:
-        if self.state.status == "paused":
-            self._control({"cmd": "resume"}, "resume")
+        if self.state.status == "paused" or self.hold.holding:
+            if self._control({"cmd": "resume"}, "resume"):
+                self._release_hold()
         elif self._control({"cmd": "pause"}, "pause"):
-            self.notify("pausing at the next hook…", timeout=2)
+            self.hold.start()
+            self.notify("pausing at the next hook…" if not self.root.rank_states else
+                        "pausing every rank at the next step boundary…", timeout=2)
 
     def action_step(self) -> None:
-        self._control({"cmd": "step"}, "single step")
+        if self._control({"cmd": "step"}, "single step"):
+            self.hold.start()
+
+    def _release_hold(self) -> None:
+        with self.root.lock:
+            self.hold.release(self.root.all_ranks())
+
+    # --- ranks (a run of several: the rank bar, ``r``, the rank column, holding them together) ---
+
+    def action_next_rank(self, delta: int) -> None:
+        """r / R: the views show the next (previous) rank."""
+        with self.root.lock:
+            ranks = list(self.root.all_ranks())
+        if len(ranks) < 2:
+            self.notify("one process: there are no other ranks", timeout=3)
+            return
+        self.action_show_rank(ranks[(ranks.index(self.state.rank) + delta) % len(ranks)])
+
+    def action_show_rank(self, rank: int) -> None:
+        """Every view shows rank ``rank`` (the rank bar's click, ``r``): its own state, drawn whole."""
+        with self.root.lock:
+            if rank not in self.root.all_ranks() or rank == self.state.rank:
+                return
+            self.state = self.root.rank_state(rank)
+            self._errors_shown = len(self.state.errors)  # (its errors are listed by x; not announced again)
+        self._seen = {}
+        self._ranks_seen = None
+        self._step_values_key = -1  # the step the timeline stays on: read again, from this rank
+        if self.compare_mode is not None and self.compare_mode["mode"] == "steps":
+            self.clear_compare()  # two steps of the rank shown before
+        for part in ("tree", "params", "timeline", "graph", "training"):
+            self._force(part)
+
+    def _refresh_ranks(self) -> None:
+        """The rank bar (each rank's last event and how long ago, redrawn at least every second
+        for the ages), the rank column of the parameter table (grad norms across ranks at the
+        step shown, this rank's parted parameters), and the messages that keep a paused run's
+        ranks at one step boundary (``RankHold.settle``)."""
+        root = self.root
+        board = root.board
+        if board is None or len(board.ranks) < 2:
+            return
+        if not root.lock.acquire(blocking=False):
+            return  # a source is folding: next tick
+        try:
+            states = root.all_ranks()
+            moves = self.hold.settle(board, states) if self.source.live else {}
+            step = self.step_values.step if self.step_values is not None else None
+            key = (board.rev, self.state.rank, step, self.hold.holding)
+            now = time.monotonic()
+            redraw = key != self._ranks_seen or now - self._ranks_drawn_at >= 1.0
+            if redraw:
+                rows = board.rows()
+                at, spread = board.spread(step)
+                parted = board.parted_at(at).get(self.state.rank, []) if at is not None else []
+                held = RankHold.held_at(states)
+                params = self.state.params_of(self.selected)
+        finally:
+            root.lock.release()
+        for rank, message in moves.items():
+            self.source.control(message, rank=rank)
+        if not redraw:
+            return
+        self._ranks_drawn_at = now
+        note = ""
+        if self.hold.holding:
+            note = f"every rank held at step {held}" if held is not None else \
+                "holding: bringing every rank to one step…"
+        self.query_one(RankBar).show(rows, self.state.rank, note)
+        if key != self._ranks_seen:
+            self._ranks_seen = key
+            table = self.query_one(ParamsTable)
+            table.set_spreads(spread_cells(spread, parted))
+            self._show_params(self.selected, params)
 
     def action_breakpoints(self) -> None:
         def apply(result: dict[str, Any] | None) -> None:

@@ -26,6 +26,7 @@ from ...events.files import MAX_LINE_BYTES, LineReader, TraceFileError, TraceSca
 from ...events.schema import EventError, dumps_bytes, loads, make, validate
 from ...events.sinks import TOKEN_VARIABLE
 from ...events.trace_paths import RankNotFoundError, rank_path_base, rank_paths, resolve_rank
+from .key_window import KEYS
 from .state import EVENTS_PER_STEP, MODULE_KINDS, TIMELINE_KINDS, SessionState, StepRecord
 
 HANDSHAKE_TIMEOUT = 10.0  # seconds a new connection has to present the token
@@ -71,6 +72,7 @@ def fold(state: SessionState, events: Iterable[dict[str, Any]], budget: int | No
             for event in kept[i:i + SLICE]:
                 state.apply(event)
         time.sleep(0)  # let the UI thread have the GIL between slices
+        KEYS.wait()  # and the whole of it from a key until its screen is painted (key_window)
     if skipped:
         with state.lock:
             state.skip(skipped)
@@ -175,9 +177,13 @@ class ReplaySource(Source):
         self.description = f"replay {self.path.name}" + (" (cut off)" if self.truncated else "")
         base = rank_path_base(self.path)
         ranks = rank_paths(base)
-        if len(ranks) > 1:  # one rank's file of a run of several: say which, and how to see the others
-            rank = next((r for r, p in ranks.items() if p == self.path), 0)
-            self.description += f" · rank {rank} of {len(ranks)} ({base.name}#R opens rank R)"
+        self.rank = next((r for r, p in ranks.items() if p == self.path), 0)
+        # a run of several ranks: the other ranks' files are folded beside this one (``r`` in the
+        # viewer shows them; only this rank's steps are indexed for the timeline, the others keep
+        # their last ``STEPS_KEPT``)
+        self.others = {r: p for r, p in ranks.items() if p != self.path}
+        if len(ranks) > 1:
+            self.description += f" · rank {self.rank} of {len(ranks)} (r: next rank)"
         self.steps: ReplaySteps | None = None
         self.thread: threading.Thread | None = None
         self._stopped = False
@@ -186,8 +192,31 @@ class ReplaySource(Source):
         self.steps = ReplaySteps(self.stream, self.cache_events)
         with state.lock:
             state.steps = self.steps  # type: ignore[assignment] - same interface as the deque
+            state.rank = self.rank  # (F#R: the views open on rank R)
         self.thread = threading.Thread(target=self._run, args=(state,), daemon=True, name="modscope-replay")
         self.thread.start()
+        if self.others:
+            threading.Thread(target=self._run_others, args=(state,), daemon=True, name="modscope-replay-ranks").start()
+
+    def _run_others(self, state: SessionState) -> None:
+        """Fold the other ranks' files (each up to its end, or to a bad or cut-off line)."""
+        for rank, path in sorted(self.others.items()):
+            batch: list[dict[str, Any]] = []
+            scan = TraceScan(path)
+            why = ""
+            try:
+                for _, _, event in scan:
+                    batch.append(event)
+                    if len(batch) >= REPLAY_BATCH:
+                        fold(state, batch, budget=None)
+                        batch = []
+                        if self._stopped:
+                            return
+            except (TraceFileError, OSError) as e:
+                why = f"its file stops at a bad line: {e}"
+            fold(state, batch, budget=None)
+            if why or scan.truncated:
+                state.mark_disconnected(why or "its file was cut off", rank=rank)
 
     def stop(self) -> None:
         self._stopped = True
@@ -543,8 +572,13 @@ class AttachSource(Source):
     the job kept (the session, the model, the last events), then live events, until the job
     ends or the viewer quits (``stop`` closes the socket: the viewer detaches, the job goes on).
     Every line is parsed and validated before it reaches the state, as from a child
-    (``SocketSource``); a line over ``MAX_LINE_BYTES`` is skipped and reported. Read-only: the
-    job's controls (pause, step, breakpoints) stay with ``modscope run``."""
+    (``SocketSource``); a line over ``MAX_LINE_BYTES`` is skipped and reported.
+
+    The controls: the job tells each viewer whether it holds them (``events.serve``: one viewer
+    at a time, handed over when the holder detaches) in a line of its own (``{"attach": 1,
+    "controls": ...}``); ``controls`` says so (None until told), ``description`` shows it, and
+    ``control`` sends the holder's commands (pause, resume, step, breakpoints) back on the same
+    authenticated socket, refused here with the reason (``read_only``) otherwise."""
 
     live = True
 
@@ -556,8 +590,12 @@ class AttachSource(Source):
             self._sock.settimeout(None)
         except OSError as e:
             raise ConnectionError(f"cannot attach to {host}:{port}: {e.strerror or e}") from None
-        self.description = f"attached to {host}:{port}"
+        self.address = f"{host}:{port}"
+        self.description = f"attached to {self.address}"
         self.rejected = 0
+        self.controls: bool | None = None  # whether this viewer holds the job's controls (None: not told yet)
+        self.read_only = "the job has not said yet who holds its controls"
+        self._send_lock = threading.Lock()
         self._stopped = False
 
     def start(self, state: SessionState) -> None:
@@ -583,7 +621,48 @@ class AttachSource(Source):
                 oversized = reader.oversized
                 self.rejected += 1
                 self._report(state, f"ignored a message from the job longer than {MAX_LINE_BYTES >> 20} MiB")
-            fold(state, self._parse(state, batch))
+            self._lines(state, batch)
+
+    def _lines(self, state: SessionState, lines: list[bytes]) -> None:
+        """Fold the events among ``lines``; an ``attach`` line says who holds the controls."""
+        events = []
+        for line in lines:
+            if line.startswith(b'{"attach"'):
+                self._attach_line(state, line)
+            else:
+                events.append(line)
+        fold(state, self._parse(state, events))
+
+    def _attach_line(self, state: SessionState, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            message = None
+        if not isinstance(message, dict) or not isinstance(message.get("controls"), bool):
+            self.rejected += 1
+            self._report(state, f"ignored a malformed message from the job: {line[:80]!r}")
+            return
+        self.controls = message["controls"]
+        why = message.get("why") if isinstance(message.get("why"), str) else ""
+        self.read_only = "" if self.controls else f"read-only: {why[:200] or 'another viewer holds the controls'}"
+        self.description = f"attached to {self.address} · " + ("controls: this viewer" if self.controls
+                                                              else self.read_only)
+        with state.lock:
+            state.rev.status += 1  # (the title shows it)
+
+    def control(self, message: dict[str, Any], rank: int | None = None) -> bool:
+        """Send a command to the job when this viewer holds the controls (False otherwise, and
+        when the job is gone: ``read_only`` says why). Never blocks for long: a few bytes on a
+        socket the job reads on a thread of its own."""
+        if not self.controls or self._stopped:
+            return False
+        try:
+            with self._send_lock:
+                self._sock.sendall(dumps_bytes(message) + b"\n")
+        except OSError:
+            self.read_only = "the job's stream is closed"
+            return False
+        return True
 
     # the same checks, and the same reports, as a child's lines
     _parse = SocketSource._parse

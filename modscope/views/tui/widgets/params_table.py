@@ -16,6 +16,25 @@ COLUMNS = ("name", "shape", "dtype", "numel", "grad", "persist", "norm", "grad n
 OPTIONAL = ("persist", "numel", "grad", "dtype", "std")
 
 
+SPREAD = "ranks: grad norm"
+
+
+def spread_cells(spread: dict[str, tuple[float, float, int]], parted: list[str]) -> dict[str, Text]:
+    """The rank column's cells: each parameter's gradient norm across ranks, ``min–max ×max/min``
+    (red past 1%), and ``≠`` on a parameter whose value parted from the other ranks' (this rank's
+    fingerprint differs at that step)."""
+    cells = {}
+    for path, (lo, hi, n) in spread.items():
+        ratio = hi / lo if lo > 0 else (1.0 if hi == 0 else float("inf"))
+        text = Text(f"{lo:.3g}" if hi == lo else f"{lo:.3g}–{hi:.3g}")
+        text.append(f" ×{ratio:.2f}" if ratio != float("inf") else " ×∞", style="bold red" if ratio > 1.01 else "dim")
+        text.append(f" /{n}", style="dim")
+        cells[path] = text
+    for path in parted:
+        cells.setdefault(path, Text("–", style="dim")).append(" ≠", style="bold white on red")
+    return cells
+
+
 def _num(value: float | None, fmt: str = ".3g") -> str | Text:
     if value is None:
         return Text("–", style="dim")
@@ -47,6 +66,7 @@ class ParamsTable(DataTable):
         self.module_path: str | None = None
         self._cells: dict[str, tuple] = {}
         self.deltas: dict[str, Text] | None = None  # a comparison's Δ cells (``d``); None: no Δ column
+        self.spreads: dict[str, Text] | None = None  # grad norms across ranks (``spread_cells``); None: one rank
         self.step: int | None = None  # the step whose values are shown (None: the latest)
         self.shown: tuple[str, ...] = COLUMNS  # the columns on screen (``OPTIONAL`` ones left out to fit)
         self._params: list[ParamInfo] = []  # the rows' parameters as last shown
@@ -55,7 +75,8 @@ class ParamsTable(DataTable):
         self.add_columns(*COLUMNS)
 
     def _all_columns(self) -> tuple[str, ...]:
-        return COLUMNS if self.deltas is None else (*COLUMNS, "Δ")
+        extra = (("Δ",) if self.deltas is not None else ()) + ((SPREAD,) if self.spreads is not None else ())
+        return (*COLUMNS, *extra)
 
     def _set_columns(self, names: tuple[str, ...]) -> None:
         """Put these columns up (the rows are rebuilt at the next ``show``)."""
@@ -104,11 +125,24 @@ class ParamsTable(DataTable):
             self._set_columns(self._fitting(list(self._cells.values())))
         self.module_path = None
 
+    def set_spreads(self, spreads: dict[str, Text] | None) -> None:
+        """Show a column of each parameter's gradient norm across ranks (``None``: remove it);
+        the rows are rebuilt at the next ``show``."""
+        if spreads == self.spreads:
+            return
+        had = self.spreads is not None
+        self.spreads = spreads
+        if (spreads is not None) != had:
+            self._set_columns(self._fitting(list(self._cells.values())))
+        self.module_path = None
+
     def _row(self, p: ParamInfo) -> tuple:
         cells = row_cells(p)
-        if self.deltas is None:
-            return cells
-        return (*cells, self.deltas.get(p.path, Text("–", style="dim")))
+        if self.deltas is not None:
+            cells = (*cells, self.deltas.get(p.path, Text("–", style="dim")))
+        if self.spreads is not None:
+            cells = (*cells, self.spreads.get(p.path, Text("–", style="dim")))
+        return cells
 
     def show(self, module_path: str, params: list[ParamInfo]) -> None:
         self._params = params
