@@ -110,10 +110,18 @@ def record_here(args: argparse.Namespace) -> int:
         backend = import_framework(args.script, args.backend)
     except ImportError as e:
         return _fail(str(e))
-    server = secret_file = None
+    server = secret_file = controller = None
     if args.serve is not None and rank == 0:  # (a run of several ranks: rank 0 serves)
+        # The attached viewer holding the controls pauses, steps and sets breakpoints (as
+        # ``modscope run``'s child: ``capture.control``). A run of several ranks serves rank 0's
+        # stream only, and pausing rank 0 alone would stall the others in a collective: read-only.
+        world = origin["world_size"] if origin else 1
+        from ..capture.control import Controller
+
+        controller = Controller() if world == 1 else None
         try:
-            server, secret_file = _serve(args.serve)
+            server, secret_file = _serve(args.serve, controller,
+                                         f"the job has {world} ranks and serves rank 0's events only")
         except (ValueError, OSError) as e:
             return _fail(f"--serve: {e}")
     # The file is written on a thread of its own (encoding, compression, I/O out of the training
@@ -121,7 +129,9 @@ def record_here(args: argparse.Namespace) -> int:
     sink = BackgroundSink(JsonlSink(path))
     if server is not None:
         sink = TeeSink(sink, BackgroundSink(server))
-    tr = Trace(None, stats=args.stats, sink=sink, max_events=1000, backend=backend)
+    tr = Trace(None, stats=args.stats, sink=sink, max_events=1000, backend=backend, observer=controller)
+    if controller is not None:
+        controller.trace = tr
     try:
         code, signum = run_traced(tr, args.script, args.args, stop_signals=(signal.SIGINT,))
     finally:
@@ -140,7 +150,7 @@ def record_here(args: argparse.Namespace) -> int:
     return code
 
 
-def _serve(address: str) -> tuple[Any, Path]:
+def _serve(address: str, controller: Any = None, read_only: str = "") -> tuple[Any, Path]:
     """Start the live stream on ``address`` (``[HOST:]PORT``) and write its secret file; say
     where on stderr (with a warning when it is reachable from other machines)."""
     import ipaddress
@@ -149,7 +159,8 @@ def _serve(address: str) -> tuple[Any, Path]:
 
     host, port = parse_address(address)
     secret = new_secret()
-    server = EventServer(secret, host, port)
+    server = EventServer(secret, host, port, on_control=controller.handle if controller is not None else None,
+                         read_only=read_only)
     secret_file = write_secret(server.port, secret)
     try:
         loopback = ipaddress.ip_address(host).is_loopback

@@ -16,14 +16,25 @@ attached viewer. The rules that keep training safe from viewers, and the job saf
 - each viewer has its own bounded queue and thread: the writer thread never waits for a viewer;
   a viewer whose queue fills (it stopped reading, or reads slower than the job writes) or whose
   socket does not take a send within ``SEND_TIMEOUT`` is disconnected and counted (``dropped_viewers``);
-- at most ``MAX_VIEWERS`` at once. A viewer sends nothing after its secret (what it sends is read
-  in bounded chunks and thrown away), so quitting it detaches and training goes on; it may
-  attach again later.
+- at most ``MAX_VIEWERS`` at once; quitting a viewer detaches and training goes on; it may
+  attach again later;
+- the controls (pause, resume, step, breakpoints): when the job has them (``on_control``), one
+  viewer at a time holds them, the first to attach, then, when it detaches, the one attached
+  longest. Each viewer is told which it is by a line of its own before any event
+  (``{"attach": 1, "controls": true|false, "why": ...}``) and again at a handover. What a viewer
+  sends after its secret is read on a thread of its own, in lines of at most ``MAX_HELLO_BYTES``
+  and at most ``CONTROL_BYTES_PER_S`` (past that the thread sleeps: TCP then holds the viewer
+  back, never the job); the holder's lines that are JSON objects with a ``cmd`` of
+  ``VIEWER_COMMANDS`` go to ``on_control`` (the job's controller checks them further and never
+  blocks there), everything else is dropped and counted (``refused_lines``). A viewer cannot stop
+  the job (``stop`` is not among them). When the holder detaches and no viewer is left, the job's
+  breakpoints are cleared and it is resumed: a job is never left paused by a viewer gone.
 """
 
 from __future__ import annotations
 
 import hmac
+import json
 import os
 import queue
 import secrets
@@ -32,6 +43,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +56,8 @@ MAX_VIEWERS = 8
 VIEWER_QUEUE = 1024  # batches of lines waiting for one viewer before it is dropped
 DEFAULT_HISTORY = 100_000  # events kept for a viewer that attaches later
 IDLE_CHECK = 0.5  # seconds between checks that an idle viewer is still there
+VIEWER_COMMANDS = ("pause", "resume", "step", "break")  # what the viewer holding the controls may send
+CONTROL_BYTES_PER_S = 64 * 1024  # what one viewer may send a second before its reader sleeps
 _HEADERS = (envelope_prefix("session"), envelope_prefix("model"))
 
 
@@ -104,13 +118,20 @@ class _Viewer:
         self.closed = False
 
 
+def attach_line(controls: bool, why: str = "") -> bytes:
+    """The line that tells a viewer whether it holds the controls (not an event: viewers tell it
+    by its ``attach`` key)."""
+    return json.dumps({"attach": 1, "controls": controls, "why": why}).encode() + b"\n"
+
+
 class EventServer:
     """A sink of JSON lines that viewers attach to over TCP (see the module's docstring)."""
 
     takes_lines = True
 
     def __init__(self, secret: str, host: str = "127.0.0.1", port: int = 0, *,
-                 history: int = DEFAULT_HISTORY) -> None:
+                 history: int = DEFAULT_HISTORY, on_control: Callable[[bytes], None] | None = None,
+                 read_only: str = "") -> None:
         if history < 1:
             raise ValueError(f"history must be a positive number of events, got {history}")
         self.secret = secret
@@ -122,6 +143,11 @@ class EventServer:
         self._body: deque[bytes] = deque()  # the other lines, the last ``history``
         self._viewers: list[_Viewer] = []
         self._stopped = False
+        self.on_control = on_control  # the job's controller (None: every viewer is read-only)
+        self.read_only = read_only or "this job takes no controls from viewers"  # why, when on_control is None
+        self._holder: _Viewer | None = None  # the viewer holding the controls
+        self.commands = 0  # controls passed on to the job
+        self.refused_lines = 0  # lines from viewers dropped (not the holder's, not a command, too long)
         self.refused = 0  # connections without the secret
         self.dropped_viewers = 0  # viewers disconnected for falling behind
         self.attached = 0  # viewers ever attached
@@ -215,13 +241,19 @@ class EventServer:
                 viewer = None
             else:
                 viewer = _Viewer(conn, address)
+                holds = self.on_control is not None and self._holder is None
+                if holds:
+                    self._holder = viewer
+                why = ("" if holds else "another viewer holds the controls" if self.on_control is not None
+                       else self.read_only)
                 # the history and the registration under one lock: nothing missed, nothing twice
-                backlog = b"".join(self._headers) + b"".join(self._body)
+                backlog = attach_line(holds, why) + b"".join(self._headers) + b"".join(self._body)
                 self._viewers.append(viewer)
                 self.attached += 1
         if viewer is None:
             _close(conn)
             return
+        threading.Thread(target=self._read, args=(viewer,), daemon=True, name="modscope-attach-read").start()
         self._send(viewer, backlog)
 
     def _send(self, viewer: _Viewer, backlog: bytes) -> None:
@@ -234,7 +266,7 @@ class EventServer:
                 try:
                     data = viewer.queue.get(timeout=IDLE_CHECK)
                 except queue.Empty:
-                    if _hung_up(conn):  # the viewer quit while the job had nothing to send
+                    if viewer.closed:  # the viewer quit (its reader saw it) while the job had nothing to send
                         break
                     continue
                 if data is None:
@@ -243,6 +275,65 @@ class EventServer:
         except (OSError, ValueError):  # gone (detached), dropped, or did not take a send in time
             pass
         self._drop(viewer, slow=False)
+
+    def _read(self, viewer: _Viewer) -> None:
+        """What the viewer sends after its secret (its own thread): lines of at most
+        ``MAX_HELLO_BYTES``, at most ``CONTROL_BYTES_PER_S``; the holder's commands go to the job.
+        The end of the stream is the viewer detaching."""
+        conn = viewer.conn
+        pending = b""
+        window, used = time.monotonic(), 0
+        while not viewer.closed:
+            try:  # (no socket timeout here: the sender's SEND_TIMEOUT is the socket's)
+                readable, _, _ = select.select([conn], [], [], IDLE_CHECK)
+                if not readable:
+                    continue
+                data = conn.recv(MAX_HELLO_BYTES, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                continue
+            except (OSError, ValueError):  # closed here (dropped for falling behind), or reset
+                break
+            if not data:
+                break
+            used += len(data)
+            if used > CONTROL_BYTES_PER_S:  # a flood: hold the viewer back (TCP), never the job
+                time.sleep(max(0.0, 1.0 - (time.monotonic() - window)))
+                window, used = time.monotonic(), 0
+            pending += data
+            *lines, pending = pending.split(b"\n")
+            if len(pending) > MAX_HELLO_BYTES:  # a line past the bound: dropped whole
+                self.refused_lines += 1
+                pending = b""
+            if lines:
+                deliver = self.on_control if (viewer is self._holder and self.on_control is not None) else None
+                if deliver is None:
+                    self.refused_lines += sum(1 for line in lines if line.strip())
+                else:
+                    self.viewer_lines(b"\n".join(lines), deliver)
+        self._drop(viewer, slow=False)
+
+    def viewer_lines(self, data: bytes, deliver: Callable[[bytes], None]) -> tuple[int, int]:
+        """Pass the commands among ``data``'s lines to ``deliver``; returns ``(commands, refused)``
+        (also added to ``commands`` and ``refused_lines``). A command is a line of at most
+        ``MAX_HELLO_BYTES`` holding a JSON object whose ``cmd`` is one of ``VIEWER_COMMANDS``."""
+        commands = refused = 0
+        for line in data.split(b"\n"):
+            if not line.strip():
+                continue
+            message = None
+            if len(line) <= MAX_HELLO_BYTES:
+                try:
+                    message = json.loads(line)
+                except (ValueError, UnicodeDecodeError, RecursionError):
+                    message = None
+            if isinstance(message, dict) and message.get("cmd") in VIEWER_COMMANDS:
+                commands += 1
+                deliver(line)
+            else:
+                refused += 1
+        self.commands += commands
+        self.refused_lines += refused
+        return commands, refused
 
     def _drop(self, viewer: _Viewer, slow: bool) -> None:
         with self._lock:
@@ -253,24 +344,27 @@ class EventServer:
                 self._viewers.remove(viewer)
             if slow:
                 self.dropped_viewers += 1
+            heir = None
+            orphaned = False
+            if viewer is self._holder:  # a handover: the viewer attached longest holds them now
+                self._holder = heir = self._viewers[0] if self._viewers else None
+                orphaned = heir is None
+        if orphaned and self.on_control is not None:
+            # nobody left to resume: a job paused by a viewer that went away goes on (its
+            # breakpoints cleared, or they would stop it again with nobody there)
+            self.on_control(b'{"cmd": "break"}')
+            self.on_control(b'{"cmd": "resume"}')
+        if heir is not None:
+            try:
+                heir.queue.put_nowait(attach_line(True))
+            except queue.Full:
+                pass  # it is being dropped for falling behind: the next one inherits then
         if slow:  # wake its thread: it ends on the closed socket
             try:
                 viewer.queue.put_nowait(None)
             except queue.Full:
                 pass
         _close(viewer.conn)
-
-
-def _hung_up(conn: socket.socket) -> bool:
-    """Whether the viewer closed its end. What it sends after its secret is read (at most
-    ``MAX_HELLO_BYTES`` a check) and thrown away: a viewer has nothing to say."""
-    try:
-        readable, _, _ = select.select([conn], [], [], 0)
-        return bool(readable) and conn.recv(MAX_HELLO_BYTES, socket.MSG_DONTWAIT) == b""
-    except BlockingIOError:
-        return False
-    except (OSError, ValueError):  # closed here (dropped for falling behind)
-        return True
 
 
 def _close(conn: socket.socket) -> None:

@@ -52,13 +52,14 @@ def _connect(s: EventServer, hello: bytes | None = SECRET.encode() + b"\n") -> s
 
 
 def _read_lines(conn: socket.socket, count: int) -> list[bytes]:
+    """The next ``count`` event lines (the job's ``attach`` line, who holds the controls, skipped)."""
     data = b""
-    while data.count(b"\n") < count:
+    while sum(not line.startswith(b'{"attach"') for line in data.split(b"\n")[:-1]) < count:
         chunk = conn.recv(1 << 16)
         if not chunk:
             break
         data += chunk
-    return data.splitlines()[:count]
+    return [line for line in data.splitlines() if not line.startswith(b'{"attach"')][:count]
 
 
 def _closed(conn: socket.socket) -> bool:
