@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from .capture import session
 from .capture.recorder import AUTO, DEFAULT_KEEP_STEPS, Recorder
+from .capture.sampling import DEFAULT_FIRST
 from .events.sinks import Sink
 from .views.trace import EventTrace
 
@@ -36,7 +37,8 @@ def trace(model: Any = None, *, stats: bool = False,
           include: Iterable[str] | str | None = None, exclude: Iterable[str] | str | None = None,
           sink: Sink | None = None, max_events: int | Literal["auto"] | None = AUTO, graph: bool = True,
           observer: Callable[[dict[str, Any]], None] | None = None, backend: str | None = None,
-          keep_steps: int | None = DEFAULT_KEEP_STEPS, spill: str | os.PathLike | None = None) -> Trace:
+          keep_steps: int | None = DEFAULT_KEEP_STEPS, spill: str | os.PathLike | None = None,
+          every: int | None = None, first: int = DEFAULT_FIRST) -> Trace:
     """Trace ``model`` (or, with ``model=None``, every module that runs) — see ``Trace``.
 
     ``stats`` adds statistics to every tensor summary (and reports the first NaN/Inf);
@@ -59,18 +61,30 @@ def trace(model: Any = None, *, stats: bool = False,
     follows every module of the framework the program imported (``backend="engine"|"torch"``
     chooses when it imported both).
 
+    ``every``: watch one training step in ``every`` in full detail (and the ``first`` ones, and
+    any ``tr.full_detail(why)`` asks for), with the per-module hooks removed in between; the other
+    steps are *light*: their ``step`` event says ``"detail": "light"`` and carries the loss (the
+    scalar ``backward`` was called on), the step's time (``dur_ns``), the global gradient norm and
+    whether a gradient holds a NaN/Inf (``capture.sampling``). ``None`` (the default here) watches
+    every step in full; ``modscope run``/``record`` default to ``every=50, first=2``.
+
     In a process that is one rank of several (torchrun, DDP), every event carries the rank
     (``rank``, ``local_rank``, ``world_size``, ``restart``: ``events.schema``)."""
     return Trace(model, stats=stats, include=include, exclude=exclude, sink=sink, max_events=max_events,
-                 graph=graph, observer=observer, backend=backend, keep_steps=keep_steps, spill=spill)
+                 graph=graph, observer=observer, backend=backend, keep_steps=keep_steps, spill=spill,
+                 every=every, first=first)
 
 
 def watch(model: Any, **trace_kwargs: Any) -> Any:
     """Trace exactly ``model``.
 
     Under ``modscope run`` / ``modscope record`` this narrows the running session (which
-    otherwise traces every module that runs) to ``model`` and returns it; elsewhere it starts an
-    in-memory trace of ``model`` and returns it (stop it with ``.stop()``)."""
+    otherwise traces every module that runs) to ``model`` and returns it (``every``/``first``, if
+    given, choose which of its steps are watched in full: see ``trace``); elsewhere it starts an
+    in-memory trace of ``model`` with ``trace_kwargs`` and returns it (stop it with ``.stop()``)."""
     if session.active is not None:
+        sampling = {k: trace_kwargs[k] for k in ("every", "first") if k in trace_kwargs}
+        if sampling:
+            session.active.set_detail_policy(**sampling)
         return session.active.watch(model)
     return trace(model, **trace_kwargs).start()

@@ -322,3 +322,25 @@ def _checked_single(path: str, p: Any, old: np.ndarray | None) -> dict[str, Any]
         ratio = math.sqrt(float(np.dot(diff, diff)) / sq)
     grad_sq = _sumsq(_in_memory_order(p._grad._data)) if p._grad is not None else None
     return _record(path, sq, mean, max(sq / n - mean * mean, 0.0) ** 0.5, grad_sq, ratio, nan, inf)
+
+
+def grad_norm(tensors: list[Any]) -> tuple[float | None, bool]:
+    """``(global gradient norm, whether a gradient holds a NaN/Inf)`` of ``tensors``' gradients
+    (``t._grad._data``), as ``clip_grad_norm_`` measures it: what a light step records
+    (``capture.sampling``). One BLAS dot per gradient, no copy; the NaN/Inf search runs only when
+    the sum is not finite. ``None`` for the norm when no tensor has a gradient or it overflows."""
+    sq, seen = 0.0, False
+    grads = []
+    for t in tensors:
+        g = t._grad
+        if g is None:
+            continue
+        a = _in_memory_order(g._data)
+        grads.append(a)
+        sq += _sumsq(a) if a.dtype.kind == "f" and a.dtype.itemsize >= 4 else _sumsq(a.astype(np.float64))
+        seen = True
+    if not seen:
+        return None, False
+    if math.isfinite(sq):
+        return math.sqrt(sq), False
+    return None, any(not np.isfinite(a).all() for a in grads if a.dtype.kind == "f")

@@ -29,7 +29,10 @@ class ParamEvents:
             plan, paths = self._plan(id(optimizer), params, "_parameters", foreign_ok=False)
             if paths is None:
                 return  # another model's optimizer (optimizer hooks are global)
-            plan.snapshot()
+            if self._step_over:  # a light step shows no module event: it is seen to begin here at the latest
+                self._begin_step()
+            if self._full:  # the update ratios of the params event (a light step has none)
+                plan.snapshot()
             self._snapshotted.add(id(optimizer))
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="optimizer step pre hook")
@@ -42,8 +45,10 @@ class ParamEvents:
             index = self._opt_steps.get(id(optimizer), 0)
             self._opt_steps[id(optimizer)] = index + 1
             lrs = [finite_or_none(float(g["lr"])) for g in optimizer.param_groups]
-            self._emit("step", optimizer=type(optimizer).__name__, index=index, lrs=lrs)
-            self._emit_params(id(optimizer))
+            # what every step records, full or light: loss, time, gradient norm, NaN/Inf (``sampling``)
+            self._emit_step_event(type(optimizer).__name__, index, lrs, self._plans[id(optimizer)][0].tensors)
+            if self._full or self._fingerprints:  # a rank of several: its fingerprints at every step
+                self._emit_params(id(optimizer))
             self._advance()
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="optimizer step post hook")

@@ -42,6 +42,7 @@ from .graph_event import model_tensors
 from .hook_handles import HookHandles
 from .params import ParamEvents
 from .ranks import stamp_rank
+from .sampling import DEFAULT_FIRST, BackwardWatch, DetailPolicy, scalar_of
 from .user_hooks import UserHook
 from .values import tensors_in
 
@@ -70,7 +71,11 @@ class Recorder(Delivery, ParamEvents, EventSource):
                  include: Iterable[str] | str | None = None, exclude: Iterable[str] | str | None = None,
                  sink: Sink | None = None, max_events: int | Literal["auto"] | None = AUTO, graph: bool = True,
                  observer: Callable[[dict[str, Any]], None] | None = None, backend: str | None = None,
-                 keep_steps: int | None = DEFAULT_KEEP_STEPS, spill: str | os.PathLike | None = None) -> None:
+                 keep_steps: int | None = DEFAULT_KEEP_STEPS, spill: str | os.PathLike | None = None,
+                 every: int | None = None, first: int = DEFAULT_FIRST) -> None:
+        # Which steps are watched in full (per-module hooks attached), which are light
+        # (``capture.sampling``); ValueError for a bad ``every``/``first`` before anything starts.
+        self._policy = DetailPolicy(every, first)
         self.model = model
         # The framework's half of capture: the model's, else the one asked for; a trace without
         # either picks at ``start`` among the frameworks the program has imported by then.
@@ -84,6 +89,7 @@ class Recorder(Delivery, ParamEvents, EventSource):
         # ``idle`` attribute is skipped: nothing it could see would make it act (see Controller).
         self.observer = observer
         self.stats = stats
+        self._stats_asked = stats  # ``stats`` is turned on for a step a breakpoint asked for in full
         self.include = _patterns(include)
         self.exclude = _patterns(exclude)
         self._filtering = bool(self.include or self.exclude)
@@ -106,7 +112,17 @@ class Recorder(Delivery, ParamEvents, EventSource):
         self._step_over = False
         self._events_in_step = 0
         self._running = False
-        self._handles = HookHandles()  # every hook this trace registered
+        self._handles = HookHandles()  # the hooks this trace keeps for its whole run (optimizer, global)
+        self._module_handles = HookHandles()  # the per-module (or global module) hooks: full steps only
+        self._full = True  # the current step is watched in full (its module hooks are attached)
+        self._full_why = "every step"  # why (``sampling.DetailPolicy.detail``)
+        self._modules_attached = False
+        self._steps_by_detail = {"full": 0, "light": 0}  # steps ended, by detail
+        self._loss: Any = None  # the scalar the step's last backward started from (``_on_backward_call``)
+        self._backward_calls = 0  # in this step
+        self._step_t0: int | None = None  # monotonic ns the step began (the previous one's end)
+        self._watching_backward = False
+        self._skipped: set[str] = set()  # modules whose backward cannot be traced (said once)
         self._paths: dict[int, str] = {}  # id(module) -> path
         self._roots: list[Any] = []
         self._calls: dict[str, int] = {}
@@ -168,6 +184,8 @@ class Recorder(Delivery, ParamEvents, EventSource):
             self._emit("session", schema=SCHEMA_VERSION, engine_version=self._backend.version,
                        framework=self._backend.name, modscope_version=__version__, pid=os.getpid(),
                        started=datetime.now(UTC).isoformat(), argv=list(sys.argv))
+        self._full, self._full_why = self._policy.detail(self._step)
+        self._step_t0 = time.monotonic_ns()
         with gc_paused():  # 10,001 modules: 40,000 hook handles; the collector's rescans were 3/4 of it
             if self.model is not None:
                 self._add_root(self.model, prefix="")
@@ -181,6 +199,11 @@ class Recorder(Delivery, ParamEvents, EventSource):
         self._running = False
         self.observer = None  # nothing may pause or interrupt the shutdown itself
         self._handles.remove_all()
+        self._module_handles.remove_all()
+        self._modules_attached = False
+        if self._watching_backward:
+            BackwardWatch.remove(self._backend.autograd, self._on_backward_call)
+            self._watching_backward = False
         if self._backward is not None:
             self._backward.close()
         for hooks, key, original in self._wrapped:
@@ -243,12 +266,14 @@ class Recorder(Delivery, ParamEvents, EventSource):
     def counts(self) -> dict[str, int]:
         """What the trace has recorded so far, for a closing line: ``steps`` (training steps
         begun), ``modules`` (traced), ``events`` (emitted), ``dropped`` (lost by its sinks, or
-        evicted from memory without one)."""
+        evicted from memory without one), ``full`` and ``light``: the steps ended so far watched
+        in full and light (``capture.sampling``; a step still running is in neither)."""
         extra = self._sinks[1:]
-        began = self._step or self._step_over or self._calls or self._bcalls  # a module ran
+        began = self._step or self._step_over or self._calls or self._bcalls or self._backward_calls
         return {"steps": self._step + 1 if began else 0,
                 "modules": len(self._modules), "events": self._seq,
-                "dropped": sum(s.dropped for s in extra) if extra else self._memory.dropped}
+                "dropped": sum(s.dropped for s in extra) if extra else self._memory.dropped,
+                **self._steps_by_detail}
 
     @property
     def dropped_steps(self) -> int:
@@ -290,6 +315,8 @@ class Recorder(Delivery, ParamEvents, EventSource):
         was_running = self._running
         if was_running:
             self._handles.remove_all()
+            self._module_handles.remove_all()
+            self._modules_attached = False
         self.model = model
         if id(model) not in self._paths or self._paths[id(model)] != "":
             self._paths.clear()
@@ -313,10 +340,28 @@ class Recorder(Delivery, ParamEvents, EventSource):
         self._deliver_pending()
         if self._step_over:  # an optimizer step ended it already: the next one begins now
             self._begin_step()
-        elif self._events_in_step:
-            self._emit_params(None)
+        elif self._events_in_step or self._backward_calls:
+            if self._policy.sampling:  # the step's detail, loss and gradient norm (no optimizer: none of its own)
+                self._emit_step_event("", self._step, [], list(self._param_paths().values()))
+            if self._full or self._fingerprints:
+                self._emit_params(None)
             self._advance()
             self._begin_step()
+
+    def set_detail_policy(self, every: int | None = None, first: int = DEFAULT_FIRST) -> None:
+        """Choose again which steps are watched in full (``modscope.watch(model, every=...)`` in a
+        script under ``modscope run``); from the next step on."""
+        self._policy = DetailPolicy(every, first)
+
+    def full_detail(self, why: str) -> None:
+        """Watch the next step in full detail (``why`` says who asked: the viewer, a breakpoint);
+        safe to call from any thread (the traced one acts on it when the current step ends)."""
+        self._policy.requested = why
+
+    @property
+    def detail(self) -> str:
+        """``"full"`` or ``"light"``: how the current step is watched (``capture.sampling``)."""
+        return "full" if self._full else "light"
 
     def record_graph(self, output: Any, label: tuple[str, int, int] | None = None) -> None:
         """Emit a ``graph`` event for the autograd graph behind ``output`` now. ``label``
@@ -336,14 +381,66 @@ class Recorder(Delivery, ParamEvents, EventSource):
         self._backend.forget_arrays()  # this step's activations need no names any more
         self._step_over = True
         self._events_in_step = 0
+        self._backward_calls = 0
+        self._loss = None
         self._calls.clear()
         self._bcalls.clear()
+        self._steps_by_detail["full" if self._full else "light"] += 1
+        self._step_t0 = time.monotonic_ns()
+        if self._policy.sampling and self._running:
+            self._set_detail(*self._policy.detail(self._step + 1))
         for sink in self._sinks:
             self._safely(sink.flush)
 
     def _begin_step(self) -> None:
         self._step_over = False
         self._step += 1
+
+    def _set_detail(self, full: bool, why: str) -> None:
+        """Watch the coming step in full (attach the per-module hooks) or light (remove them).
+        A step a breakpoint asked for also takes tensor statistics, so that the first NaN/Inf
+        is reported at the module where it appears."""
+        self._full, self._full_why = full, why
+        self.stats = self._stats_asked or why.startswith("breakpoint")
+        if self.stats and not self._stats_asked:
+            self._reported_nonfinite.clear()  # report it again, now at its module
+        if full and not self._modules_attached:
+            with gc_paused():
+                self._attach_modules()
+        elif not full and self._modules_attached:
+            self._module_handles.remove_all()
+            self._modules_attached = False
+            self._fstack.clear()
+            self._bstart.clear()
+
+    def _on_backward_call(self, tensors: Any, grad_tensors: Any) -> None:
+        """The framework's ``autograd.backward`` is called (``loss.backward()``): the loss is the
+        scalar it starts from; on a light step, this is where the step is seen to begin."""
+        try:
+            if threading.get_ident() != self._thread:
+                return  # another thread's backward (a data loader's, a viewer's): not this training loop's
+            if self._step_over:
+                self._begin_step()
+            self._backward_calls += 1
+            loss = scalar_of(tensors, grad_tensors, self._backend.Tensor)
+            if loss is not None:
+                self._loss = loss
+        except Exception as exc:  # noqa: BLE001 - the tracer never breaks training
+            self._emit_error(exc, where="backward call")
+
+    def _emit_step_event(self, optimizer: str, index: int, lrs: list[float | None], params: list[Any],
+                         **fields: Any) -> None:
+        """The ``step`` event: the optimizer's figures, and what every step records, full or
+        light (``capture.sampling``): its detail, loss, time, global gradient norm, NaN/Inf."""
+        loss = None
+        if self._loss is not None:
+            loss = finite_or_none(float(self._loss.item()))
+        norm, nonfinite = self._backend.grad_norm(params)
+        t0 = self._step_t0
+        self._emit("step", optimizer=optimizer, index=index, lrs=lrs, **fields, detail=self.detail,
+                   **({"why": self._full_why} if self._full else {}), loss=loss,
+                   grad_norm=None if norm is None else finite_or_none(norm), nonfinite=nonfinite,
+                   dur_ns=time.monotonic_ns() - t0 if t0 is not None else 0)
 
     # --- attaching ----------------------------------------------------------------------------
 
@@ -382,9 +479,31 @@ class Recorder(Delivery, ParamEvents, EventSource):
                    buffers=buffers)
 
     def _attach(self) -> None:
-        backend = self._backend
-        module_mod, optimizer_mod = backend.module_hooks, backend.optimizer_hooks
+        """The hooks kept for the whole trace (optimizer steps, the user's global hooks, the
+        ``backward`` call), and the per-module ones when the step is full."""
+        optimizer_mod = self._backend.optimizer_hooks
         add = self._handles.add
+        add(optimizer_mod.register_optimizer_step_pre_hook(self._on_optimizer_pre))
+        add(optimizer_mod.register_optimizer_step_post_hook(self._on_optimizer_post))
+        if not self._watching_backward:
+            BackwardWatch.add(self._backend.autograd, self._on_backward_call)
+            self._watching_backward = True
+        self._wrap_global_hooks()
+        if self._full:
+            self._attach_modules()
+        # The handles just made moved the hook clock; the user's hooks were wrapped by _add_root,
+        # so the first forward need not look at every module's hooks again.
+        clock = self._hook_clock()
+        self._hooks_seen.update((id(mod), clock) for _, mod in self._modules)
+
+    def _attach_modules(self) -> None:
+        """The per-module hooks (global module hooks without a model): attached for full steps,
+        removed for light ones (``_set_detail``)."""
+        backend = self._backend
+        module_mod = backend.module_hooks
+        add = self._module_handles.add
+        self._modules_attached = True
+        seen = self._hook_clock()
         # One bound method per hook, shared by every module: 10,000 modules register the same
         # object, not 10,000 method objects the garbage collector would walk.
         forward_pre, forward = self._on_forward_pre, self._on_forward
@@ -404,6 +523,9 @@ class Recorder(Delivery, ParamEvents, EventSource):
                 if not full:
                     continue
                 if mod._is_full_backward_hook is False:
+                    if path in self._skipped:
+                        continue
+                    self._skipped.add(path)
                     self._emit("error", etype="TracingSkipped", where=f"module {path!r}", module=path,
                                message="module has a deprecated register_backward_hook hook; torch forbids "
                                        "mixing it with full backward hooks, so backward is not traced here",
@@ -417,13 +539,13 @@ class Recorder(Delivery, ParamEvents, EventSource):
             if full and module_mod._global_is_full_backward_hook is not False:
                 add(module_mod.register_module_full_backward_pre_hook(self._on_backward_pre))
                 add(module_mod.register_module_full_backward_hook(self._on_backward))
-        add(optimizer_mod.register_optimizer_step_pre_hook(self._on_optimizer_pre))
-        add(optimizer_mod.register_optimizer_step_post_hook(self._on_optimizer_post))
-        self._wrap_global_hooks()
-        # The handles just made moved the hook clock; the user's hooks were wrapped by _add_root,
-        # so the first forward need not look at every module's hooks again.
+        # Our own handles moved the hook clock: a module whose hooks were looked at when nothing
+        # else had changed need not be looked at again.
         clock = self._hook_clock()
-        self._hooks_seen.update((id(mod), clock) for _, mod in self._modules)
+        hooks_seen = self._hooks_seen
+        for key, value in hooks_seen.items():
+            if value == seen:
+                hooks_seen[key] = clock
 
     def _hook_clock(self) -> int:
         """Hook handles made so far by anyone but this trace's backward observer (torch's

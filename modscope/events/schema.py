@@ -83,6 +83,17 @@ FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
     "end": {"status": (str,), "dropped": (int,)},
 }
 KINDS = tuple(FIELDS)
+# Fields a kind may carry, checked when present: added within schema version 1, so a trace
+# written before them still loads (and an older reader ignores them). ``step``: how the step
+# was watched (``capture.sampling``): ``detail`` ``"full"`` (module events, ``params``) or
+# ``"light"`` (per-module hooks detached: only this event), ``why`` a full step was full, ``loss``
+# (the scalar ``backward`` was called on), ``grad_norm`` (global, over the optimizer's
+# parameters), ``nonfinite`` (a NaN/Inf in a gradient) and ``dur_ns`` (since the previous step's end).
+OPTIONAL_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
+    "step": {"detail": (str,), "why": (str,), "loss": _OPT_NUM, "grad_norm": _OPT_NUM, "nonfinite": (bool,),
+             "dur_ns": (int,)},
+}
+DETAILS = ("full", "light")
 MODULE_EVENTS = ("forward_pre", "forward", "backward_pre", "backward")
 
 # Fields of the items inside list-valued fields.
@@ -186,6 +197,11 @@ def validate(event: Any) -> dict[str, Any]:
         raise EventError(f"unknown event kind {kind!r} (known: {', '.join(KINDS)})")
     for key, types in FIELDS[kind].items():
         _check_field(event, key, types, f"{kind} event")
+    for key, types in OPTIONAL_FIELDS.get(kind, {}).items():
+        if key in event:
+            _check_field(event, key, types, f"{kind} event")
+    if kind == "step" and event.get("detail", "full") not in DETAILS:
+        raise EventError(f"step event: field 'detail' must be one of {', '.join(DETAILS)}, got {event['detail']!r}")
     for (item_kind, key), spec in _ITEM_FIELDS.items():
         if item_kind != kind:
             continue

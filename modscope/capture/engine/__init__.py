@@ -28,7 +28,7 @@ from engine.utils.hooks import RemovableHandle, transparent_hook
 
 from ..attribution import walk
 from ..backward import Autograd
-from ..param_stats import StatsPlan
+from ..param_stats import StatsPlan, grad_norm
 from .graph import graph_event_fields
 from .summaries import capture_all, forget_arrays, forget_gradients
 
@@ -50,4 +50,5 @@ BACKEND = SimpleNamespace(
     current_sequence_nr=current_sequence_nr, capture_all=capture_all, forget_arrays=forget_arrays,
     forget_gradients=forget_gradients, stats_plan=StatsPlan, graph_event_fields=graph_event_fields, walk=walk,
     check_traceable=check_traceable, resolve=None, backward_observer=None,
+    grad_norm=grad_norm, autograd=engine.autograd,
 )

@@ -28,7 +28,7 @@ from ..attribution import walk
 from ..backends import UntraceableError
 from ..backward import Autograd, BackwardObserver
 from .graph import graph_event_fields
-from .param_stats import stats_plan
+from .param_stats import grad_norm, stats_plan
 from .summaries import capture_all, forget_arrays, forget_gradients, resolve
 
 
@@ -89,4 +89,5 @@ BACKEND = SimpleNamespace(
     forget_arrays=forget_arrays, forget_gradients=forget_gradients, resolve=resolve, stats_plan=stats_plan,
     graph_event_fields=graph_event_fields, walk=walk, check_traceable=check_traceable,
     graph_labels=True,  # graph_event_fields(..., label=) labels the call's nodes in its own walk
+    grad_norm=grad_norm, autograd=torch.autograd,
 )

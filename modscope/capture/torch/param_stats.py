@@ -306,6 +306,27 @@ class CpuStatsPlan:
         return self._plan.fingerprints()
 
 
+def grad_norm(tensors: list[torch.Tensor]) -> tuple[float | None, bool]:
+    """``(global gradient norm, whether a gradient holds a NaN/Inf)`` of ``tensors``' gradients,
+    as ``clip_grad_norm_`` measures it: what a light step records (``capture.sampling``). One
+    ``_foreach_norm`` over the dense gradients (any device; one value fetched), the NaN/Inf search
+    only when the norm is not finite. ``None`` for the norm when no gradient is there or it
+    overflows."""
+    grads = [g for g in (t.grad for t in tensors) if g is not None]
+    if not grads:
+        return None, False
+    dense = [g.to_dense() if g.layout != torch.strided else g for g in grads]
+    with torch.no_grad():
+        try:
+            norms = torch._foreach_norm(dense, 2.0)
+        except RuntimeError:  # mixed devices or dtypes the fused kernel refuses: one at a time
+            norms = [torch.linalg.vector_norm(g) for g in dense]
+        total = float(torch.linalg.vector_norm(torch.stack([n.to(dense[0].device, torch.float64) for n in norms])))
+        if math.isfinite(total):
+            return total, False
+        return None, any(not bool(torch.isfinite(g).all()) for g in dense if g.is_floating_point())
+
+
 def stats_plan(tensors: list[torch.Tensor]) -> CpuStatsPlan | TorchStatsPlan:
     """The plan for ``tensors``: NumPy through views when every one is a plain CPU tensor, else
     torch ops on their devices with one transfer."""
