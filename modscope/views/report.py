@@ -428,8 +428,10 @@ def own_backward(event: dict) -> bool:
     its output's gradient arrives, with every ``grad_input`` ``None`` (and warns "Full backward
     hook is firing when gradients are computed with respect to module outputs since no inputs
     require gradients"); its ``dur_ns`` then times no work of the module (its parameters'
-    gradients are computed after the hook). Both backends record such calls so."""
-    return any(g is not None for g in event["grad_inputs"])
+    gradients are computed after the hook). Both backends record such calls so. (An event
+    without ``grad_inputs``, made by hand, counts as its own.)"""
+    grads = event.get("grad_inputs")
+    return grads is None or any(g is not None for g in grads)
 
 
 def module_figures(events: list[dict]) -> dict[str, dict[str, Any]]:

@@ -11,6 +11,7 @@ from html import escape
 from typing import Any
 
 from ..report import _figures, _fmt_bytes, _fmt_count, _fmt_ms, _fmt_params
+from ..summary import NO_BACKWARD
 
 OPEN_CHILDREN = 50  # the root's children start expanded when there are at most this many
 LABEL_REPR = 80  # characters of extra_repr shown in a tree label
@@ -131,7 +132,8 @@ def summary_table_html(figs: tuple) -> str:
         depth = m["path"].count(".") + (1 if m["path"] else 0)
         name = m["path"].rsplit(".", 1)[-1] or "(root)"
         cells = (str(f["output"]) if f["output"] is not None else "--", _fmt_params(f), _fmt_count(f["trainable"]),
-                 _fmt_count(f["macs"]), _fmt_ms(f["fwd_ns"]), _fmt_ms(f["bwd_ns"]),
+                 _fmt_count(f["macs"]), _fmt_ms(f["fwd_ns"]),
+                 NO_BACKWARD if f["no_backward"] else _fmt_ms(f["bwd_ns"]),
                  _fmt_bytes(f["saved"]) if f["saved"] else "--")
         rows.append(f'<tr><td class=l style="padding-left:{8 + 12 * depth}px">{escape(name)}</td>'
                     f'<td class=l>{escape(m["cls"])}</td>' + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
@@ -139,8 +141,11 @@ def summary_table_html(figs: tuple) -> str:
             f"<td>{totals['params']:,}</td><td>{totals['trainable']:,}</td><td>{_fmt_count(totals['mult_adds'])}</td>"
             f"<td>{_fmt_ms(root.get('fwd_ns', 0))}</td><td>{_fmt_ms(root.get('bwd_ns', 0))}</td>"
             f"<td>{_fmt_bytes(root.get('saved', 0))}</td></tr>")
+    legend = (f'<p class="ms-note">{NO_BACKWARD} in Bwd ms: no backward of its own: none of its inputs needs a '
+              "gradient, so torch runs its backward hook as soon as its output's gradient arrives</p>"
+              if any(f["no_backward"] for f in figs.values()) else "")
     return (f'<table class="ms-table"><caption style="text-align:left">{escape(model["model"])} summary</caption>'
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody><tfoot>{foot}</tfoot></table>")
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody><tfoot>{foot}</tfoot></table>{legend}")
 
 
 def rich_html(renderable: Any, width: int = 120) -> str:

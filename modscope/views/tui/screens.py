@@ -22,8 +22,9 @@ from textual.widgets import Button, Checkbox, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 VIEWS = [
-    ("Modules", "named_modules: class, parameters, eval flag, fwd/bwd time, grad-norm sparkline, NaN/Inf and "
-                "dead (all-zero output) badges. Enter expands; selection links every view."),
+    ("Modules", "named_modules: class, parameters, eval flag, fwd/bwd time (bwd —: no backward of its own, as no "
+                "input needs a gradient), grad-norm sparkline, NaN/Inf and dead (all-zero output) badges. Enter "
+                "expands; selection links every view."),
     ("Parameters", "the selected module's parameters and buffers, live."),
     ("Hook firing order", "one step's events, indented by nesting, with your own hooks and errors."),
     ("Autograd graph", "laid out by graphviz, clusters per module: arrows/hjk pan, + - zoom, < > collapse or "

@@ -13,6 +13,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..report import own_backward
 from .ranks import RankBoard
 
 MODULE_KINDS = ("forward_pre", "forward", "backward_pre", "backward")
@@ -39,6 +40,9 @@ class ModuleInfo:
     grad_norms: deque = field(default_factory=lambda: deque(maxlen=HISTORY))
     nonfinite: bool = False  # a NaN/Inf seen in its outputs or gradients
     dead: bool = False  # its last output was all zeros
+    # its last step's backward events were none of its own (no input needed a gradient: torch
+    # runs its hook as the output's gradient arrives; ``views.report.own_backward``): bwd_ns is no time
+    no_backward: bool = False
 
     @property
     def name(self) -> str:
@@ -237,6 +241,8 @@ class SessionState:
         if m is None:
             return
         m.bwd_ns = e["dur_ns"] if e["call"] == 0 else m.bwd_ns + e["dur_ns"]
+        none_own = not own_backward(e)
+        m.no_backward = none_own if e["call"] == 0 else m.no_backward and none_own
         if any(s is not None and (s.get("nan") or s.get("inf")) for s in e["grad_inputs"]):
             m.nonfinite = True
         self.rev.tree += 1

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..report import own_backward
 from .state import ModuleInfo, ParamInfo
 
 PARAM_FIELDS = ("norm", "grad_norm", "update_ratio", "mean", "std", "nan", "inf")
@@ -26,11 +27,13 @@ class StepValues:
     step: int
     timings: dict[str, tuple[int, int]]
     params: dict[str, dict[str, Any]] | None
+    no_backward: frozenset[str] = frozenset()  # modules with no backward of their own in the step
+
 
     def module(self, m: ModuleInfo) -> ModuleInfo:
         """``m`` with this step's timings (none: the module did not run in it)."""
         fwd, bwd = self.timings.get(m.path, (0, 0))
-        return replace(m, fwd_ns=fwd, bwd_ns=bwd)
+        return replace(m, fwd_ns=fwd, bwd_ns=bwd, no_backward=m.path in self.no_backward)
 
     def param(self, p: ParamInfo) -> ParamInfo:
         """``p`` with this step's statistics (``–`` when the step has none)."""
@@ -43,6 +46,7 @@ class StepValues:
 def step_values(events: Iterable[dict[str, Any]], step: int) -> StepValues:
     """The numbers of ``step`` in ``events`` (other steps' events are ignored)."""
     timings: dict[str, list[int]] = {}
+    own: dict[str, bool] = {}  # path -> whether any of its backward events was its own
     params: dict[str, dict[str, Any]] | None = None
     for e in events:
         if e["step"] != step:
@@ -51,6 +55,9 @@ def step_values(events: Iterable[dict[str, Any]], step: int) -> StepValues:
         if kind in ("forward", "backward"):
             pair = timings.setdefault(e["path"], [0, 0])
             pair[kind == "backward"] += e["dur_ns"]
+            if kind == "backward":
+                own[e["path"]] = own.get(e["path"], False) or own_backward(e)
         elif kind == "params":
             params = {item["path"]: item for item in e["items"]}
-    return StepValues(step, {p: (f, b) for p, (f, b) in timings.items()}, params)
+    return StepValues(step, {p: (f, b) for p, (f, b) in timings.items()}, params,
+                      frozenset(p for p, mine in own.items() if not mine))

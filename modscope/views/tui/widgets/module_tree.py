@@ -56,7 +56,9 @@ def label_parts(m: ModuleInfo, root_name: str) -> list[tuple[str, str]]:
         parts.append((" eval", "yellow"))
     if m.fwd_ns:
         parts.append((f" {m.fwd_ns / 1e6:.2f}ms", "dim"))
-    if m.bwd_ns:
+    if m.no_backward:  # no backward of its own (no input needs a gradient): no time to show
+        parts.append(("/—", "dim"))
+    elif m.bwd_ns:
         parts.append((f"/{m.bwd_ns / 1e6:.2f}ms", "dim"))
     if m.grad_norms:
         parts.append((f" {sparkline(m.grad_norms)}", "magenta"))
