@@ -35,6 +35,7 @@ from . import session  # noqa: F401 - the process-wide trace lives there
 from .control import Controller
 from .ranks import RankEnvironmentError, rank_from_env
 from .recorder import Recorder
+from .sampling import DEFAULT_EVERY, ENV_VARIABLE, DetailPolicy
 
 # ``import torch``, ``import torch.nn as nn``, ``from torch import nn`` at the start of a line.
 _TORCH_IMPORT = re.compile(r"^\s*(import|from)\s+torch(?=[\s.,]|$)", re.MULTILINE)
@@ -104,11 +105,14 @@ def main(argv: list[str] | None = None) -> int:
     file_sink = BackgroundSink(JsonlSink(trace_file)) if trace_file else None
     try:
         backend = import_framework(opts.script, opts.backend)
-    except ImportError as e:
+        # which steps to watch in full: `modscope run --every/--full`, passed in the environment
+        # (torch's launcher hands it on to every rank); unset: modscope's defaults
+        policy = DetailPolicy.from_env(os.environ.pop(ENV_VARIABLE, None)) or DetailPolicy(DEFAULT_EVERY)
+    except (ImportError, ValueError) as e:
         print(f"modscope: {e}", file=sys.stderr)
         return 2
     tr = Recorder(None, stats=opts.stats, sink=TeeSink(socket_sink, file_sink), max_events=1000,
-                  observer=controller, backend=backend)
+                  observer=controller, backend=backend, every=policy.every, first=policy.first)
     controller.trace = tr
     code, _ = run_traced(tr, opts.script, opts.args)
     return code

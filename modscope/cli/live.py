@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 
 def add_commands(subcommands: argparse._SubParsersAction) -> None:
@@ -30,6 +31,7 @@ def add_commands(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _add_run(subcommands: argparse._SubParsersAction) -> None:
+    from ..capture.sampling import add_detail_flags
     from ..views.tui.launch import BACKENDS
     from . import _positive
 
@@ -43,6 +45,7 @@ def _add_run(subcommands: argparse._SubParsersAction) -> None:
                      help="framework to trace (default: auto, torch when the script imports torch, else the engine)")
     run.add_argument("--trace-file", help="where to record (default: modscope-traces/SCRIPT-TIME.jsonl.gz)")
     run.add_argument("--stats", action="store_true", help="tensor statistics and NaN/Inf detection (slower)")
+    add_detail_flags(run)
     run.add_argument("--nproc-per-node", type=_positive, metavar="N",
                      help="start N ranks through torch.distributed.run (torchrun): the TUI follows rank 0, every "
                           "rank records its own file beside the trace file (FILE#R opens rank R)")
@@ -85,8 +88,10 @@ def script_framework(script: str, backend: str) -> str:
 def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from ..capture.sampling import policy_from_flags
     from ..views.tui.launch import LaunchError, check_framework, run_script
 
+    _tell_child(policy_from_flags(args))
     try:
         if Path(args.script).is_file():
             check_framework(script_framework(args.script, args.backend))
@@ -94,6 +99,16 @@ def _run(args: argparse.Namespace) -> int:
         return run_script(args.script, args.args, args.trace_file, stats=args.stats, backend=args.backend, **ranks)
     except LaunchError as e:
         return _fail("run", str(e))
+
+
+def _tell_child(policy: Any) -> None:
+    """Which steps the child watches in full (``capture.sampling``): it reads the environment
+    it inherits, so the launcher (and torch's, for ranks) passes it on unchanged."""
+    import os
+
+    from ..capture.sampling import ENV_VARIABLE
+
+    os.environ[ENV_VARIABLE] = policy.to_env()
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -110,8 +125,10 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from ..capture.sampling import DetailPolicy
     from ..views.tui.launch import LaunchError, demo
 
+    _tell_child(DetailPolicy(None))  # the demo shows every step in full: it is there to be looked at
     try:
         return demo(args.model, args.trace_file, stats=not args.no_stats, backend=args.backend)
     except LaunchError as e:

@@ -1,6 +1,6 @@
 """``modscope record``: run a training script with tracing on and no viewer (CI, SSH, batch jobs).
 
-    modscope record [--trace-file F] [--stats] [--backend B] script.py [args]
+    modscope record [--trace-file F] [--stats] [--every N | --full] [--backend B] script.py [args]
     modscope record --nproc-per-node N [...] script.py [args]          # N ranks, torch's launcher
     torchrun --nproc-per-node N -m modscope record --trace-file F script.py [args]
 
@@ -37,6 +37,7 @@ REPORT_VARIABLE = "MODSCOPE_RECORD_REPORT"  # set by --nproc-per-node: where eac
 
 def add_command(subcommands: argparse._SubParsersAction) -> None:
     """Register ``record``."""
+    from ..capture.sampling import add_detail_flags
     from . import _positive
 
     p = subcommands.add_parser(
@@ -56,6 +57,7 @@ def add_command(subcommands: argparse._SubParsersAction) -> None:
     p.add_argument("--stats", action="store_true", help="tensor statistics and NaN/Inf detection (slower)")
     p.add_argument("--nproc-per-node", type=_positive, metavar="N",
                    help="start N ranks on this machine through torch.distributed.run (torchrun)")
+    add_detail_flags(p)
     p.add_argument("--serve", metavar="[HOST:]PORT",
                    help="keep a live event stream open for `modscope attach` (127.0.0.1 unless HOST is given; "
                         "port 0: any free port); the job's secret goes to an owner-only file, never a command line")
@@ -90,6 +92,7 @@ def record_here(args: argparse.Namespace) -> int:
     """Record the script in this process (a single process, or one rank of a launcher's)."""
     from ..capture.child import import_framework, run_traced
     from ..capture.ranks import RankEnvironmentError, rank_from_env
+    from ..capture.sampling import policy_from_flags
     from ..events.sinks import BackgroundSink, JsonlSink, TeeSink
     from ..events.trace_paths import default_trace_path, rank_path
     from ..tracing import Trace
@@ -129,7 +132,9 @@ def record_here(args: argparse.Namespace) -> int:
     sink = BackgroundSink(JsonlSink(path))
     if server is not None:
         sink = TeeSink(sink, BackgroundSink(server))
-    tr = Trace(None, stats=args.stats, sink=sink, max_events=1000, backend=backend, observer=controller)
+    policy = policy_from_flags(args)
+    tr = Trace(None, stats=args.stats, sink=sink, max_events=1000, backend=backend, observer=controller,
+               every=policy.every, first=policy.first)
     if controller is not None:
         controller.trace = tr
     try:
@@ -174,8 +179,10 @@ def _serve(address: str, controller: Any = None, read_only: str = "") -> tuple[A
     return server, secret_file
 
 
-def _holds(counts: dict[str, int]) -> str:
-    return (f"{counts['steps']:,} steps, {counts['modules']:,} modules, {counts['events']:,} events, "
+def _holds(counts: dict[str, Any]) -> str:
+    light = counts.get("light", 0)
+    detail = f" ({counts.get('full', 0):,} full, {light:,} light)" if light else ""
+    return (f"{counts['steps']:,} steps{detail}, {counts['modules']:,} modules, {counts['events']:,} events, "
             f"{counts['dropped']:,} dropped")
 
 
@@ -219,6 +226,7 @@ def launch_ranks(args: argparse.Namespace) -> int:
         if rank >= n:
             stale.unlink(missing_ok=True)
     command = ["record", "--trace-file", str(trace), "--backend", args.backend, *(["--stats"] if args.stats else []),
+               *(["--full"] if args.full else ["--every", str(args.every)]),
                *(["--serve", args.serve] if args.serve is not None else []), args.script, *args.args]
     report_dir = Path(tempfile.mkdtemp(prefix="modscope-ranks-"))
     try:
