@@ -19,12 +19,17 @@ A ``Diagram`` is the graph itself; ``.to_digraph()``, ``.to_mermaid()`` and ``.t
 write it in each form, and ``render(diagram, "out.svg")`` renders it to SVG/PNG/PDF with
 graphviz's ``dot`` (``DotNotFoundError``, with the DOT source written, when ``dot`` is missing).
 
-For ``autograd_graph`` to group op nodes by module, run the forward under
-``attribute_modules(model)``::
+``autograd_graph`` groups op nodes by the module that made them. Run the forward under
+``attribute_modules(model)`` (or ``modscope.trace``) for exact clusters::
 
     with modscope.graph.attribute_modules(model):
         out = model(x)
     modscope.graph.autograd_graph(out.sum(), model, depth=2)
+
+After a plain forward, given the model, the clusters are inferred from the parameters each op
+uses and the order the forward created them (``views.diagrams.inferred_modules``; the drawing's
+note says so, and what it cannot place); without the model nothing tells the modules, and the
+drawing and a ``UserWarning`` say so and what to call instead.
 
 Big models stay readable: a diagram over ``budget`` nodes has its repeated identical blocks
 folded into one node each (``(0-47): 48 × Block``), wide fan-outs grouped into ``+N more`` and,
@@ -38,6 +43,7 @@ This module only wires the two halves together: live objects become event data i
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import graphviz
@@ -59,6 +65,7 @@ from .views.diagrams import (
     model_event_in,
     render,
 )
+from .views.diagrams.autograd import NO_CLUSTERS
 from .views.diagrams.diagram import check_depth
 from .views.diagrams.fold import check_budget
 
@@ -99,10 +106,23 @@ def build_autograd_graph(output: Any, model: Any = None, *, depth: int | None = 
 
     The graph becomes event data in ``capture.diagrams.autograd_event_fields`` and is drawn by
     ``build_autograd_graph_from_event``."""
+    diagram = _autograd(output, model, depth, show_saved)
+    _warn_unclustered(diagram)
+    return diagram
+
+
+def _autograd(output: Any, model: Any, depth: int | None, show_saved: bool) -> Diagram:
     check_depth(depth)
     event, model_event = autograd_event_fields(output, model)
     with gc_paused():
         return build_autograd_graph_from_event(event, model_event, depth=depth, show_saved=show_saved)
+
+
+def _warn_unclustered(diagram: Diagram) -> None:
+    """A ``UserWarning`` (at the caller's line) when the graph is drawn without module clusters:
+    its note says why and what to call instead."""
+    if diagram.notes and diagram.notes[0].startswith(NO_CLUSTERS):
+        warnings.warn("autograd_graph: " + "; ".join(diagram.notes), UserWarning, stacklevel=3)
 
 
 def module_tree(model: Any, depth: int | None = None, *, fold: bool = True, budget: int = BUDGET) -> graphviz.Digraph:
@@ -123,7 +143,8 @@ def autograd_graph(output: Any, model: Any = None, *, depth: int | None = None, 
     ``fold=False``) it is folded as ``module_tree`` says; repeated blocks are recognised only
     when ``model`` is given. See ``build_autograd_graph``."""
     check_budget(budget)
-    diagram = build_autograd_graph(output, model, depth=depth, show_saved=show_saved)
+    diagram = _autograd(output, model, depth, show_saved)
+    _warn_unclustered(diagram)
     event = model_event_fields(model) if model is not None and fold and len(diagram.nodes) > budget else None
     return fit(diagram, event, fold=fold, budget=budget, depth=depth).to_digraph()
 

@@ -66,8 +66,18 @@ def autograd_event_fields(output: Any, model: Any = None) -> tuple[dict[str, Any
         event = backend_for(outputs[0]).graph_event_fields(outputs, params)
         model_event = None if model is None else {
             "model": type(model).__name__,
-            "modules": [{"path": path, "cls": type(m).__name__} for path, m in model.named_modules()]}
+            "modules": [{"path": path, "cls": type(m).__name__} for path, m in model.named_modules()],
+            "params": _tied_params(model)}
     return event, model_event
+
+
+def _tied_params(model: Any) -> list[dict[str, Any]]:
+    """``[{"path", "aliases"}]`` for each parameter registered under more than one path (tied
+    weights): the op using it tells no module (module inference, ``views.diagrams``)."""
+    paths: dict[int, list[str]] = {}
+    for path, p in model.named_parameters(remove_duplicate=False):
+        paths.setdefault(id(p), []).append(path)
+    return [{"path": found[0], "aliases": found[1:]} for found in paths.values() if len(found) > 1]
 
 
 def _require_module(model: Any) -> None:

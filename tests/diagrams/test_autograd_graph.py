@@ -5,6 +5,7 @@ torch models (``lib``, ``models``, ``net``, ``res``: see ``conftest.py``)."""
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 
 import graphviz
@@ -176,11 +177,19 @@ def test_without_model_leaves_go_to_their_consumers_cluster(net, loss):
         ["(16, 16)", "(16,)", "AddmmBackward0\n(2, 16)", "TBackward0\n(16, 16)"]
 
 
-def test_unattributed_graph_has_no_clusters(lib, net):
+def test_unattributed_graph_without_a_model_has_no_clusters_and_says_why(lib, net):
     loss = net(lib.randn(2, 8)).sum()
-    layout = laid_out(graph.build_autograd_graph(loss, net))
-    assert layout.clusters == {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an op graph was asked for, and drawn
+        d = graph.build_autograd_graph(loss)
+    layout = laid_out(d)
+    assert layout.clusters == {} and d.notes == []
     assert len(layout.top_level) == len(layout.labels)
+    with pytest.warns(UserWarning, match="no module clusters: the forward ran outside .*attribute_modules "
+                                         r"and no model was given.*\(depth=1 has nothing to collapse\)"):
+        d = graph.build_autograd_graph(loss, depth=1)
+    assert d.notes[0].startswith("no module clusters") and "attribute_modules(model)" in d.notes[1]
+    assert laid_out(d).clusters == {}
 
 
 def test_several_outputs_and_a_leaf_output(lib):

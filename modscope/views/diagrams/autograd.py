@@ -19,6 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .diagram import Cluster, Diagram, Node, check_depth, gc_paused, path_depth, path_prefix, shape_str
+from .inferred_modules import NOTES as INFERRED_NOTES
+from .inferred_modules import has_labels, infer_modules
+
+NO_CLUSTERS = "no module clusters: "  # starts the note of a graph drawn without any (graph.py warns it)
 
 
 @dataclass(slots=True)
@@ -49,8 +53,37 @@ def build_autograd_graph_from_event(event: dict[str, Any], model_event: dict[str
         items, index = _items(event)
         outputs = _outputs(event, index)
         names = _model_names(model_event)
+        notes = [] if has_labels(event["nodes"]) else _infer(event, items, index, model_event, depth)
         _place_leaves(items, names["classes"])
-        return _Drawer(items, names, depth, show_saved).draw(outputs)
+        diagram = _Drawer(items, names, depth, show_saved).draw(outputs)
+        diagram.notes = notes
+        return diagram
+
+
+def _infer(event: dict[str, Any], items: list[_Item], index: dict[int, int], model_event: dict[str, Any] | None,
+           depth: int | None) -> list[str]:
+    """Module labels for a graph recorded without them (``inferred_modules``), set on the items;
+    the notes the drawing carries: what was inferred, or why no module is drawn and what to call
+    instead (the first such note starts with ``NO_CLUSTERS``): with a model, or without one but
+    with a ``depth`` to collapse to (without either, an op graph was asked for: no note)."""
+    unused = f" (depth={depth} has nothing to collapse)" if depth is not None else ""
+    if model_event is None:
+        if depth is None:  # an op graph was asked for, and is drawn: nothing claims modules
+            return []
+        return [f"{NO_CLUSTERS}the forward ran outside modscope.graph.attribute_modules and no model was "
+                f"given to name the parameters{unused}",
+                "to cluster: pass the model (autograd_graph(out, model): modules inferred from the parameters) "
+                "or run the forward under `with modscope.graph.attribute_modules(model):`"]
+    tied = {p["path"] for p in model_event.get("params") or () if p.get("aliases")}
+    found = infer_modules(event, tied)
+    if not found:
+        why = "no op uses a parameter of the model under one name" if event["nodes"][0].get("seq") is not None \
+            else "the graph was recorded without creation order (seq)"
+        return [f"{NO_CLUSTERS}the forward ran outside modscope.graph.attribute_modules and {why}{unused}",
+                "to cluster: run the forward under `with modscope.graph.attribute_modules(model):`"]
+    for node_id, module in found.items():
+        items[index[node_id]].module = module
+    return list(INFERRED_NOTES)
 
 
 def _items(event: dict[str, Any]) -> tuple[list[_Item], dict[int, int]]:

@@ -132,11 +132,24 @@ class _Fitter:
             d, level = self._fit_depth(d)
             if level is not None:
                 self.notes.append(f"collapsed to depth {level} (modules deeper than that drawn as one node)")
-        if d is self.diagram:
+        own = list(self.diagram.notes)  # what the builder said (e.g. how modules were found)
+        if len(d.nodes) >= before:
+            # Nothing folded (no repeated blocks known, no modules to collapse by): say so, never a
+            # fold that did not happen.
+            d = collapse(self.diagram, {})
+            d.notes = [*own, f"{before:,} nodes drawn in full, over the budget of {self.budget}: "
+                             f"{self._why_unfolded()}"]
             return d
-        d.notes = [f"{before:,} nodes drawn as {len(d.nodes):,} to stay readable (budget {self.budget})",
+        d.notes = [*own, f"{before:,} nodes drawn as {len(d.nodes):,} to stay readable (budget {self.budget})",
                    *self.notes, HOW_TO_EXPAND]
         return d
+
+    def _why_unfolded(self) -> str:
+        if not _modules_of(self.diagram):
+            return "its nodes belong to no module, so there are no blocks or depths to fold them by"
+        if self.model_event is None:
+            return "no model given to recognise repeated blocks by, and no depth collapse fits"
+        return "no repeated blocks or wide fan-outs, and no depth collapse fits"
 
     def _fit_depth(self, d: Diagram) -> tuple[Diagram, int | None]:
         """The deepest collapse of ``d`` that fits the budget (depth 0 if none does)."""
