@@ -339,3 +339,13 @@ def test_resume_until_pauses_again_at_the_end_of_that_step(lib):
 def test_until_is_a_step_number_on_resume_only(msg):
     with pytest.raises(ControlError, match="'until' is a step number"):
         parse_command(json.dumps(msg))
+
+
+def test_a_pause_from_the_viewer_waits_for_the_steps_parameters():
+    # the optimizer's step event is followed at once by its params event: the step boundary
+    # (where ranks are held, and after which n runs a whole step) is after the params
+    c = Controller()
+    c.trace = type("Trace", (), {"_batch_rest": 0, "immediate": False})()
+    send(c, cmd="pause")
+    assert c._reason({"kind": "step", "step": 4, "optimizer": "SGD", "index": 4, "lrs": [0.1]}) == ""
+    assert c._reason({"kind": "params", "step": 4, "items": []}) == "paused from the viewer"
