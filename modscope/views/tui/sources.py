@@ -719,6 +719,9 @@ def child_command(source: SocketSource, script: str, args: list[str], trace_file
     return [*cmd, script, *args]
 
 
+RANKS_STOP_TIMEOUT = 30.0  # seconds torch's launcher has to stop its ranks and exit before it is killed
+
+
 class ChildProcess:
     """The traced program: ``python -m modscope.capture.child`` running the user's script, connected to a
     ``SocketSource``. Its stdout and stderr are collected (last lines) for the log view."""
@@ -751,6 +754,8 @@ class ChildProcess:
         """Ask the program to stop (it closes its trace file), or terminate it when it is not
         connected (it stops as cleanly on SIGTERM), then kill it if it does not end. Returns
         its exit status as a shell reports it (``exit_status``: 137 for a SIGKILL)."""
+        if self.nproc:  # torch's launcher stops its ranks, then itself: seconds on a busy machine
+            timeout = max(timeout, RANKS_STOP_TIMEOUT)
         if self.proc.poll() is None:
             # Ranks: the launcher forwards SIGTERM to every rank (each closes its trace file);
             # stopping rank 0 alone would leave the others waiting in a collective.
