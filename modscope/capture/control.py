@@ -14,7 +14,7 @@ import json
 import threading
 from typing import Any
 
-COMMANDS = ("pause", "resume", "step", "stop", "break")
+COMMANDS = ("pause", "resume", "step", "stop", "break", "full")
 
 
 class ControlError(ValueError):
@@ -82,7 +82,10 @@ class Controller:
             self._go.set()
         elif cmd == "step":
             self.pause_requested, self.step_mode = False, True
+            self._full_detail("a single step from the viewer")  # a step looked at one at a time: in full
             self._go.set()
+        elif cmd == "full":
+            self._full_detail("asked for from the viewer")
         elif cmd == "stop":
             self.stop_requested = True
             self._go.set()
@@ -91,6 +94,11 @@ class Controller:
             self.break_grad_norm = msg.get("grad_norm")
             self.break_modules = frozenset(msg.get("modules", []))
             self._sync_delivery()
+
+    def _full_detail(self, why: str) -> None:
+        """Have the trace watch its next step in full detail (``capture.sampling``)."""
+        if self._trace is not None and hasattr(self._trace, "full_detail"):
+            self._trace.full_detail(why)
 
     @property
     def trace(self) -> Any:
@@ -127,17 +135,26 @@ class Controller:
 
     def _reason(self, event: dict[str, Any]) -> str:
         kind = event["kind"]
-        if self.pause_requested and not getattr(self.trace, "_batch_rest", 0) and kind != "step":
+        # A light step (``capture.sampling``) has no module events and no ``params`` event: its
+        # ``step`` event is its last, where a pause or a single step stops, and where a
+        # breakpoint's condition seen in the step's figures turns full detail on for the next.
+        light = kind == "step" and event.get("detail") == "light"
+        if light:
+            self._light_step(event)
+        if self.pause_requested and not getattr(self.trace, "_batch_rest", 0):
             # Module events reach the observer at their step's end (unless ``immediate``): that
             # step has run already, so the pause waits for the last event of the batch. The
-            # paused step is then complete on screen, and a single step runs the next one. Not
-            # on an optimizer's ``step`` event: its ``params`` event follows at once, and the
-            # step boundary is after it (ranks are held there, and ``n`` runs the next step).
+            # paused step is then complete on screen, and a single step runs the next one.
             return "paused from the viewer"
         if kind == "forward_pre" and event["path"] in self.break_modules:
             return f"breakpoint: forward of module {event['path'] or '(root)'}"
         if kind == "error" and event["etype"] == "NonFiniteValue" and self.break_nan:
             return f"breakpoint: {event['message']}"
+        if light:
+            if self.pause_requested:
+                return "paused from the viewer"
+            if self.step_mode:
+                return f"stepped: step {event['step']} done"
         if kind == "params":
             if self.break_grad_norm is not None:
                 limit = self.break_grad_norm
@@ -149,6 +166,17 @@ class Controller:
             if self.until_step is not None and event["step"] >= self.until_step:
                 return f"held at the end of step {event['step']} with the other ranks"
         return ""
+
+    def _light_step(self, event: dict[str, Any]) -> None:
+        """A light step's gradient norm over the breakpoint's threshold: full detail from the next
+        step, said in the status line; its ``params`` event then names the parameter. (NaN/Inf:
+        the trace itself turns full detail on, with an error event the NaN breakpoint stops at.)"""
+        limit, norm = self.break_grad_norm, event.get("grad_norm")
+        if limit is not None and norm is not None and norm > limit:
+            self._full_detail(f"breakpoint: grad norm {norm:.3g} > {limit:g} in step {event['step']}")
+            self.trace._emit("status", state="running",
+                             reason=f"global grad norm {norm:.3g} > {limit:g} in light step {event['step']}: "
+                                    f"watching step {event['step'] + 1} in full to find the parameter")
 
     def _pause(self, reason: str) -> None:
         self.pause_requested = self.step_mode = False

@@ -123,6 +123,7 @@ class Recorder(Delivery, ParamEvents, EventSource):
         self._step_t0: int | None = None  # monotonic ns the step began (the previous one's end)
         self._watching_backward = False
         self._skipped: set[str] = set()  # modules whose backward cannot be traced (said once)
+        self._light_nonfinite = False  # a light step saw a NaN/Inf in the gradients (said once)
         self._paths: dict[int, str] = {}  # id(module) -> path
         self._roots: list[Any] = []
         self._calls: dict[str, int] = {}
@@ -441,6 +442,17 @@ class Recorder(Delivery, ParamEvents, EventSource):
                    **({"why": self._full_why} if self._full else {}), loss=loss,
                    grad_norm=None if norm is None else finite_or_none(norm), nonfinite=nonfinite,
                    dur_ns=time.monotonic_ns() - t0 if t0 is not None else 0)
+        if nonfinite and not self._full and not self._light_nonfinite:
+            # No module hooks saw it: the next step is watched in full, with statistics, and
+            # the first NaN/Inf is reported again there, at its module (a NaN breakpoint stops
+            # here first: this error event says so).
+            self._light_nonfinite = True
+            step = self._step
+            self.full_detail(f"breakpoint: NaN/Inf in the gradients of step {step}")
+            self._errors += 1
+            self._emit("error", etype="NonFiniteValue", where="gradient (light step)", module=None, traceback="",
+                       message=f"NaN/Inf in the gradients of step {step}, a light step (no module hooks): "
+                               f"step {step + 1} is watched in full to find the module")
 
     # --- attaching ----------------------------------------------------------------------------
 
