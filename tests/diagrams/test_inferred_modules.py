@@ -14,7 +14,8 @@ import pytest
 
 from modscope import graph
 from modscope.capture.attribution import attribute_modules
-from modscope.capture.diagrams import autograd_event_fields
+from modscope.capture.diagrams import autograd_event_fields, model_event_fields
+from modscope.views.diagrams import fit
 from modscope.views.diagrams.inferred_modules import NOTES, infer_modules
 
 from .helpers import laid_out
@@ -165,3 +166,41 @@ def test_an_inferred_graph_over_the_budget_folds_its_blocks_and_keeps_its_note(l
     d = graph.autograd_graph(loss, model, budget=40)
     assert "layers (1-2): 2 × Block (as layers.0)" in d.source
     assert NOTES[0] in d.source and f"{len(full.nodes)} nodes drawn as " in d.source
+
+
+def test_the_parents_ops_between_folded_blocks_fold_with_them(lib):
+    # inferred: the view and residual add after each block sit in ``layers`` (between two spans)
+    _, model, x = zoo(lib)[0]
+    loss = model(x).sum()
+    d = graph.build_autograd_graph(loss, model)
+    folded = fit(d, model_event_fields(model), budget=40)
+    in_layers = sorted(n.lines[0] for n in folded.nodes.values() if n.cluster == "layers" and n.kind == "op")
+    assert in_layers == ["AddBackward0", "ViewBackward0"]  # after block 0, before the run: not between blocks
+    (run,) = [n for n in folded.nodes.values() if "run" in n.data]
+    outs = [e for e in folded.edges if e.source == run.id]
+    # out of the run: the last block's output (to its trailing view) and the residual stream
+    assert len(outs) == 2
+
+
+def test_a_parents_own_residual_adds_between_blocks_fold_with_them(lib):
+    nn = lib.nn
+
+    class Loop(nn.Module):  # the parent adds the residual itself, between its blocks' calls
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(6)])
+
+        def forward(self, x):
+            for blk in self.blocks:
+                x = x + lib.tanh(blk(x))
+            return x
+
+    model = Loop()
+    with attribute_modules(model):
+        loss = model(lib.randn(2, 4)).sum()
+    folded = fit(graph.build_autograd_graph(loss, model), model_event_fields(model), budget=12)
+    (run,) = [n for n in folded.nodes.values() if "run" in n.data]
+    assert run.data["run"] == "blocks (1-5): 5 × Linear(4, 4, True) (as blocks.0)"
+    own = sorted(n.lines[0] for n in folded.nodes.values() if n.kind == "op" and n.data.get("module") == "")
+    # block 0's tanh and add, then the run, then the last block's tanh and add: 4 of the root's 12
+    assert own == ["AddBackward0", "AddBackward0", "TanhBackward0", "TanhBackward0"]

@@ -398,15 +398,50 @@ def fold_runs(diagram: Diagram, runs: list[Run], keep_first: bool = False) -> Di
     into one node per run; an outer run wins over runs inside it. ``keep_first`` leaves each
     run's first repeat as it is (runs inside it still fold)."""
     owner: dict[str, _Group] = {}
+    parents: dict[int, str] = {}  # id(group) -> the run's parent module
     for r in runs:
         members = r.members[r.period:] if keep_first else r.members
         label = r.label(keep_first)
         g = _Group(f"run{len(owner)}", [label], "collapsed",
                    {"module": members[0], "run": label, "members": list(members), "count": r.count - keep_first,
                     "period": r.period})
+        parents[id(g)] = r.parent
         for m in members:
             owner.setdefault(m, g)
-    return collapse(diagram, _assign(diagram, owner))
+    group_of = _assign(diagram, owner)
+    _absorb_glue(diagram, group_of, parents)
+    return collapse(diagram, group_of)
+
+
+def _absorb_glue(diagram: Diagram, group_of: dict[str, _Group], parents: dict[int, str]) -> None:
+    """In an autograd graph (op nodes carry ``seq``), the ops of the run's parent (or of a module
+    around it) made between a run's blocks (a residual add between two layers; with inferred
+    modules, the ops between two blocks' parameter uses) fold with the run: what the forward did
+    while it went through the run is one node, not a fan of glue around it. Ops before the run's
+    first block or after its last stay."""
+    spans: dict[int, list[int]] = {}
+    for node_id, g in group_of.items():
+        seq = diagram.nodes[node_id].data.get("seq")
+        if seq is not None:
+            span = spans.setdefault(id(g), [seq, seq])
+            span[0], span[1] = min(span[0], seq), max(span[1], seq)
+    if not spans:
+        return
+    cm = _cluster_modules(diagram)
+    groups = [g for g in {id(g): g for g in group_of.values()}.values() if id(g) in spans]
+    for n in diagram.nodes.values():
+        seq = n.data.get("seq")
+        if seq is None or n.id in group_of or n.kind != "op":
+            continue
+        module = node_module(n, cm)
+        if module is None:
+            continue
+        for g in groups:  # the run's parent, or a module around it (a ModuleList's owner loops over it)
+            parent = parents[id(g)]
+            if (module == parent or not module or parent.startswith(module + ".")) \
+                    and spans[id(g)][0] < seq < spans[id(g)][1]:
+                group_of[n.id] = g
+                break
 
 
 def collapse_to_depth(diagram: Diagram, depth: int, classes: dict[str, str]) -> Diagram:
