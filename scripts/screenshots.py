@@ -1,12 +1,14 @@
 """Regenerates ``screenshots/``: the whole TUI while the MNIST Net really trains (a child process
 streaming over the socket, as ``modscope demo`` runs it), one screenshot per view, the same TUI
 with the Net trained under real PyTorch (``modscope demo --backend torch``), the Net's
-autograd graph rendered by graphviz, and the TUI in a browser tab (``modscope web --demo`` in
-Debian's headless chromium, driven by Playwright). SVG from Textual, PNG through ``rsvg-convert``
+autograd graph rendered by graphviz, the TUI in a browser tab (``modscope web --demo`` in
+Debian's headless chromium, driven by Playwright), and the TUI over a 2-rank DDP run (``modscope
+run --nproc-per-node 2``: gloo on CPU, every rank held at one step, rank 1 shown, parted from rank
+0). SVG from Textual, PNG through ``rsvg-convert``
 (Debian's ``librsvg2-bin``).
 
     .venv/bin/python scripts/screenshots.py                  # all of them
-    .venv/bin/python scripts/screenshots.py --only torch     # some: engine, torch, diagram, web
+    .venv/bin/python scripts/screenshots.py --only torch     # some: engine, torch, diagram, web, ranks
 """
 
 from __future__ import annotations
@@ -34,11 +36,12 @@ from modscope.views.tui.sources import SocketSource  # noqa: E402
 
 SIZE = (200, 55)
 VIEWS = {"tree": "#tree", "params": "#params", "timeline": "#timeline", "training": "#training", "graph": "#graph"}
-GROUPS = ("engine", "torch", "diagram", "web")
+GROUPS = ("engine", "torch", "diagram", "web", "ranks")
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 NET = ROOT / "modscope" / "examples" / "mnist_net.py"
+DDP = ROOT / "tests" / "tui" / "ddp_hold.py"  # a 2-rank gloo DDP script; rank 1 parts after step 3
 
 Shoot = Callable[[ModscopeApp, object], Awaitable[list[Path]]]
 
@@ -148,10 +151,50 @@ def web_demo(seconds: float = 40.0) -> Path:
     return png
 
 
+async def ranks() -> list[Path]:
+    """``modscope run --nproc-per-node 2`` on the DDP script: every rank held at one step (space),
+    rank 1 shown (r), its parted parameter flagged in the rank bar and the parameter table."""
+    from modscope.views.tui.ranks import RankHold
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    source = SocketSource(ranks=2)
+    source.description = f"live {DDP.name} (torch)"
+    child = start_child(source, str(DDP), ["--steps", "100000", "--sleep", "0.1", "--diverge-step", "3"], None,
+                        backend="torch", nproc=2)
+    app = ModscopeApp(source, child=child)
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(1200):
+            await pilot.pause(0.1)
+            if app.root.board is not None and min(s.step for s in app.root.all_ranks().values()) >= 20 \
+                    and len(app.root.all_ranks()) == 2:
+                break
+        await pilot.press("space")
+        for _ in range(300):
+            await pilot.pause(0.1)
+            with app.root.lock:
+                if RankHold.held_at(app.root.all_ranks()) is not None:
+                    break
+        app._select("module.0")
+        await pilot.press("r")
+        await pilot.pause(2.0)
+        print(f"ranks: captured at step {app.state.step}", file=sys.stderr)
+        written = [save(app, "tui-ranks")]
+        await pilot.press("q")
+        for _ in range(400):
+            await pilot.pause(0.1)
+            if child.returncode is not None:
+                break
+    return written
+
+
 def make(group: str) -> list[Path]:
-    """The screenshots of one group: ``engine``, ``torch``, ``diagram`` or ``web``."""
+    """The screenshots of one group: ``engine``, ``torch``, ``diagram``, ``web`` or ``ranks``."""
     if group == "web":
         return [web_demo()]
+    if group == "ranks":
+        if not torch_installed():
+            sys.exit(f"the ranks screenshot needs PyTorch: {TORCH_INSTALL}")
+        return asyncio.run(ranks())
     if group == "engine":
         return asyncio.run(capture(["--epochs", "100"], "engine", engine_shots))
     if group == "torch":
@@ -165,9 +208,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=GROUPS, default=list(GROUPS),
                         help="which screenshots (default: all): engine (tui-training, view-*), torch (tui-torch), "
-                             "diagram (autograd-net), web (web-demo: modscope web --demo in chromium)")
+                             "diagram (autograd-net), web (web-demo: modscope web --demo in chromium), "
+                             "ranks (tui-ranks: a 2-rank DDP run)")
     groups = parser.parse_args(argv).only
-    if shutil.which("rsvg-convert") is None and {"engine", "torch"} & set(groups):
+    if shutil.which("rsvg-convert") is None and {"engine", "torch", "ranks"} & set(groups):
         sys.exit("rsvg-convert is missing: apt-get install librsvg2-bin")
     OUT.mkdir(exist_ok=True)
     for group in GROUPS:
