@@ -26,7 +26,8 @@ def main() -> int:
     args = parser.parse_args()
     env = {**os.environ, "MODSCOPE_FUZZ_SCALE": str(args.scale)}
     command = [sys.executable, "-m", "pytest", str(ROOT / "tests" / "events" / "test_fuzz_readers.py"), "-q",
-               "-p", "no:cacheprovider", "--durations=0", *(["-k", args.k] if args.k else [])]
+               "-p", "no:cacheprovider", "--durations=0", "-o", "timeout=0",  # (no per-test time limit)
+               *(["-k", args.k] if args.k else [])]
     print(f"load: {os.getloadavg()}; scale {args.scale:g}", flush=True)
     return subprocess.call(command, cwd=ROOT, env=env)
 

@@ -116,6 +116,18 @@ def test_what_a_job_sends_a_viewer_never_crashes_it(data):
     source._lines(state, data.splitlines())  # parsed, validated, reported: never raised
 
 
+def test_an_event_with_a_malformed_summary_is_reported_and_the_viewer_goes_on():
+    # found by bench/fuzz_readers.py: a forward event whose output summary lost its "inf" count
+    # passed the envelope's checks and raised KeyError in the folding thread (the viewer stopped)
+    source, state = _viewer_side()
+    lines = SEED.splitlines()
+    forward = next(i for i, line in enumerate(lines) if b'"kind":"forward"' in line and b'"inf"' in line)
+    lines[forward] = lines[forward].replace(b'"inf"', b'"hnf"', 1)
+    source._lines(state, lines)
+    assert state.malformed == 1 and state.status == "ended"  # the rest was folded
+    assert "ignored a malformed forward event" in state.errors[-1]["message"]
+
+
 @fast(1000)
 @given(data=st.binary(max_size=2000) | hostile(b'{"cmd": "pause"}\n{"cmd": "break", "nan": true, '
                                                b'"grad_norm": 1.0, "modules": ["a"]}\n{"cmd": "resume"}\n'))

@@ -70,12 +70,32 @@ def fold(state: SessionState, events: Iterable[dict[str, Any]], budget: int | No
     for i in range(0, len(kept), SLICE):
         with state.lock:
             for event in kept[i:i + SLICE]:
-                state.apply(event)
+                try:
+                    state.apply(event)
+                except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+                    _note_malformed(state, event, e)
         time.sleep(0)  # let the UI thread have the GIL between slices
         KEYS.wait()  # and the whole of it from a key until its screen is painted (key_window)
     if skipped:
         with state.lock:
             state.skip(skipped)
+
+
+MALFORMED_NOTES = 20  # malformed events reported per state; the rest are counted (``state.malformed``)
+
+
+def _note_malformed(state: SessionState, event: dict[str, Any], error: Exception) -> None:
+    """An event whose envelope is valid but whose contents are not what its kind carries (a
+    tensor summary without its ``inf`` count, found by fuzzing a job's stream): reported once in
+    the viewer's errors and otherwise skipped; the folding goes on (caller holds the lock)."""
+    state.malformed += 1
+    if state.malformed > MALFORMED_NOTES:
+        return
+    message = (f"ignored a malformed {event.get('kind')} event (seq {event.get('seq')}, rank "
+               f"{event.get('rank', 0)}): {type(error).__name__} {str(error)[:80]}")
+    state.apply(make("error", state.last_seq, 0, state.step, etype="ProtocolError", message=message,
+                     where="viewer", module=None, traceback=""))
+    state.events_total -= 1  # the viewer's own note is not a received event
 
 
 class EventListSource(Source):
