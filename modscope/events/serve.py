@@ -56,7 +56,7 @@ MAX_VIEWERS = 8
 VIEWER_QUEUE = 1024  # batches of lines waiting for one viewer before it is dropped
 DEFAULT_HISTORY = 100_000  # events kept for a viewer that attaches later
 IDLE_CHECK = 0.5  # seconds between checks that an idle viewer is still there
-VIEWER_COMMANDS = ("pause", "resume", "step", "break")  # what the viewer holding the controls may send
+VIEWER_COMMANDS = ("pause", "resume", "step", "break", "full")  # what the viewer holding the controls may send
 CONTROL_BYTES_PER_S = 64 * 1024  # what one viewer may send a second before its reader sleeps
 _HEADERS = (envelope_prefix("session"), envelope_prefix("model"))
 

@@ -92,6 +92,7 @@ class ModscopeApp(App[int]):
         # priority: the tree would take space (expand) otherwise; check_action gives it back to dialogs
         Binding("space", "toggle_pause", "pause/resume", priority=True),
         Binding("n", "step", "step"),
+        Binding("F", "full_step", "full detail on the next step", show=False),
         Binding("b", "breakpoints", "breakpoints"),
         Binding("slash", "find", "find"),
         Binding("e", "export", "export"),
@@ -428,6 +429,7 @@ class ModscopeApp(App[int]):
         steps_s, events_s = s.rates()
         snap["training"] = {
             "status": s.status, "reason": s.status_reason, "step": s.step, "optimizer": s.optimizer,
+            "detail": s.detail, "last_full": s.last_full,
             "lrs": list(s.lrs), "metrics": {k: list(v) for k, v in s.metrics.items()}, "steps_s": steps_s,
             "events_s": events_s, "events": s.events_total, "dropped": s.dropped, "skipped": s.skipped,
             "errors": len(s.errors), "model": s.model_name,
@@ -629,6 +631,11 @@ class ModscopeApp(App[int]):
             self.hold.start()
             self.notify("pausing at the next hook…" if not self.root.rank_states else
                         "pausing every rank at the next step boundary…", timeout=2)
+
+    def action_full_step(self) -> None:
+        """F: watch the next step in full detail (a run sampled with --every: capture.sampling)."""
+        if self._control({"cmd": "full"}, "full detail"):
+            self.notify("the next step is watched in full detail", timeout=2)
 
     def action_step(self) -> None:
         if self._control({"cmd": "step"}, "single step"):

@@ -44,6 +44,11 @@ class TrainingPanel(Static):
         for line in textwrap.wrap(reason, room, break_on_hyphens=False) if reason else []:
             table.add_row("", Text(line, style="yellow"))
         step = str(snap["step"])
+        if snap.get("detail") == "light":  # (capture.sampling) the module views show the last full step
+            last = snap.get("last_full")
+            step += " · light" + (f" (full: {last})" if last is not None else "")
+        elif snap.get("detail") == "full":
+            step += " · full"
         if snap["lrs"]:
             step += f"   {snap['optimizer']} lr " + ", ".join(f"{lr:.3g}" for lr in snap["lrs"] if lr is not None)
         table.add_row("step", step)
