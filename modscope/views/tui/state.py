@@ -118,6 +118,11 @@ class SessionState:
         self.metrics: dict[str, deque] = {}
         self.lrs: list[float | None] = []
         self.optimizer = ""
+        # How the latest step was watched (``step`` events' ``detail``, ``capture.sampling``):
+        # "full", "light", or "" (every step full, or a trace that does not say); the latest full step.
+        self.detail = ""
+        self.last_full: int | None = None
+        self._logged: set[str] = set()  # metric names the program logged itself
         self.graph: dict[str, Any] | None = None
         self.errors: deque[dict[str, Any]] = deque(maxlen=200)
         self.status = "waiting"  # waiting | running | paused | ended | disconnected
@@ -275,10 +280,20 @@ class SessionState:
     def _on_step(self, e: dict[str, Any]) -> None:
         self.optimizer = e["optimizer"]
         self.lrs = e["lrs"]
+        # (a trace watching every step in full has nothing to tell apart: "")
+        self.detail = "" if e.get("why") == "every step" else e.get("detail", "")
+        if self.detail == "full":
+            self.last_full = e["step"]
+        # the loss the step's backward started from, unless the program logs its own "loss"
+        if e.get("loss") is not None and "loss" not in self._logged:
+            self.metrics.setdefault("loss", deque(maxlen=HISTORY)).append(e["loss"])
         self.rev.training += 1
 
     def _on_metric(self, e: dict[str, Any]) -> None:
         for name, value in e["values"].items():
+            if name == "loss" and name not in self._logged:  # the program's own: no more from backward
+                self._logged.add(name)
+                self.metrics.pop(name, None)
             if name not in self.metrics:
                 self.metrics[name] = deque(maxlen=HISTORY)
             self.metrics[name].append(value)
