@@ -38,7 +38,7 @@ def trace(model: Any = None, *, stats: bool = False,
           sink: Sink | None = None, max_events: int | Literal["auto"] | None = AUTO, graph: bool = True,
           observer: Callable[[dict[str, Any]], None] | None = None, backend: str | None = None,
           keep_steps: int | None = DEFAULT_KEEP_STEPS, spill: str | os.PathLike | None = None,
-          every: int | None = None, first: int = DEFAULT_FIRST) -> Trace:
+          every: int | None = None, first: int = DEFAULT_FIRST, eager: bool = False) -> Trace:
     """Trace ``model`` (or, with ``model=None``, every module that runs) — see ``Trace``.
 
     ``stats`` adds statistics to every tensor summary (and reports the first NaN/Inf);
@@ -68,11 +68,17 @@ def trace(model: Any = None, *, stats: bool = False,
     whether a gradient holds a NaN/Inf (``capture.sampling``). ``None`` (the default here) watches
     every step in full; ``modscope run``/``record`` default to ``every=50, first=2``.
 
+    ``torch.compile``'d code runs none of the module hooks tracing relies on: a model called
+    through its compiled wrapper (or compiled in place) records no forward or backward, which
+    the trace says at once (a ``CompiledModel`` error event and a ``UserWarning``). ``eager=True``
+    runs compiled code uncompiled while tracing (``torch.compiler.set_stance("force_eager")``;
+    restored on stop), so it is traced, at eager speed (``capture.compiled``).
+
     In a process that is one rank of several (torchrun, DDP), every event carries the rank
     (``rank``, ``local_rank``, ``world_size``, ``restart``: ``events.schema``)."""
     return Trace(model, stats=stats, include=include, exclude=exclude, sink=sink, max_events=max_events,
                  graph=graph, observer=observer, backend=backend, keep_steps=keep_steps, spill=spill,
-                 every=every, first=first)
+                 every=every, first=first, eager=eager)
 
 
 def watch(model: Any, **trace_kwargs: Any) -> Any:

@@ -21,6 +21,7 @@ import os
 import sys
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
@@ -37,6 +38,8 @@ from ..events.sinks import JsonlSink, Sink, TeeSink
 from ..events.trace import EventSource
 from .attribution import label_call
 from .backends import Backend, UntraceableError, backend_for, global_backend, load
+from .compiled import ETYPE as COMPILED
+from .compiled import compiled_note, force_eager, user_stacklevel
 from .delivery import Delivery
 from .graph_event import model_tensors
 from .hook_handles import HookHandles
@@ -72,7 +75,9 @@ class Recorder(Delivery, ParamEvents, EventSource):
                  sink: Sink | None = None, max_events: int | Literal["auto"] | None = AUTO, graph: bool = True,
                  observer: Callable[[dict[str, Any]], None] | None = None, backend: str | None = None,
                  keep_steps: int | None = DEFAULT_KEEP_STEPS, spill: str | os.PathLike | None = None,
-                 every: int | None = None, first: int = DEFAULT_FIRST) -> None:
+                 every: int | None = None, first: int = DEFAULT_FIRST, eager: bool = False) -> None:
+        # torch.compile'd code run eagerly while tracing, so its hooks fire (``capture.compiled``)
+        self._eager, self._undo_eager = eager, None
         # Which steps are watched in full (per-module hooks attached), which are light
         # (``capture.sampling``); ValueError for a bad ``every``/``first`` before anything starts.
         self._policy = DetailPolicy(every, first)
@@ -176,6 +181,8 @@ class Recorder(Delivery, ParamEvents, EventSource):
         if self._running:
             raise RuntimeError("this trace is already running")
         self._running = True
+        if self._eager:
+            self._undo_eager = force_eager()
         self._thread = threading.get_ident()  # the traced thread: the only one that delivers
         if self._backend is None:
             self._backend = global_backend()
@@ -198,6 +205,9 @@ class Recorder(Delivery, ParamEvents, EventSource):
         if not self._running:
             return self
         self._running = False
+        if self._undo_eager is not None:
+            self._undo_eager()
+            self._undo_eager = None
         self.observer = None  # nothing may pause or interrupt the shutdown itself
         self._handles.remove_all()
         self._module_handles.remove_all()
@@ -489,6 +499,20 @@ class Recorder(Delivery, ParamEvents, EventSource):
         params, buffers = model_tensors(first)
         self._emit("model", model=prefix or type(root).__name__, modules=modules, params=params,
                    buffers=buffers)
+        if not self._eager:
+            self._say_compiled(root, prefix or "the traced model", prefix)
+
+    def _say_compiled(self, root: Any, name: str, path: str) -> None:
+        """A model run through compiled code records no module calls: say so at once, in an
+        ``error`` event (the TUI shows it) and a warning (``capture.compiled``)."""
+        try:
+            note = compiled_note(root, name)
+        except Exception as exc:  # noqa: BLE001 - the tracer never breaks training
+            self._emit_error(exc, where="compiled-model check")
+            return
+        if note is not None:
+            self._emit("error", etype=COMPILED, where="model", module=path, message=note, traceback="")
+            warnings.warn(note, UserWarning, stacklevel=user_stacklevel())
 
     def _attach(self) -> None:
         """The hooks kept for the whole trace (optimizer steps, the user's global hooks, the

@@ -1,0 +1,126 @@
+"""``torch.compile`` and tracing: compiled code runs none of the Python module hooks modscope
+traces, so a model called through its compiled wrapper records no forward or backward at all
+(only optimizer steps), and one compiled while modscope's hooks are on has dynamo trace them
+into its graphs (graph breaks, recompiles: slow). This file tells the trace so, and offers the
+way to see the model: run its compiled code eagerly.
+
+- ``compiled_note(root, name)``: what of ``root`` is compiled (called through ``torch.compile``'s
+  wrapper, compiled in place with ``model.compile()``, or compiled submodules), as one message for
+  a ``CompiledModel`` error event and a warning; ``None`` when nothing is. Cheap unless dynamo
+  has been imported (``import torch`` does not import it; ``torch.compile`` does), where finding
+  a wrapper of a module asks the garbage collector for its referrers once (tens to a few
+  hundred ms on a large program, once per traced model).
+- ``force_eager()``: compiled code runs eagerly (hooks fire) until the returned undo is called:
+  ``torch.compiler.set_stance("force_eager")`` once dynamo is loaded (torch 2.6+: compiled code is
+  kept, and runs compiled again after the undo), else ``TORCHDYNAMO_DISABLE=1`` so a
+  ``torch.compile`` called meanwhile returns the module itself (it stays uncompiled).
+- ``EAGER_ENVIRONMENT``: what ``modscope run``/``record --eager`` give the script, read by torch
+  2.13: ``TORCHDYNAMO_DISABLE=1`` (``torch.compile`` returns its argument: ``torch._dynamo.optimize``
+  reads it at each call) and ``TORCH_COMPILE_DISABLE=1`` (``torch._dynamo.config.disable``, read
+  when dynamo is imported: any other compiled function runs eagerly too).
+
+Framework-free at import: torch is touched only through the objects handed in and the modules
+the program has already imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+ETYPE = "CompiledModel"  # the error event's etype
+EAGER_ENVIRONMENT = {"TORCHDYNAMO_DISABLE": "1", "TORCH_COMPILE_DISABLE": "1"}
+HOW_TO_SEE = ("to see it, run it uncompiled while traced: `modscope run --eager` / `modscope record --eager`, "
+              "or modscope.trace(model, eager=True) (eager speed: see bench/bench_compile.py)")
+_DYNAMO = "torch._dynamo.eval_frame"
+
+
+def compiled_note(root: Any, name: str) -> str | None:
+    """What of the module ``root`` (traced as ``name``) runs compiled, and what that means for
+    the trace; ``None`` when nothing does (or for an engine module, which cannot be compiled)."""
+    if getattr(type(root), "_compiled_call_impl", False) is False:  # not a torch.nn.Module
+        return None
+    what = None
+    if type(root).__name__ == "OptimizedModule" and hasattr(root, "_orig_mod"):
+        what = f"{name} is torch.compile's wrapper of a {type(root._orig_mod).__name__}"
+    elif root._compiled_call_impl is not None:
+        what = f"{name} ({type(root).__name__}) was compiled in place (model.compile())"
+    elif _DYNAMO in sys.modules and _wrapped(root):
+        what = f"{name} ({type(root).__name__}) is wrapped by torch.compile, and the program may call the wrapper"
+    inner = _compiled_submodules(root, name) if _DYNAMO in sys.modules else []
+    if what is None and not inner:
+        return None
+    if inner:
+        more = f" (+{len(inner) - 3} more)" if len(inner) > 3 else ""
+        part = "compiled submodules: " + ", ".join(inner[:3]) + more
+        what = part if what is None else f"{what}; {part}"
+    return (f"{what}. Compiled code runs none of the module hooks modscope traces: calls through it record no "
+            f"forward or backward (only optimizer steps), and dynamo may trace modscope's hooks into its graphs "
+            f"(graph breaks, recompiles: slow). {HOW_TO_SEE[0].upper()}{HOW_TO_SEE[1:]}")
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for a warning issued by the caller of this function that points at the
+    first frame outside modscope and torch (the script's line that started the trace or called
+    the model)."""
+    skip = (os.path.dirname(os.path.dirname(__file__)), os.path.dirname(getattr(sys.modules.get("torch"), "__file__",
+                                                                                  None) or "/nonexistent/x"))
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(skip):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _wrapped(module: Any) -> bool:
+    """Is ``module`` the ``_orig_mod`` of a ``torch.compile`` wrapper (an ``OptimizedModule``
+    registers the module it wraps as its only child, under that name)?"""
+    return any(isinstance(ref, dict) and ref.get("_orig_mod") is module for ref in gc.get_referrers(module))
+
+
+def _compiled_submodules(root: Any, name: str) -> list[str]:
+    found = []
+    for path, m in root.named_modules():
+        if path and (type(m).__name__ == "OptimizedModule" or getattr(m, "_compiled_call_impl", None) is not None):
+            found.append(f"{name}.{path}" if name else path)
+    return found
+
+
+def force_eager() -> Callable[[], None]:
+    """Make ``torch.compile``'d code run eagerly (see the module docstring); returns the undo."""
+    frames = sys.modules.get(_DYNAMO)
+    if frames is not None:
+        import torch
+
+        before = frames._stance
+        torch.compiler.set_stance("force_eager")
+        return lambda: torch.compiler.set_stance(before.stance, skip_guard_eval_unsafe=before.skip_guard_eval_unsafe,
+                                                 force_backend=before.backend)
+    saved = os.environ.get("TORCHDYNAMO_DISABLE")
+    os.environ["TORCHDYNAMO_DISABLE"] = "1"
+
+    def undo() -> None:
+        if saved is None:
+            os.environ.pop("TORCHDYNAMO_DISABLE", None)
+        else:
+            os.environ["TORCHDYNAMO_DISABLE"] = saved
+
+    return undo
+
+
+def add_eager_flag(parser: argparse.ArgumentParser) -> None:
+    """``--eager`` for ``modscope run`` and ``record``."""
+    parser.add_argument("--eager", action="store_true",
+                        help="run torch.compile'd code uncompiled (TORCHDYNAMO_DISABLE=1, TORCH_COMPILE_DISABLE=1), "
+                             "so its modules' hooks fire and it is traced; it runs at eager speed")
+
+
+def apply_eager_flag(args: argparse.Namespace, environ: dict[str, str] | None = None) -> None:
+    """With ``--eager``, put ``EAGER_ENVIRONMENT`` in ``environ`` (default: this process's, which
+    the script inherits: the child of ``run``, the ranks of ``--nproc-per-node``, or the script
+    ``record`` runs in this very process, before it imports dynamo)."""
+    if getattr(args, "eager", False):
+        (os.environ if environ is None else environ).update(EAGER_ENVIRONMENT)
