@@ -31,6 +31,7 @@ def add_commands(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _add_run(subcommands: argparse._SubParsersAction) -> None:
+    from ..capture.compiled import add_eager_flag
     from ..capture.sampling import add_detail_flags
     from ..views.tui.launch import BACKENDS
     from . import _positive
@@ -46,6 +47,7 @@ def _add_run(subcommands: argparse._SubParsersAction) -> None:
     run.add_argument("--trace-file", help="where to record (default: modscope-traces/SCRIPT-TIME.jsonl.gz)")
     run.add_argument("--stats", action="store_true", help="tensor statistics and NaN/Inf detection (slower)")
     add_detail_flags(run)
+    add_eager_flag(run)
     run.add_argument("--nproc-per-node", type=_positive, metavar="N",
                      help="start N ranks through torch.distributed.run (torchrun): the TUI follows rank 0, every "
                           "rank records its own file beside the trace file (FILE#R opens rank R)")
@@ -88,10 +90,12 @@ def script_framework(script: str, backend: str) -> str:
 def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from ..capture.compiled import apply_eager_flag
     from ..capture.sampling import policy_from_flags
     from ..views.tui.launch import LaunchError, check_framework, run_script
 
     _tell_child(policy_from_flags(args))
+    apply_eager_flag(args)  # (the child inherits this environment)
     try:
         if Path(args.script).is_file():
             check_framework(script_framework(args.script, args.backend))
