@@ -516,7 +516,9 @@ class ModscopeApp(App[int]):
         self._errors_shown = len(errors)
         fatal = [e for e in new if e["where"] == "user script"]
         for e in new:
-            if e["etype"] not in ("NonFiniteValue",) and e["where"] != "user script":
+            if e["etype"] == "CompiledModel":  # what to do about it is the point: all of it, for longer
+                self.notify(e["message"], severity="warning", timeout=30)
+            elif e["etype"] not in ("NonFiniteValue",) and e["where"] != "user script":
                 self.notify(f"{e['etype']}: {e['message'][:120]}", severity="warning", timeout=6)
             elif e["etype"] == "NonFiniteValue":
                 self.notify(e["message"][:160], severity="error", timeout=8)
