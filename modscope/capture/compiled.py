@@ -34,8 +34,8 @@ from typing import Any
 
 ETYPE = "CompiledModel"  # the error event's etype
 EAGER_ENVIRONMENT = {"TORCHDYNAMO_DISABLE": "1", "TORCH_COMPILE_DISABLE": "1"}
-HOW_TO_SEE = ("to see it, run it uncompiled while traced: `modscope run --eager` / `modscope record --eager`, "
-              "or modscope.trace(model, eager=True) (eager speed: see bench/bench_compile.py)")
+HOW_TO_SEE = ("To see it, run it uncompiled: --eager (modscope run/record) or modscope.trace(model, eager=True), "
+              "at eager speed (bench/bench_compile.py)")
 _DYNAMO = "torch._dynamo.eval_frame"
 
 
@@ -58,9 +58,8 @@ def compiled_note(root: Any, name: str) -> str | None:
         more = f" (+{len(inner) - 3} more)" if len(inner) > 3 else ""
         part = "compiled submodules: " + ", ".join(inner[:3]) + more
         what = part if what is None else f"{what}; {part}"
-    return (f"{what}. Compiled code runs none of the module hooks modscope traces: calls through it record no "
-            f"forward or backward (only optimizer steps), and dynamo may trace modscope's hooks into its graphs "
-            f"(graph breaks, recompiles: slow). {HOW_TO_SEE[0].upper()}{HOW_TO_SEE[1:]}")
+    return (f"{what}: compiled code skips the module hooks modscope traces (its calls go unrecorded) or, "
+            f"compiled while they are on, stops at each of them (graph breaks, recompiles: slow). {HOW_TO_SEE}")
 
 
 def user_stacklevel() -> int:
