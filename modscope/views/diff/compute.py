@@ -486,23 +486,44 @@ def _module_tree(a: _Trace, b: _Trace) -> list[ModuleInfo]:
 
 # --- the diff ------------------------------------------------------------------------------------
 
+def step_detail(events: list[dict]) -> str:
+    """How a step was watched, from its ``step`` event (``capture.sampling``): ``"full"``,
+    ``"light"`` (no module events, no ``params``), or ``""`` when the trace does not say."""
+    return next((e.get("detail", "") for e in events if e["kind"] == "step"), "")
+
+
+def _compare_light(col: _Collector, a_events: list[dict], b_events: list[dict]) -> None:
+    """What a light step holds: its loss and global gradient norm (the root's row)."""
+    sa = next((e for e in a_events if e["kind"] == "step"), {})
+    sb = next((e for e in b_events if e["kind"] == "step"), {})
+    for key, what in (("loss", "loss"), ("grad_norm", "global grad norm")):
+        if sa.get(key) is not None and sb.get(key) is not None:
+            col.compare(0, "", "grad_norm", what, sa[key], sb[key], seqs=(sa.get("seq"), sb.get("seq")))
+
+
 def _compare_step(a: _Trace, b: _Trace, sa: int, sb: int, rtol: float,
                   timing: float | None, ranks: bool = False) -> tuple[StepDiff, list[GraphChange]]:
     a_events, b_events = a.by_step[sa], b.by_step[sb]
     ma, mb = _module_events(a_events), _module_events(b_events)
     col = _Collector(rtol, timing)
+    details = step_detail(a_events), step_detail(b_events)
+    if "light" in details:  # a light step has no module events to compare: its figures are compared
+        ma = mb = []
+        _compare_light(col, a_events, b_events)
     if not ranks:  # ranks see different data: their activations and module gradients differ by design
         _compare_calls(col, ma, mb)
     params_at = next((i for i, e in enumerate(a_events) if e["kind"] == "params"), None)
     # the params event comes after the step's module events: order it after them
     only = {p["path"] for p in a.model["params"]} if ranks and a.model else None
-    params = _compare_params(col, a_events, b_events, len(ma) + (params_at or 0), only)
+    light_only = "light" in details and not all(any(e["kind"] == "params" for e in ev) for ev in (a_events, b_events))
+    params = {} if light_only else _compare_params(col, a_events, b_events, len(ma) + (params_at or 0), only)
     split, graph = None, []
-    if not ranks:
+    if not ranks and "light" not in details:
         _compare_times(col, ma, mb)
         split = order_split(ma, mb)
         graph = _compare_graphs(a_events, b_events, sa, sb)
-    step = StepDiff(sa, sb, col.modules, split, partial=sa == a.cut_step or sb == b.cut_step, params=params)
+    step = StepDiff(sa, sb, col.modules, split, partial=sa == a.cut_step or sb == b.cut_step, params=params,
+                    detail_a=details[0], detail_b=details[1])
     if col.max is not None:
         step.max_rel = col.max.rel
         step.max_where = f"{col.max.path or '(root)'}: {col.max.what}"

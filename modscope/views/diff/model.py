@@ -114,6 +114,10 @@ class StepDiff(_Plain):
     max_where: str = ""
     partial: bool = False
     params: dict[str, dict[str, Number]] = field(default_factory=dict)
+    # how each side's step was watched (``capture.sampling``): "full", "light" (only the loss and
+    # global gradient norm are compared), or "" (not said)
+    detail_a: str = ""
+    detail_b: str = ""
 
     @property
     def diverged(self) -> bool:

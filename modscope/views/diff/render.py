@@ -43,7 +43,11 @@ def _side(d: TraceDiff) -> str:
 
 
 def _steps_label(s: StepDiff) -> str:
-    return f"step {s.step_a}" if s.step_a == s.step_b else f"step {s.step_a} of A / {s.step_b} of B"
+    label = f"step {s.step_a}" if s.step_a == s.step_b else f"step {s.step_a} of A / {s.step_b} of B"
+    if "light" in (s.detail_a, s.detail_b):  # (capture.sampling) which side's step had no module events
+        label += " (light)" if s.detail_a == s.detail_b else \
+            f" ({s.detail_a or 'full'} in A, {s.detail_b or 'full'} in B)"
+    return label
 
 
 def headline(d: TraceDiff) -> Text:
