@@ -100,3 +100,35 @@ async def test_a_key_holds_live_values_and_collections_until_its_screen_is_paint
         for e in step_events(6, 1000):  # and folding goes on
             source.sink.write(e)
         await settle(pilot, app, lambda a: a.state.step == 6)
+
+
+def _styles(screen) -> dict:
+    """Every node's computed rules (what a full restyle would set)."""
+    return {id(node): dict(node.styles.get_rules()) for node in screen.walk_children(with_self=True)}
+
+
+@pytest.mark.asyncio
+async def test_z_restyles_the_screen_and_the_view_alone_and_as_textual_would(events, monkeypatch):
+    from modscope.views.tui.sources import EventListSource
+    from modscope.views.tui.widgets.module_tree import ModuleTree
+
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, lambda a: bool(a.query_one(ModuleTree).modules))
+        screen, tree = app.screen_stack[0], app.query_one(ModuleTree)
+        tree.focus()
+        await pilot.pause()
+        applied = []
+        apply = app.stylesheet.apply
+        monkeypatch.setattr(app.stylesheet, "apply", lambda node, **kw: (applied.append(node), apply(node, **kw)))
+        for _ in range(2):  # maximise, then restore
+            applied.clear()
+            await pilot.press("z")
+            await pilot.pause()
+            ours, restyled = _styles(screen), len(applied)
+            assert screen in applied and tree in applied
+            applied.clear()
+            app.update_styles(screen)  # Textual's way: every node under the screen, and their parts
+            assert _styles(screen) == ours  # the same styles
+            assert restyled < len(applied) / 3, (restyled, len(applied))
+        assert screen.maximized is None and not tree.has_class("-maximized")
