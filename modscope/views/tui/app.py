@@ -75,6 +75,19 @@ class MainScreen(Screen):
     ]
     FIRST = ("q", "question_mark", "tab", "z")
 
+    def _watch_maximized(self, previously_maximized: Any, maximized: Any) -> None:
+        """As Textual's own (the screen's ``-maximized-view`` class, the widget's ``-maximized``),
+        restyling only the nodes those classes can restyle. Textual restyles every node under the
+        screen when the screen's class changes (the whole viewer, ~80 nodes: half of ``z``'s time
+        on the UI thread while training); the only rules that read ``-maximized-view`` are the
+        screen's own and its maximized widget's, which its own class change restyles after."""
+        self.set_class(maximized is not None, "-maximized-view", update=False)
+        self.app.stylesheet.update_nodes([self], animate=True)
+        if previously_maximized is not None:
+            previously_maximized.remove_class("-maximized")
+        if maximized is not None:
+            maximized.add_class("-maximized")
+
     @property
     def active_bindings(self) -> dict:
         bindings = super().active_bindings
