@@ -1,0 +1,149 @@
+"""``torch.compile`` and tracing (``capture/compiled.py``): a model the program calls through its
+compiled wrapper records no module call, and the trace says so at once (a ``CompiledModel``
+error event and a warning at the script's line, naming the module and ``--eager``);
+``modscope.trace(model, eager=True)`` runs the compiled code eagerly while it traces and leaves
+it compiled afterwards; ``modscope run``/``record --eager`` give the script dynamo's off switches.
+
+Real ``torch.compile`` with ``backend="eager"`` (dynamo traces and guards as always; only
+inductor's C++ code generation is left out, which would take minutes of a loaded machine per test:
+inductor itself runs in ``bench/bench_compile.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+import modscope
+from modscope.capture.compiled import (
+    EAGER_ENVIRONMENT,
+    ETYPE,
+    add_eager_flag,
+    apply_eager_flag,
+    compiled_note,
+)
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+
+
+def small():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+
+
+def train(call, model, steps=2):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(4, 8)
+    for _ in range(steps):
+        call(x).sum().backward()
+        opt.step()
+        opt.zero_grad()
+
+
+def compiled_events(tr):
+    return [e for e in tr.events if e["kind"] == "error" and e["etype"] == ETYPE]
+
+
+def test_tracing_a_model_called_through_its_compiled_wrapper_says_so_at_once():
+    model = small()
+    compiled = torch.compile(model, backend="eager")
+    train(compiled, model, 1)  # compiled before the trace: the usual script
+    with pytest.warns(UserWarning, match=r"the traced model \(Sequential\) is wrapped by torch.compile") as seen:
+        tr = modscope.trace(model).start()
+    assert seen[0].filename == __file__  # at the line that started the trace
+    (event,) = compiled_events(tr)  # already there, before any step
+    assert "skips the module hooks" in event["message"] and "--eager" in event["message"]
+    assert "modscope.trace(model, eager=True)" in event["message"]
+    train(compiled, model)
+    tr.stop()
+    assert tr.firing_order() == []  # what the issue saw: no module call at all, now with its reason
+
+
+def test_eager_true_traces_the_compiled_calls_and_leaves_them_compiled():
+    from torch._dynamo import eval_frame
+    from torch._dynamo.utils import counters
+
+    model = small()
+    compiled = torch.compile(model, backend="eager")
+    train(compiled, model, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # eager: nothing to warn about
+        with modscope.trace(model, eager=True) as tr:
+            train(compiled, model)
+    assert compiled_events(tr) == []
+    assert tr.firing_order()[:3] == [("forward_pre", ""), ("forward_pre", "0"), ("forward", "0")]
+    assert eval_frame._stance.stance == "default"  # restored
+    captured = dict(counters["stats"])
+    train(compiled, model, 1)
+    assert dict(counters["stats"]) == captured  # compiled code reused: no new capture, no recompile
+
+
+def test_a_model_compiled_in_place_is_named():
+    model = small()
+    model.compile(backend="eager")
+    note = compiled_note(model, "net")
+    assert note.startswith("net (Sequential) was compiled in place (model.compile())")
+
+
+def test_compiled_submodules_are_named_by_path():
+    model = small()
+    model.add_module("tail", torch.compile(nn.Linear(2, 2), backend="eager"))
+    note = compiled_note(model, "net")
+    assert note.startswith("compiled submodules: net.tail") and "--eager" in note
+
+
+def test_an_uncompiled_model_says_nothing(lib):
+    model = lib.nn.Sequential(lib.nn.Linear(2, 2))
+    assert compiled_note(model, "m") is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with modscope.trace(model) as tr:
+            model(lib.randn(1, 2))
+    assert compiled_events(tr) == []
+
+
+def test_without_dynamo_loaded_eager_makes_torch_compile_return_the_module():
+    # A fresh process: dynamo not yet imported, so force_eager sets TORCHDYNAMO_DISABLE, which
+    # torch.compile reads at each call, and the undo puts the environment back.
+    code = """
+import os, sys, torch
+from modscope.capture.compiled import force_eager
+assert "torch._dynamo.eval_frame" not in sys.modules
+m = torch.nn.Linear(2, 2)
+undo = force_eager()
+assert torch.compile(m) is m
+undo()
+assert "TORCHDYNAMO_DISABLE" not in os.environ
+assert type(torch.compile(m, backend="eager")).__name__ == "OptimizedModule"
+print("ok")
+"""
+    env = {k: v for k, v in os.environ.items() if k not in EAGER_ENVIRONMENT}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.stdout == "ok\n", done.stderr
+
+
+def test_the_eager_flag_puts_dynamos_off_switches_in_the_environment():
+    parser = argparse.ArgumentParser()
+    add_eager_flag(parser)
+    env: dict[str, str] = {}
+    apply_eager_flag(parser.parse_args([]), env)
+    assert env == {}
+    apply_eager_flag(parser.parse_args(["--eager"]), env)
+    assert env == {"TORCHDYNAMO_DISABLE": "1", "TORCH_COMPILE_DISABLE": "1"}
+
+
+def test_a_global_trace_names_a_compiled_wrapper_when_it_first_runs():
+    # modscope run/record trace every module that runs: the wrapper itself is the new root
+    model = small()
+    compiled = torch.compile(model, backend="eager")
+    train(compiled, model, 1)
+    with pytest.warns(UserWarning, match="the traced model is torch.compile's wrapper of a Sequential"):
+        with modscope.trace(backend="torch") as tr:
+            train(compiled, model, 1)
+    (event,) = compiled_events(tr)
+    assert event["module"] == "" and "--eager" in event["message"]
