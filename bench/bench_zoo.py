@@ -45,7 +45,8 @@ these sizes the SGD update of 86-124M parameters is a large part of a step.
 Needs the bench venv (``bash scripts/zoo_venv.sh``: torch 2.14.1 + torchvision 0.29.1 on
 x86_64, transformers, the peers, modscope editable). Run:
 ``OMP_NUM_THREADS=1 .venv-zoo/bin/python bench/bench_zoo.py`` (``--rounds``, ``--peer-runs``,
-``--models resnet50,gpt2``, ``--quick``).
+``--models resnet50,gpt2``, ``--quick``). In a venv without torchvision or transformers (``make
+bench`` runs every script in ``.venv``) it says so and exits 0.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from __future__ import annotations
 import argparse
 import copy
 import importlib
+import importlib.util
 import inspect
 import os
 import subprocess
@@ -72,6 +74,12 @@ import _common  # noqa: E402  (pins BLAS threads before NumPy and torch load)
 torch = _common.try_torch()  # also torch.set_num_threads(1)
 if torch is None:
     sys.exit("bench_zoo.py needs PyTorch: bash scripts/zoo_venv.sh, then run it with .venv-zoo/bin/python")
+
+_MISSING = [name for name in ("torchvision", "transformers") if importlib.util.find_spec(name) is None]
+if _MISSING:  # `make bench` runs every bench/bench_*.py in .venv, which has neither: a skip, said so
+    print(f"bench_zoo.py skipped: {' and '.join(_MISSING)} not installed in {sys.prefix}; the zoo runs in its own "
+          "venv: bash scripts/zoo_venv.sh && OMP_NUM_THREADS=1 .venv-zoo/bin/python bench/bench_zoo.py")
+    sys.exit(0)
 
 from torch.utils import flop_counter  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
