@@ -15,6 +15,7 @@ import builtins
 from typing import Any
 
 from . import (
+    _tensor_methods,  # noqa: F401 - binds Tensor's op methods; first, as the modules below use them
     accelerator,
     amp,
     autograd,
@@ -584,7 +585,7 @@ mode = _mode  # torch.mode (bound here: use_deterministic_algorithms has a param
 
 
 def _install_numpy_names() -> None:
-    from ._ops import numpy_names
+    import engine._ops.numpy_names as numpy_names
     numpy_names.install(Tensor, globals())
 
 

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
+import engine.autograd.grad_mode as grad_mode
+
 from ._tensor import Tensor
-from .autograd import grad_mode
 
 
 class GradScaler:

@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
+import engine._ops.fft as _fft
+import engine._ops.shape as _shape
+
 from . import _dtype
-from ._ops import fft as _fft
-from ._ops import shape as _shape
 from ._tensor import Tensor
 
 __all__ = [

@@ -10,8 +10,9 @@ xlog1py) and the existing ``pointwise``/``special``/``reduction`` modules.
 
 from __future__ import annotations
 
-from ._ops import pointwise as _pointwise
-from ._ops import reduction as _reduction
+import engine._ops.pointwise as _pointwise
+import engine._ops.reduction as _reduction
+
 from ._ops.gamma import digamma, gammainc, gammaincc, polygamma, zeta
 from ._ops.gamma import lgamma as gammaln
 from ._ops.gamma import mvlgamma as _mvlgamma

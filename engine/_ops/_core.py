@@ -8,27 +8,16 @@ closure over what it needs, and calls ``result(...)``. That is the whole contrac
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+import engine.autograd.grad_mode as grad_mode
+
 from .. import _dtype
-from ..autograd import grad_mode
-from ..autograd.graph import INFERENCE_SAVED_ERROR, _node_classes, node_class
-
-if TYPE_CHECKING:
-    from .._tensor import Tensor
-
-_Tensor: Any = None  # set by engine._tensor (import cycle: Tensor's methods call the ops)
-
-
-def edge(t: Tensor | None) -> tuple:
-    """The graph edge a gradient for ``t`` travels along: ``(node, output_nr)``."""
-    if t is None or not t._requires_grad:
-        return (None, 0)
-    if t.grad_fn is not None:
-        return (t.grad_fn, t._output_nr)
-    return (t._grad_accumulator(), 0)
+from .._size import broadcast_error, wrap_dim  # noqa: F401 - ops reach them as _core.wrap_dim
+from .._tensor import Tensor
+from ..autograd.graph import INFERENCE_SAVED_ERROR, _node_classes, edge, node_class
 
 
 def needs_graph(*inputs: Tensor | None) -> bool:
@@ -56,7 +45,7 @@ def result(
     runs); ``save_output`` says it reads the output itself. ``tensor_backward`` is ``backward``
     written with engine ops on Tensors (it records a graph): what ``create_graph=True`` runs.
     """
-    out = _Tensor._wrap(data)
+    out = Tensor._wrap(data)
     if not needs_graph(*inputs):
         return out
     saved_entries = tuple([(t._version_counter, t._version_counter[0], t) for t in saved]) if saved else ()
@@ -85,7 +74,7 @@ def multi_result(
 ) -> list[Tensor]:
     """Like ``result`` for ops with several outputs (split, max with indices, ...); one node,
     output ``i`` has ``_output_nr == i``. Non-differentiable outputs (indices) get no grad_fn."""
-    outs = [_Tensor._wrap(d) for d in datas]
+    outs = [Tensor._wrap(d) for d in datas]
     if not needs_graph(*inputs):
         return outs
     saved_entries = tuple((t._version_counter, t._version_counter[0], t) for t in saved)
@@ -145,7 +134,7 @@ def masked(g: Tensor, factor: np.ndarray, through: Tensor, name: str) -> Tensor:
         return (gg * factor, np.zeros(shape, dtype))
 
     def tensor_backward(gg):
-        return (masked(gg, factor, through, name), _Tensor._wrap(np.zeros(shape, dtype)))
+        return (masked(gg, factor, through, name), Tensor._wrap(np.zeros(shape, dtype)))
 
     return result(g._data * factor, name, (g, through), backward, tensor_backward=tensor_backward)
 
@@ -156,7 +145,7 @@ def saved_output(data: np.ndarray) -> Tensor:
     then flows back through the op, and the op need not keep its input alive for it."""
     from ..autograd.graph import running_node
 
-    t = _Tensor._wrap(data)
+    t = Tensor._wrap(data)
     t._requires_grad, t.grad_fn, t._output_nr = True, running_node[0], 0
     return t
 
@@ -175,45 +164,22 @@ def unbroadcast(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 def to_tensor(x: Any, like: Tensor | None = None) -> Tensor:
     """Tensors pass through; anything else (a Python number, list or array) is wrapped."""
-    if isinstance(x, _Tensor):
+    if isinstance(x, Tensor):
         return x
-    return _Tensor._wrap(np.asarray(x))
+    return Tensor._wrap(np.asarray(x))
 
 
 def scalar_or_array(x: Any, like: np.ndarray) -> tuple[Any, Tensor | None]:
     """For binary ops: Python numbers stay Python numbers (weak typing, as in torch); tensors
     give their arrays. Returns (operand for NumPy, tensor or None)."""
-    if isinstance(x, _Tensor):
+    if isinstance(x, Tensor):
         return x._data, x
     if isinstance(x, int | float | bool):
         return x, None
     if isinstance(x, np.generic):
         return x.item(), None
-    t = _Tensor._wrap(np.asarray(x))
+    t = Tensor._wrap(np.asarray(x))
     return t._data, t
-
-
-def wrap_dim(dim: int, ndim: int) -> int:
-    """Normalise a possibly negative ``dim`` with torch's error for out-of-range ones."""
-    lo, hi = (-ndim, ndim - 1) if ndim > 0 else (-1, 0)
-    if not lo <= dim <= hi:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
-        )
-    return dim % ndim if ndim > 0 else 0
-
-
-def broadcast_error(a: tuple, b: tuple) -> RuntimeError:
-    """torch's message for shapes that do not broadcast, naming the first clashing dim."""
-    n = max(len(a), len(b))
-    pa, pb = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
-    for i in range(n - 1, -1, -1):
-        if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
-            return RuntimeError(
-                f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) "
-                f"at non-singleton dimension {i}"
-            )
-    return RuntimeError(f"shapes {list(a)} and {list(b)} cannot be broadcast")
 
 
 def default_float() -> np.dtype:

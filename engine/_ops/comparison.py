@@ -6,7 +6,7 @@ import builtins
 
 import numpy as np
 
-from . import _core
+import engine._ops._core as _core
 
 
 def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
@@ -31,7 +31,7 @@ def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = Fa
         close = (x == y) | (np.isfinite(x) & np.isfinite(y) & (np.abs(x - y) <= atol + rtol * np.abs(y)))
     if equal_nan:
         close = close | (np.isnan(x) & np.isnan(y))
-    return _core._Tensor._wrap(np.broadcast_to(close, shape).copy())
+    return _core.Tensor._wrap(np.broadcast_to(close, shape).copy())
 
 
 def allclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
+import engine._ops._core as _core
+
 from ._core import result
 
 RULES: dict[str, Callable[[Any], Callable[..., tuple] | None]] = {}
@@ -303,7 +304,7 @@ def _input_edge(node: Any) -> Any:
     nxt, nr = node.next_functions[0]
     if nxt is None:
         return None
-    t = _core._Tensor._wrap(np.zeros((), nxt._out_meta[nr][1]))
+    t = _core.Tensor._wrap(np.zeros((), nxt._out_meta[nr][1]))
     t._requires_grad, t.grad_fn, t._output_nr = True, nxt, nr
     return t
 
@@ -327,7 +328,7 @@ def _pool_rule(adjoint_of: Callable[[dict], Callable[[np.ndarray], np.ndarray]])
 
             def tensor_backward(gg):
                 return (_core.linear(gg, node.name(), adj, fwd, name),
-                        _core._Tensor._wrap(np.zeros(in_shape, in_dtype)) if through is not None else None)
+                        _core.Tensor._wrap(np.zeros(in_shape, in_dtype)) if through is not None else None)
 
             return result(fwd(g._data), name, (g, through), backward, tensor_backward=tensor_backward)
 
@@ -406,7 +407,7 @@ def _clamp(node: Any) -> Callable[..., tuple] | None:
         keep &= x >= lo
     if hi is not None:
         keep &= x <= hi
-    factor = _core._Tensor._wrap(keep)
+    factor = _core.Tensor._wrap(keep)
     return lambda g: (g * factor,)
 
 

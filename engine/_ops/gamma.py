@@ -18,7 +18,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import _core
+import engine._ops._core as _core
+
 from ._core import float_like, result, unbroadcast
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
@@ -260,8 +261,8 @@ def mvlgamma(a, p: int):
 def zeta(s, q):
     """Hurwitz zeta ``sum_k (q + k)^-s``; either argument may be a number. torch has a gradient
     only for ``q`` (``-s * zeta(s + 1, q)``); asking for one for ``s`` raises as there."""
-    ts = s if isinstance(s, _core._Tensor) else None
-    tq = q if isinstance(q, _core._Tensor) else None
+    ts = s if isinstance(s, _core.Tensor) else None
+    tq = q if isinstance(q, _core.Tensor) else None
     like = ts if ts is not None else tq
     xs = float_like(ts._data) if ts is not None else np.asarray(s, dtype=float_like(like._data).dtype)
     xq = float_like(tq._data) if tq is not None else np.asarray(q, dtype=float_like(like._data).dtype)
@@ -545,7 +546,7 @@ def igamma_array(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
 def _igamma_op(a, x, upper: bool):
     name = "special_gammaincc" if upper else "special_gammainc"
     for pos, (arg, t) in enumerate((("input", a), ("other", x)), start=1):
-        if not isinstance(t, _core._Tensor):
+        if not isinstance(t, _core.Tensor):
             raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(t).__name__}")
     xa, xx = float_like(a._data), float_like(x._data)
     dt = np.result_type(xa, xx)

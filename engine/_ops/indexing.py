@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
+import engine._ops._core as _core
+
 from ._core import result, unbroadcast, wrap_dim
 from .shape import unsqueeze, view_op
 
@@ -22,7 +23,7 @@ def _normalise_key(key: Any) -> tuple:
         key = (key,)
     out = []
     for k in key:
-        if isinstance(k, _core._Tensor):
+        if isinstance(k, _core.Tensor):
             k = k._data
             if k.ndim == 0 and k.dtype.kind in "iu":
                 k = int(k)
@@ -167,7 +168,7 @@ def index_put(a, key: Any, value):
     key = tuple(np.nonzero(k) if isinstance(k, np.ndarray) and k.dtype == np.bool_ and k.ndim
                 else (k,) for k in key)
     key = tuple(part for group in key for part in group)
-    tv = value if isinstance(value, _core._Tensor) else None
+    tv = value if isinstance(value, _core.Tensor) else None
     v = tv._data if tv is not None else value
     x = a._data
     out = x.copy()
@@ -232,7 +233,7 @@ def _check_bounds(idx: np.ndarray, d: int, n: int) -> None:
 
 
 def index_select(a, dim: int, index):
-    x, idx = a._data, index._data if isinstance(index, _core._Tensor) else np.asarray(index)
+    x, idx = a._data, index._data if isinstance(index, _core.Tensor) else np.asarray(index)
     d = wrap_dim(dim, x.ndim)
     if idx.dtype.kind not in "iu":
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
@@ -287,13 +288,13 @@ def nonzero(a, *, as_tuple: bool = False):
     dim with ``as_tuple=True``."""
     x = a._data
     if as_tuple:
-        return tuple(_core._Tensor._wrap(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(x)))
-    return _core._Tensor._wrap(np.argwhere(x).astype(np.int64))
+        return tuple(_core.Tensor._wrap(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(x)))
+    return _core.Tensor._wrap(np.argwhere(x).astype(np.int64))
 
 
 def masked_select(a, mask):
     """The elements of ``a`` where ``mask`` (bool, broadcast with ``a``) is True, as 1-D."""
-    m = mask._data if isinstance(mask, _core._Tensor) else np.asarray(mask)
+    m = mask._data if isinstance(mask, _core.Tensor) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     x = a._data
@@ -318,12 +319,12 @@ def where(condition, input=None, other=None):  # noqa: A002 - torch's names
     if input is None and other is None:
         return nonzero(_core.to_tensor(condition), as_tuple=True)
     from .pointwise import where as where_
-    if isinstance(input, _core._Tensor) or isinstance(other, _core._Tensor):
+    if isinstance(input, _core.Tensor) or isinstance(other, _core.Tensor):
         return where_(condition, input, other)
     # two Python numbers: torch's scalar typing (bool, int64, or the default float)
     kinds = {type(v) for v in (input, other)}
     dt = (np.bool_ if kinds == {bool} else _core.default_float()
           if float in kinds or any(isinstance(v, float | np.floating) for v in (input, other))
           else np.int64)
-    out = where_(condition, _core._Tensor._wrap(np.asarray(input, dt)), other)
-    return out if out._data.dtype == dt else _core._Tensor._wrap(out._data.astype(dt))
+    out = where_(condition, _core.Tensor._wrap(np.asarray(input, dt)), other)
+    return out if out._data.dtype == dt else _core.Tensor._wrap(out._data.astype(dt))

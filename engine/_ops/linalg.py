@@ -10,7 +10,8 @@ import warnings
 
 import numpy as np
 
-from . import _core
+import engine._ops._core as _core
+
 from ._core import result
 from .shape import _unsafe_view, contiguous, expand, mT, reshape, squeeze, t, unsqueeze
 

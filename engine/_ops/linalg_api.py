@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _core, reduction
+import engine._ops._core as _core
+import engine._ops.reduction as reduction
+
 from ._core import result, wrap_dim
 from .linalg import cross as _cross
 from .shape import permute, unsqueeze

@@ -15,8 +15,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _core, indexing, pointwise
-from . import shape as _shape
+import engine._ops._core as _core
+import engine._ops.indexing as indexing
+import engine._ops.pointwise as pointwise
+import engine._ops.shape as _shape
+
 from ._core import multi_result, result
 
 
@@ -370,7 +373,7 @@ def svd_torch(input, some: bool = True, compute_uv: bool = True):  # noqa: A002
         from .linalg_api import svdvals
         s = svdvals(input)
         m, n = input.shape[-2:]
-        zeros = _core._Tensor._wrap
+        zeros = _core.Tensor._wrap
         lead = tuple(input.shape[:-2])
         return torch_svd_result(zeros(np.zeros(lead + (m, m), input._data.dtype)), s,
                                 zeros(np.zeros(lead + (n, n), input._data.dtype)))
@@ -394,7 +397,7 @@ def _tolerance(s: np.ndarray, shape: tuple, atol, rtol) -> np.ndarray:
 
 
 def _arr(v):
-    return v._data if isinstance(v, _core._Tensor) else v
+    return v._data if isinstance(v, _core.Tensor) else v
 
 
 def _pinv_array(x: np.ndarray, atol, rtol) -> np.ndarray:
@@ -433,7 +436,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian: bool = False):  # noqa: N
     if x.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
     s = np.linalg.svd(x, compute_uv=False)
-    return _core._Tensor._wrap((s > _tolerance(s, x.shape, atol, rtol)).sum(-1).astype(np.int64))
+    return _core.Tensor._wrap((s > _tolerance(s, x.shape, atol, rtol)).sum(-1).astype(np.int64))
 
 
 def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803
@@ -458,7 +461,7 @@ def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803
 
     out = sol[..., 0] if vector else sol
     sol_t = result(out, "LinalgLstsqBackward0", (A, B), backward, saved=(A, B))
-    wrap = _core._Tensor._wrap
+    wrap = _core.Tensor._wrap
     return lstsq_result(sol_t, wrap(np.zeros((0,), x.dtype)), matrix_rank(A),
                         wrap(np.zeros((0,), x.dtype)))
 
@@ -542,7 +545,7 @@ def multi_dot(tensors):
 
 def vecdot(x, y, *, dim: int = -1):
     """The dot product of vectors along ``dim`` (broadcasting the rest)."""
-    from . import reduction
+    import engine._ops.reduction as reduction
     return reduction.sum(pointwise.mul(x, y), dim)
 
 
@@ -642,7 +645,7 @@ def inv_ex(A, *, check_errors: bool = False):  # noqa: N803
         return (-(_mT(out) @ g @ _mT(out)),)
 
     return inv_ex_result(result(out, "LinalgInvExBackward0", (A,), backward, save_output=True),
-                         _core._Tensor._wrap(piv))
+                         _core.Tensor._wrap(piv))
 
 
 def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False):  # noqa: N803
@@ -653,7 +656,7 @@ def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False):  # noqa:
         _cholesky_array(x, "linalg.cholesky_ex")
     try:
         np.linalg.cholesky(x)
-        return cholesky_ex_result(cholesky(A, upper=upper), _core._Tensor._wrap(np.zeros(x.shape[:-2], np.int32)))
+        return cholesky_ex_result(cholesky(A, upper=upper), _core.Tensor._wrap(np.zeros(x.shape[:-2], np.int32)))
     except np.linalg.LinAlgError:
         pass
     xs = x.reshape((-1,) + x.shape[-2:])
@@ -667,18 +670,18 @@ def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False):  # noqa:
     low = low.astype(x.dtype)
     out = _mT(low).copy() if upper else low
     return cholesky_ex_result(result(out, "LinalgCholeskyExBackward0", (A,), _cholesky_backward(low, upper),
-                                     save_output=True), _core._Tensor._wrap(order))
+                                     save_output=True), _core.Tensor._wrap(order))
 
 
 def vander(x, *, N=None):  # noqa: N803
     """``linalg.vander``: increasing powers ``x^0 .. x^(N-1)`` of the last dim as a new last dim
     (a ``cat`` of ones and a ``cumprod``, as torch builds it)."""
-    from . import reduction
+    import engine._ops.reduction as reduction
     n = (x.shape[-1] if x.ndim else 0) if N is None else N
     if n <= 1 or x.ndim < 1:
         raise RuntimeError("N must be greater than 1.")
     src = x if x._data.dtype.kind == "f" else x.to(_core._dtype._by_name("int64"))
-    ones = _core._Tensor._wrap(np.ones(tuple(x.shape) + (1,), src._data.dtype))
+    ones = _core.Tensor._wrap(np.ones(tuple(x.shape) + (1,), src._data.dtype))
     rest = _shape.expand(_shape.unsqueeze(src, -1), *tuple(x.shape), n - 1)
     return _shape.cat([ones, reduction.cumprod(rest, -1)], -1)
 
@@ -704,5 +707,5 @@ def cholesky_solve(B, L, upper: bool = False):  # noqa: N803
 
 def cholesky_inverse(L, upper: bool = False):  # noqa: N803
     """The inverse of ``A = L L^T`` (``U^T U`` when ``upper``) from its Cholesky factor."""
-    eye = _core._Tensor._wrap(np.broadcast_to(np.eye(L.shape[-1], dtype=L._data.dtype), tuple(L.shape)).copy())
+    eye = _core.Tensor._wrap(np.broadcast_to(np.eye(L.shape[-1], dtype=L._data.dtype), tuple(L.shape)).copy())
     return cholesky_solve(eye, L, upper)

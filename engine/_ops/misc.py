@@ -17,8 +17,13 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _core, indexing, pointwise, reduction, special
-from . import shape as _shape
+import engine._ops._core as _core
+import engine._ops.indexing as indexing
+import engine._ops.pointwise as pointwise
+import engine._ops.reduction as reduction
+import engine._ops.shape as _shape
+import engine._ops.special as special
+
 from ._core import multi_result, result, unbroadcast, wrap_dim
 
 kthvalue_result = namedtuple("kthvalue", ["values", "indices"])
@@ -32,7 +37,7 @@ def _type_name(dt) -> str:
 
 
 def _arr(x) -> np.ndarray:
-    return x._data if isinstance(x, _core._Tensor) else np.asarray(x)
+    return x._data if isinstance(x, _core.Tensor) else np.asarray(x)
 
 
 # --- membership, products ----------------------------------------------------------------------
@@ -41,7 +46,7 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
     """A bool tensor shaped like ``elements``: whether each is in ``test_elements`` (either may
     be a Python scalar)."""
     x, t = _arr(elements), _arr(test_elements)
-    return _core._Tensor._wrap(np.isin(x, t, assume_unique=assume_unique, invert=invert))
+    return _core.Tensor._wrap(np.isin(x, t, assume_unique=assume_unique, invert=invert))
 
 
 def kron(a, b):
@@ -59,7 +64,7 @@ def kron(a, b):
 def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` (an int: the last ``dims`` of ``a`` with the first of ``b``; or two
     lists of dims) by permuting, flattening, ``mm`` and reshaping, as torch does."""
-    if isinstance(dims, _core._Tensor):
+    if isinstance(dims, _core.Tensor):
         dims = dims.tolist()
     if isinstance(dims, int):
         if dims < 0:
@@ -264,7 +269,7 @@ def cov(input, *, correction: int = 1, fweights=None, aweights=None):  # noqa: A
                 pointwise.mul(reduction.sum(pointwise.mul(w, aweights)), correction), w_sum))
         else:
             norm_factor = pointwise.sub(w_sum, correction)
-    if isinstance(norm_factor, _core._Tensor):
+    if isinstance(norm_factor, _core.Tensor):
         if float(norm_factor.item()) <= 0:
             import warnings
             warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the "
@@ -301,7 +306,7 @@ def _quantile(a, q, dim, keepdim, interpolation, ignore_nan):
     x = a._data
     if x.dtype not in (np.float32, np.float64):
         raise RuntimeError("quantile() input tensor must be either float or double dtype")
-    scalar_q = not isinstance(q, _core._Tensor)
+    scalar_q = not isinstance(q, _core.Tensor)
     qa = np.asarray(q, x.dtype) if scalar_q else q._data
     if not scalar_q:
         if qa.ndim > 1:
@@ -323,7 +328,7 @@ def _quantile(a, q, dim, keepdim, interpolation, ignore_nan):
         src = a if a.ndim else _shape.reshape(a, (1,))
         d = d if a.ndim else 0
     moved = _last(src, d)
-    srt = _core._Tensor.sort(moved, -1).values
+    srt = _core.Tensor.sort(moved, -1).values
     s = srt._data
     n = s.shape[-1]
     qs = qa.reshape(-1).astype(np.float64)
@@ -343,15 +348,15 @@ def _quantile(a, q, dim, keepdim, interpolation, ignore_nan):
         ranks = np.round(ranks)
     lo = np.clip(np.floor(ranks), 0, max(n - 1, 0)).astype(np.int64)
     hi = np.clip(np.ceil(ranks), 0, max(n - 1, 0)).astype(np.int64)
-    v_lo = indexing.gather(srt, -1, _core._Tensor._wrap(lo))
+    v_lo = indexing.gather(srt, -1, _core.Tensor._wrap(lo))
     if interpolation == "linear" or interpolation == "midpoint":
         w = 0.5 if interpolation == "midpoint" else (ranks - lo).astype(x.dtype)
-        v_hi = indexing.gather(srt, -1, _core._Tensor._wrap(hi))
-        out = special.lerp(v_lo, v_hi, w if isinstance(w, float) else _core._Tensor._wrap(w))
+        v_hi = indexing.gather(srt, -1, _core.Tensor._wrap(hi))
+        out = special.lerp(v_lo, v_hi, w if isinstance(w, float) else _core.Tensor._wrap(w))
     else:
         out = v_lo
     if ignore_nan and empty.any():
-        out = pointwise.masked_fill(out, _core._Tensor._wrap(np.broadcast_to(empty, out.shape)), float("nan"))
+        out = pointwise.masked_fill(out, _core.Tensor._wrap(np.broadcast_to(empty, out.shape)), float("nan"))
     # out is (..., Q): Q goes first, then the reduced dim is dropped or kept as size 1
     out = _shape.permute(out, (out.ndim - 1, *range(out.ndim - 1)))
     if keepdim:
@@ -447,7 +452,7 @@ def histc(input, bins: int = 100, min=0, max=0):  # noqa: A002
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")
     counts, _ = np.histogram(x[~np.isnan(x)], bins=bins, range=(lo, hi))
-    return _core._Tensor._wrap(counts.astype(x.dtype))
+    return _core.Tensor._wrap(counts.astype(x.dtype))
 
 
 def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A002
@@ -456,7 +461,7 @@ def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A00
     if x.dtype.kind != "f":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_type_name(x.dtype)}")
-    count = reduction.sum(_core._Tensor._wrap(~np.isnan(x)), dim, keepdim)
+    count = reduction.sum(_core.Tensor._wrap(~np.isnan(x)), dim, keepdim)
     return pointwise.div(reduction.nansum(input, dim, keepdim, dtype), count)
 
 
@@ -577,7 +582,7 @@ def index_fill(input, dim: int, index, value):  # noqa: A002
     n = x.shape[d] if x.ndim else 1
     _bounds(idx, d, n)
     key = (slice(None),) * d + (idx,)
-    tv = value if isinstance(value, _core._Tensor) else None
+    tv = value if isinstance(value, _core.Tensor) else None
     if tv is not None and tv.ndim:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with {tv.ndim} "
                            "dimension(s).")
@@ -719,10 +724,10 @@ def put(input, index, source, accumulate: bool = False):  # noqa: A002
 def index_put(input, indices, values, accumulate: bool = False):  # noqa: A002
     """``input[indices] = values`` out of place (``+=`` with repeats summed when
     ``accumulate``); ``indices`` is a tuple of index tensors, one per leading dim."""
-    if isinstance(indices, _core._Tensor):
+    if isinstance(indices, _core.Tensor):
         raise TypeError("index_put(): argument 'indices' (position 1) must be tuple of Tensors, not Tensor")
     key = tuple(indices)
-    if isinstance(values, _core._Tensor) and values._data.dtype != input._data.dtype:
+    if isinstance(values, _core.Tensor) and values._data.dtype != input._data.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{_type_name(input._data.dtype)} for the destination and "
                            f"{_type_name(values._data.dtype)} for the source.")
@@ -822,7 +827,7 @@ def flipud(input):  # noqa: A002
 def _indices(fn, row, col, offset, dtype):
     npdt = np.int64 if dtype is None else _core._dtype.to_numpy_dtype(dtype)
     r, c = fn(row, offset, col)
-    return _core._Tensor._wrap(np.stack([r, c]).astype(npdt).reshape(2, -1))
+    return _core.Tensor._wrap(np.stack([r, c]).astype(npdt).reshape(2, -1))
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None):
@@ -857,13 +862,13 @@ def combinations(input, r: int = 2, with_replacement: bool = False):  # noqa: A0
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
-        return _core._Tensor._wrap(np.zeros((0,), input._data.dtype))
+        return _core.Tensor._wrap(np.zeros((0,), input._data.dtype))
     n = input.shape[0]
     grid = np.indices((n,) * r).reshape(r, -1)
     steps = np.diff(grid, axis=0)
     keep = ((steps >= 0) if with_replacement else (steps > 0)).all(axis=0)
     picks = grid[:, keep]
-    return _shape.stack([indexing.index_select(input, 0, _core._Tensor._wrap(p.astype(np.int64)))
+    return _shape.stack([indexing.index_select(input, 0, _core.Tensor._wrap(p.astype(np.int64)))
                          for p in picks], 1)
 
 
@@ -904,9 +909,9 @@ def vander(x, N=None, increasing: bool = False):  # noqa: N803 - torch's name
     if n < 0:
         raise RuntimeError("N must be non-negative.")
     src = x if x._data.dtype.kind in "fc" else x.to(_core._dtype._by_name("int64"))
-    ones = _core._Tensor._wrap(np.ones((x.shape[0], 1), src._data.dtype))
+    ones = _core.Tensor._wrap(np.ones((x.shape[0], 1), src._data.dtype))
     if n == 0:
-        out = _core._Tensor._wrap(np.zeros((x.shape[0], 0), src._data.dtype))
+        out = _core.Tensor._wrap(np.zeros((x.shape[0], 0), src._data.dtype))
     elif n == 1:
         out = ones
     else:
@@ -933,7 +938,7 @@ def swapdims(input, dim0: int, dim1: int):  # noqa: A002
 
 def msort(input):  # noqa: A002
     """Sorted along dim 0 (the values of ``sort(input, 0)``)."""
-    return _core._Tensor.sort(input, 0).values
+    return _core.Tensor.sort(input, 0).values
 
 
 def inner(input, other):  # noqa: A002
@@ -1002,11 +1007,11 @@ def diagflat(input, offset: int = 0):  # noqa: A002
 
 
 def isposinf(input):  # noqa: A002
-    return _core._Tensor._wrap(np.isposinf(input._data))
+    return _core.Tensor._wrap(np.isposinf(input._data))
 
 
 def isneginf(input):  # noqa: A002
-    return _core._Tensor._wrap(np.isneginf(input._data))
+    return _core.Tensor._wrap(np.isneginf(input._data))
 
 
 def _nan_extremum(name: str, pick, better):
@@ -1044,9 +1049,9 @@ def logaddexp2(input, other):  # noqa: A002
 def float_power(input, exponent):  # noqa: A002
     """``pow`` in double precision (the result is float64, whatever the inputs)."""
     f64 = _core._dtype._by_name("float64")
-    base = input.to(f64) if isinstance(input, _core._Tensor) else input
-    exp = exponent.to(f64) if isinstance(exponent, _core._Tensor) else float(exponent)
-    if not isinstance(base, _core._Tensor):
+    base = input.to(f64) if isinstance(input, _core.Tensor) else input
+    exp = exponent.to(f64) if isinstance(exponent, _core.Tensor) else float(exponent)
+    if not isinstance(base, _core.Tensor):
         return pointwise.rpow(exp, float(base))
     return pointwise.pow(base, exp)
 

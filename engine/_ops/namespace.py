@@ -15,15 +15,18 @@ from typing import Any
 
 import numpy as np
 
+import engine._ops._core as _core
+import engine._ops.shape as shape
+import engine._ops.shape_composite as shape_composite
+
 from .. import _dtype, _random
-from . import _core, shape, shape_composite
 from ._core import result
 
 histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
 
 
 def _Tensor():  # noqa: N802 - the class, looked up late (import cycle)
-    return _core._Tensor
+    return _core.Tensor
 
 
 def _finish(data: np.ndarray, requires_grad: bool):

@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
+import engine._ops._core as _core
+
 from .. import _dtype
-from . import _core
 from ._core import (
     broadcast_error,
     float_like,
@@ -40,7 +41,7 @@ def _binary_operands(a, b, check=None) -> tuple[np.ndarray, Any, Any, np.dtype]:
     same-dtype tensor or a Python int/float return at once: the hot path of every step."""
     x = a._data
     da = x.dtype
-    if isinstance(b, _core._Tensor):
+    if isinstance(b, _core.Tensor):
         y = b._data
         if y.dtype == da and da.kind == "f":
             return x, y, b, da
@@ -105,7 +106,7 @@ def _check_int_divisor(y, dt: np.dtype) -> None:
 def _tensor_only(name: str, a, b) -> None:
     """torch's argument parser error for ops without a Python-number overload."""
     for pos, arg, v in ((1, "input", a), (2, "other", b)):
-        if not isinstance(v, _core._Tensor):
+        if not isinstance(v, _core.Tensor):
             raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, "
                             f"not {type(v).__name__}")
 
@@ -172,7 +173,7 @@ def sub(a, b, alpha: float = 1):
 
 def rsub(a, b, alpha: float = 1):
     """``b - alpha * a`` for a Python number ``b`` (``2 - a``)."""
-    if isinstance(b, _core._Tensor):
+    if isinstance(b, _core.Tensor):
         return sub(b, a, alpha)
     x, y, _, dt = _binary_operands(a, b, _check_sub)
     if alpha != 1 or alpha is True:
@@ -259,7 +260,7 @@ def _rounded_div(a, tb, x, y, dt, mode: str):
 
 def rdiv(a, b):
     """``b / a`` for a Python number ``b``: torch records ``reciprocal(a) * b``."""
-    if isinstance(b, _core._Tensor):
+    if isinstance(b, _core.Tensor):
         return div(b, a)
     return mul(reciprocal(a), b)
 
@@ -272,21 +273,21 @@ def _reversed(a, b):
 
 def floor_divide(a, b):
     """Floor division (not differentiable); integers by zero raise as in torch."""
-    if not isinstance(a, _core._Tensor):
+    if not isinstance(a, _core.Tensor):
         x, y, dt = _reversed(b, a)
     else:
         x, y, _, dt = _binary_operands(a, b)
     if dt.kind == "b":
         raise _not_implemented("div_floor_cpu", dt)
     _check_int_divisor(y, dt)
-    return _core._Tensor._wrap(_compute(np.floor_divide, x, y, dt))
+    return _core.Tensor._wrap(_compute(np.floor_divide, x, y, dt))
 
 
 def _modulo(kernel: str, fn, quotient, names: tuple[str, str]):
     """``remainder`` (sign of the divisor) and ``fmod`` (sign of the dividend)."""
 
     def op(a, b):
-        if not isinstance(a, _core._Tensor):
+        if not isinstance(a, _core.Tensor):
             if kernel == "fmod_cpu":
                 raise TypeError("fmod() received an invalid combination of arguments - got "
                                 f"({type(a).__name__}, {type(b).__name__})")
@@ -294,7 +295,7 @@ def _modulo(kernel: str, fn, quotient, names: tuple[str, str]):
             if dt.kind == "b":
                 raise _not_implemented(kernel, dt)
             _check_int_divisor(y, dt)
-            return _core._Tensor._wrap(_compute(fn, x, y, dt))
+            return _core.Tensor._wrap(_compute(fn, x, y, dt))
         x, y, tb, dt = _binary_operands(a, b)
         if dt.kind == "b":
             raise _not_implemented(kernel, dt)
@@ -331,10 +332,10 @@ def _int_power(x: np.ndarray, y) -> np.ndarray:
 
 def pow(a, b):  # noqa: A001 - torch's name
     """``a ** b``: ``PowBackward0`` for a number exponent, ``PowBackward1`` for a tensor."""
-    if not isinstance(a, _core._Tensor):
+    if not isinstance(a, _core.Tensor):
         return rpow(b, a)
     x = a._data
-    if not isinstance(b, _core._Tensor):
+    if not isinstance(b, _core.Tensor):
         e = b.item() if isinstance(b, np.generic) else b
         dt = _dtype.result_type(x, e)
         if dt.kind == "b":  # bool ** True / False
@@ -384,7 +385,7 @@ def pow(a, b):  # noqa: A001 - torch's name
         ga = sum_to(mul(mul(g, b), pow(a, sub(b, 1))), x.shape) if ra else None
         gb = None
         if rb:
-            zero = _core._Tensor._wrap(x == 0)
+            zero = _core.Tensor._wrap(x == 0)
             gb = sum_to(mul(mul(g, pow(a, b)), where(zero, 0, log(where(zero, 1, a)))), y.shape)
         return ga, gb
 
@@ -557,8 +558,8 @@ def clamp(a, min=None, max=None):  # noqa: A002 - torch's names
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     x = a._data
-    tmin = min if isinstance(min, _core._Tensor) else None
-    tmax = max if isinstance(max, _core._Tensor) else None
+    tmin = min if isinstance(min, _core.Tensor) else None
+    tmax = max if isinstance(max, _core.Tensor) else None
     lo = tmin._data if tmin is not None else min.item() if isinstance(min, np.generic) else min
     hi = tmax._data if tmax is not None else max.item() if isinstance(max, np.generic) else max
     tensor_bounds = tmin is not None or tmax is not None
@@ -649,12 +650,12 @@ minimum = _extremum("MinimumBackward0", np.minimum)
 
 def where(condition, a, b):
     """``a`` where ``condition`` else ``b``; either may be a number."""
-    cond = condition._data if isinstance(condition, _core._Tensor) else np.asarray(condition)
+    cond = condition._data if isinstance(condition, _core.Tensor) else np.asarray(condition)
     if cond.dtype != np.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{_dtype.scalar_type_name(cond.dtype)}")
-    ta = a if isinstance(a, _core._Tensor) else None
-    tb = b if isinstance(b, _core._Tensor) else None
+    ta = a if isinstance(a, _core.Tensor) else None
+    tb = b if isinstance(b, _core.Tensor) else None
     x = a._data if ta is not None else a
     y = b._data if tb is not None else b
     if ta is not None and tb is not None:
@@ -683,12 +684,12 @@ def where(condition, a, b):
 
 def masked_fill(a, mask, value):
     """Copy of ``a`` with ``value`` where ``mask`` is True (``value`` a number or 0-dim tensor)."""
-    m = mask._data if isinstance(mask, _core._Tensor) else np.asarray(mask)
+    m = mask._data if isinstance(mask, _core.Tensor) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{_dtype.scalar_type_name(m.dtype).lower()}")
     x = a._data
-    tv = value if isinstance(value, _core._Tensor) else None
+    tv = value if isinstance(value, _core.Tensor) else None
     if tv is not None and tv.ndim != 0:
         raise RuntimeError(
             "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -724,7 +725,7 @@ def masked_fill(a, mask, value):
 def _compare(fn):
     def op(a, b):
         x, y, _, _ = _binary_operands(a, b)  # torch compares in the promoted dtype
-        return _core._Tensor._wrap(_compute(fn, x, y, np.dtype(np.bool_)))
+        return _core.Tensor._wrap(_compute(fn, x, y, np.dtype(np.bool_)))
 
     return op
 
@@ -738,7 +739,7 @@ for _op, _name in zip((eq, ne, lt, le, gt, ge), ("eq", "ne", "lt", "le", "gt", "
 def _logical(name: str, fn):
     def op(a, b):
         _tensor_only(name, a, b)
-        return _core._Tensor._wrap(_compute(fn, a._data, b._data, np.dtype(np.bool_)))
+        return _core.Tensor._wrap(_compute(fn, a._data, b._data, np.dtype(np.bool_)))
 
     op.__name__ = name
     return op
@@ -750,20 +751,20 @@ logical_xor = _logical("logical_xor", np.logical_xor)
 
 
 def logical_not(a):
-    return _core._Tensor._wrap(np.logical_not(a._data))
+    return _core.Tensor._wrap(np.logical_not(a._data))
 
 
 def _bitwise(name: str, fn):
     kernel = f"{name}_cpu"
 
     def op(a, b):
-        if not isinstance(a, _core._Tensor):  # 1 & t
+        if not isinstance(a, _core.Tensor):  # 1 & t
             y, x, dt = _reversed(b, a)
         else:
             x, y, _, dt = _binary_operands(a, b)
         if dt.kind == "f":
             raise _not_implemented(kernel, dt)
-        return _core._Tensor._wrap(_compute(fn, x, y, dt))
+        return _core.Tensor._wrap(_compute(fn, x, y, dt))
 
     op.__name__ = name
     return op
@@ -778,7 +779,7 @@ def bitwise_not(a):
     x = a._data
     if x.dtype.kind == "f":
         raise _not_implemented("bitwise_not_cpu", x.dtype)
-    return _core._Tensor._wrap(np.invert(x))
+    return _core.Tensor._wrap(np.invert(x))
 
 
 def invert(a):

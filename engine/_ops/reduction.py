@@ -18,7 +18,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _core
+import engine._ops._core as _core
+
 from ._core import float_like, multi_result, result, wrap_dim
 
 # torch.return_types equivalents: ``values, indices = x.max(1)`` and ``.values`` both work.
@@ -380,7 +381,7 @@ def _extreme(a, dim, keepdim, find, arg_find, names, wrap):
 
 def max(a, dim=None, keepdim: bool = False):  # noqa: A001
     """``max()`` of everything, ``max(dim)`` -> (values, indices), ``max(other)`` -> maximum."""
-    if isinstance(dim, _core._Tensor):
+    if isinstance(dim, _core.Tensor):
         from .pointwise import maximum
         return maximum(a, dim)
     return _extreme(a, dim, keepdim, np.max, np.argmax, ("MaxBackward0", "MaxBackward1", "max"),
@@ -388,7 +389,7 @@ def max(a, dim=None, keepdim: bool = False):  # noqa: A001
 
 
 def min(a, dim=None, keepdim: bool = False):  # noqa: A001
-    if isinstance(dim, _core._Tensor):
+    if isinstance(dim, _core.Tensor):
         from .pointwise import minimum
         return minimum(a, dim)
     return _extreme(a, dim, keepdim, np.min, np.argmin, ("MinBackward0", "MinBackward1", "min"),
@@ -473,13 +474,13 @@ def _arg(a, dim, keepdim, fn, name):
         if x.size == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
         out = np.asarray(fn(x), dtype=np.int64)
-        return _core._Tensor._wrap(out.reshape((1,) * x.ndim) if keepdim else out)
+        return _core.Tensor._wrap(out.reshape((1,) * x.ndim) if keepdim else out)
     d = _one_dim(dim, x.ndim)
     if d is None:
-        return _core._Tensor._wrap(np.zeros((), np.int64))
+        return _core.Tensor._wrap(np.zeros((), np.int64))
     if x.shape[d] == 0:
         raise _empty_dim_error(name, d)
-    return _core._Tensor._wrap(np.asarray(fn(x, axis=d, keepdims=keepdim)).astype(np.int64, copy=False))
+    return _core.Tensor._wrap(np.asarray(fn(x, axis=d, keepdims=keepdim)).astype(np.int64, copy=False))
 
 
 def median(a, dim=None, keepdim: bool = False):
@@ -732,7 +733,7 @@ def _logical_reduce(fn):
         out = np.asarray(fn(x, axis=dims, keepdims=keepdim))
         if x.dtype == np.uint8:  # torch keeps uint8 for uint8 inputs (a legacy of byte masks)
             out = out.astype(np.uint8)
-        return _core._Tensor._wrap(out)
+        return _core.Tensor._wrap(out)
 
     return op
 
@@ -744,7 +745,7 @@ any = _logical_reduce(np.any)  # noqa: A001
 def count_nonzero(a, dim=None):
     x = a._data
     dims = wrap_dims(dim, x.ndim)
-    return _core._Tensor._wrap(np.asarray(np.asarray(x != 0).sum(axis=dims, dtype=np.int64)))
+    return _core.Tensor._wrap(np.asarray(np.asarray(x != 0).sum(axis=dims, dtype=np.int64)))
 
 
 # --- cumsum / cumprod ------------------------------------------------------------------------------

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+import engine._ops._core as _core
+
 from .. import _random
-from . import _core
+from .._tensor import Tensor
 
 
 def _check_probs(p: np.ndarray, num_samples: int, replacement: bool) -> None:
@@ -48,4 +50,4 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
             keys = rng.standard_exponential((n_rows, k)) / rows
         idx = np.argsort(keys, axis=-1, kind="stable")[:, :num_samples]
     out = idx.astype(np.int64).reshape(p.shape[:-1] + (num_samples,))
-    return _core._Tensor._wrap(out)
+    return Tensor._wrap(out)

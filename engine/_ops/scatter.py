@@ -14,14 +14,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import _core
+import engine._ops._core as _core
+
 from ._core import result, wrap_dim
 
 _REDUCE_NAMES = ("sum", "prod", "mean", "amax", "amin")
 
 
 def _index_array(index, name: str) -> np.ndarray:
-    idx = index._data if isinstance(index, _core._Tensor) else np.asarray(index)
+    idx = index._data if isinstance(index, _core.Tensor) else np.asarray(index)
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     return idx
@@ -71,7 +72,7 @@ def _pad_to(g: np.ndarray, shape: tuple) -> np.ndarray:
 
 def _src(a, src, name: str) -> tuple:
     """(src tensor or None, src array or scalar) with torch's dtype check for tensors."""
-    if isinstance(src, _core._Tensor):
+    if isinstance(src, _core.Tensor):
         if src._data.dtype != a._data.dtype:
             raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
         return src, src._data
@@ -119,7 +120,7 @@ def scatter(a, dim: int, index, src=None, *, value=None, reduce: str | None = No
 
 def scatter_add(a, dim: int, index, src):
     """A copy of ``a`` plus ``src`` summed into the positions ``index`` names along ``dim``."""
-    if not isinstance(src, _core._Tensor):
+    if not isinstance(src, _core.Tensor):
         raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
     x = a._data
     d = wrap_dim(dim, x.ndim)
@@ -218,7 +219,7 @@ def index_add(a, dim: int, index, source, *, alpha=1):
     ``dim`` (repeated indices accumulate)."""
     x = a._data
     d = wrap_dim(dim, x.ndim)
-    idx = index._data if isinstance(index, _core._Tensor) else np.asarray(index)
+    idx = index._data if isinstance(index, _core.Tensor) else np.asarray(index)
     if idx.dtype.kind not in "iu":
         raise RuntimeError("index_add_(): Expected dtype int32/int64 for index but got: "
                            f"{_core._dtype.scalar_type_name(idx.dtype)}")

@@ -14,8 +14,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+import engine._ops._core as _core
+
 from .. import _memory_format as _mf
-from . import _core
+from .._size import sizes as _sizes
 from ._core import multi_result, result, wrap_dim
 
 
@@ -35,13 +37,6 @@ def view_op(a, data: np.ndarray, name: str, backward, view_fn):
     which together make its tensor backward (double backward)."""
     return mark_view(result(data, name, (a,), backward,
                             tensor_backward=_core.linear_backward(name, backward, view_fn)), a, view_fn)
-
-
-def _sizes(args: Sequence) -> tuple[int, ...]:
-    """Accept ``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])``, as torch does."""
-    if len(args) == 1 and isinstance(args[0], list | tuple):
-        args = tuple(args[0])
-    return tuple(int(s) for s in args)
 
 
 def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
@@ -565,7 +560,7 @@ def repeat_interleave(a, repeats=None, dim=None, *, output_size=None):
     tensor of counts, ``repeat_interleave(counts)`` returns the repeated positions."""
     if repeats is None:  # torch.repeat_interleave(repeats): indices 0..n-1, each repeated
         counts = _check_repeats(a._data)
-        return _core._Tensor._wrap(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
+        return _core.Tensor._wrap(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
     src = flatten(a) if dim is None else a
     d = 0 if dim is None else wrap_dim(dim, a.ndim)
     if isinstance(repeats, int | np.integer):
@@ -576,7 +571,7 @@ def repeat_interleave(a, repeats=None, dim=None, *, output_size=None):
         copied = result(np.ascontiguousarray(expanded._data), "CloneBackward0", (expanded,), lambda g: (g,),
                         tensor_backward=_identity)
         return view(copied, shape[:d] + (shape[d] * int(repeats),) + shape[d + 1:])
-    counts = repeats._data if isinstance(repeats, _core._Tensor) else np.asarray(repeats)
+    counts = repeats._data if isinstance(repeats, _core.Tensor) else np.asarray(repeats)
     if counts.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
     counts = counts.reshape(-1)
@@ -592,7 +587,7 @@ def repeat_interleave(a, repeats=None, dim=None, *, output_size=None):
     if output_size is not None and int(counts.sum()) != output_size:
         raise RuntimeError("allocated size does not match required size")
     from .indexing import index_select
-    index = _core._Tensor._wrap(np.repeat(np.arange(n, dtype=np.int64), counts))
+    index = _core.Tensor._wrap(np.repeat(np.arange(n, dtype=np.int64), counts))
     return index_select(src, d, index)
 
 
@@ -643,7 +638,7 @@ def tensor_split(a, indices_or_sections, dim: int = 0):
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d]
     ios = indices_or_sections
-    if isinstance(ios, _core._Tensor):
+    if isinstance(ios, _core.Tensor):
         if ios._data.dtype.kind not in "iu":
             raise RuntimeError(
                 "tensor_split expected tensor_indices_or_sections to have dtype of long, but got "

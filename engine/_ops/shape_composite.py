@@ -9,8 +9,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import _core
-from . import shape as _shape
+import engine._ops._core as _core
+import engine._ops.shape as _shape
+
 from ._core import broadcast_error
 
 
@@ -103,7 +104,7 @@ def _each(tensors, fn):
 def _tensor_list(name: str, tensors) -> list:
     items = list(tensors)
     for i, t in enumerate(items):
-        if not isinstance(t, _core._Tensor):
+        if not isinstance(t, _core.Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
     return items
 

@@ -10,7 +10,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _core
+import engine._ops._core as _core
+
+from .._tensor import Tensor
 from ._core import multi_result, wrap_dim
 
 # torch.return_types equivalents: ``values, indices = x.sort()`` and ``.values`` both work.
@@ -59,8 +61,8 @@ def argsort(a, dim: int = -1, descending: bool = False, *, stable: bool = False)
     x = a._data
     d = wrap_dim(dim, x.ndim)
     if x.ndim == 0:
-        return _core._Tensor._wrap(np.zeros((), np.int64))
-    return _core._Tensor._wrap(_order(x, d, descending).astype(np.int64, copy=False))
+        return Tensor._wrap(np.zeros((), np.int64))
+    return Tensor._wrap(_order(x, d, descending).astype(np.int64, copy=False))
 
 
 def topk(a, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
@@ -124,7 +126,7 @@ def searchsorted(sorted_sequence, values, *, out_int32: bool = False, right: boo
     leading dims matching those of ``values``)."""
     how = _side(right, side)
     seq = sorted_sequence._data
-    scalar = not isinstance(values, _core._Tensor)
+    scalar = not isinstance(values, Tensor)
     v = np.asarray(values) if scalar else values._data
     if sorter is not None:
         seq = np.take_along_axis(seq, sorter._data, axis=-1)
@@ -139,7 +141,7 @@ def searchsorted(sorted_sequence, values, *, out_int32: bool = False, right: boo
     else:  # one search per row: count the boundaries below each value (vectorised)
         below = seq[..., None, :] < v[..., :, None] if how == "left" else seq[..., None, :] <= v[..., :, None]
         out = below.sum(-1)
-    return _core._Tensor._wrap(np.asarray(out, np.int32 if out_int32 else np.int64))
+    return Tensor._wrap(np.asarray(out, np.int32 if out_int32 else np.int64))
 
 
 def bucketize(input, boundaries, *, out_int32: bool = False, right: bool = False):  # noqa: A002
@@ -162,9 +164,9 @@ def bincount(input, weights=None, minlength: int = 0):  # noqa: A002
     if x.ndim != 1 or (x.size and x.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is None:
-        return _core._Tensor._wrap(np.bincount(x, minlength=minlength).astype(np.int64))
+        return Tensor._wrap(np.bincount(x, minlength=minlength).astype(np.int64))
     w = weights._data
     if w.ndim != 1 or w.shape[0] != x.shape[0]:
         raise RuntimeError("weights should be 1-d and have the same length as input")
     out_dt = np.float32 if w.dtype == np.float32 else np.float64
-    return _core._Tensor._wrap(np.bincount(x, weights=w, minlength=minlength).astype(out_dt))
+    return Tensor._wrap(np.bincount(x, weights=w, minlength=minlength).astype(out_dt))

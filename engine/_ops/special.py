@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+import engine._ops._core as _core
+
 from .. import _dtype
-from . import _core
 from ._core import broadcast_error, float_like, result, unbroadcast
 
 _TWO_OVER_SQRT_PI = 1.1283791670955125738961589031
@@ -22,7 +23,7 @@ def _erf_array(x: np.ndarray) -> np.ndarray:
 
 def _erfc_array(x: np.ndarray) -> np.ndarray:
     """erfc without the cancellation of 1 - erf(x) for large x (erfc(5) is 1.5e-12, not 0)."""
-    from ..nn._functional import _erf as e
+    import engine.nn._functional._erf as e
     xd = x.astype(np.float64).reshape(-1)
     y = np.abs(xd)
     out = 1.0 - e.erf(xd)
@@ -98,7 +99,7 @@ def _float_operands(op: str, kernel: str, *tensors) -> np.dtype:
 def lerp(input, end, weight):  # noqa: A002 - torch's names
     """``input + weight * (end - input)``; a number weight gives ``LerpBackward0``, a tensor one
     ``LerpBackward1`` (which also sends ``end - input`` to the weight)."""
-    tw = weight if isinstance(weight, _core._Tensor) else None
+    tw = weight if isinstance(weight, _core.Tensor) else None
     _float_operands("lerp", "lerp_kernel_tensor" if tw is not None else "lerp_kernel_scalar",
                     input, end, *([tw] if tw is not None else []))
     x, y = input._data, end._data
@@ -267,8 +268,8 @@ def logaddexp(a, b):
 def xlogy(a, b):
     """``a * log(b)``, 0 where ``a == 0`` (unless ``b`` is NaN); either may be a number
     (``XlogyBackward2`` for a number ``b``, ``XlogyBackward1`` for a number ``a``)."""
-    ta = a if isinstance(a, _core._Tensor) else None
-    tb = b if isinstance(b, _core._Tensor) else None
+    ta = a if isinstance(a, _core.Tensor) else None
+    tb = b if isinstance(b, _core.Tensor) else None
     like = ta if ta is not None else tb
     x = ta._data if ta is not None else np.asarray(a, dtype=float_like(like._data).dtype)
     y = tb._data if tb is not None else np.asarray(b, dtype=float_like(like._data).dtype)
@@ -296,4 +297,4 @@ def xlogy(a, b):
 
 def signbit(a):
     """Whether the sign bit is set (so ``-0.0`` is True), as a bool tensor without a gradient."""
-    return _core._Tensor._wrap(np.signbit(a._data))
+    return _core.Tensor._wrap(np.signbit(a._data))

@@ -12,8 +12,9 @@ import math
 
 import numpy as np
 
+import engine._ops._core as _core
+
 from .. import _dtype
-from . import _core
 from ._core import float_like, result, unbroadcast
 
 _SQRT1_2 = 0.70710678118654752440
@@ -32,7 +33,7 @@ def _input(a) -> np.ndarray:
 
 def erfcx_array(x: np.ndarray) -> np.ndarray:
     """exp(x²) erfc(x) in float64: finite for every large positive x, inf once 2 exp(x²) overflows."""
-    from ..nn._functional import _erf as e
+    import engine.nn._functional._erf as e
     with np.errstate(over="ignore", invalid="ignore"):
         xd = x.astype(np.float64)
         y = np.abs(xd)
@@ -165,7 +166,8 @@ def entr(a):
 def ndtr(a):
     """The standard normal CDF written as torch writes it, ``(1 + erf(x/√2)) / 2`` (so the far
     left tail rounds to 0 where ``erfc`` would not: torch's values)."""
-    from . import pointwise, special
+    import engine._ops.pointwise as pointwise
+    import engine._ops.special as special
     return pointwise.mul(pointwise.add(special.erf(pointwise.mul(a, _SQRT1_2)), 1), 0.5)
 
 
@@ -206,8 +208,8 @@ def i1e(a):
 def xlog1py(a, b):
     """``a * log1p(b)``, 0 where ``a == 0`` unless ``b`` is NaN; either may be a number
     (``SpecialXlog1PyBackward2`` for a number ``b``, ``...Backward1`` for a number ``a``)."""
-    ta = a if isinstance(a, _core._Tensor) else None
-    tb = b if isinstance(b, _core._Tensor) else None
+    ta = a if isinstance(a, _core.Tensor) else None
+    tb = b if isinstance(b, _core.Tensor) else None
     if ta is None and tb is None:
         raise TypeError("special_xlog1py(): expected at least one of self and other to be a Tensor")
     like = ta if ta is not None else tb

@@ -14,8 +14,11 @@ from typing import Any
 
 import numpy as np
 
+import engine._ops._core as _core
+import engine._ops.pointwise as pointwise
+import engine._ops.shape as shape
+
 from .. import _dtype
-from . import _core, pointwise, shape
 from ._core import multi_result, result, unbroadcast, wrap_dim
 from .reduction import _empty_dim_error, _evenly, _select_backward
 
@@ -42,7 +45,7 @@ def positive(a):
 def heaviside(input, values):  # noqa: A002 - torch's names
     """0 where ``input < 0``, ``values`` where it is 0, 1 where it is positive. Both must be
     tensors of one dtype; like torch, the result's node raises when a gradient reaches it."""
-    if not isinstance(values, _core._Tensor):
+    if not isinstance(values, _core.Tensor):
         raise TypeError(f"heaviside(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
     x, v = input._data, values._data
     if x.dtype != v.dtype:
@@ -92,7 +95,7 @@ def _integer_binary(name: str, fn: Callable) -> Callable:
         x, y, _, dt = pointwise._binary_operands(input, other)
         if dt.kind not in "iu":
             raise pointwise._not_implemented(f"{name}_cpu", dt)
-        return _core._Tensor._wrap(pointwise._compute(fn, x, y, dt))
+        return _core.Tensor._wrap(pointwise._compute(fn, x, y, dt))
 
     op.__name__ = name
     op.__doc__ = f"Element-wise {name} of two integer tensors (torch's {name}; no gradient)."
@@ -125,7 +128,7 @@ def frexp(input):  # noqa: A002
     if x.dtype.kind != "f":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     m, e = np.frexp(x)
-    return frexp_result(_core._Tensor._wrap(np.asarray(m)), _core._Tensor._wrap(np.asarray(e, np.int32)))
+    return frexp_result(_core.Tensor._wrap(np.asarray(m)), _core.Tensor._wrap(np.asarray(e, np.int32)))
 
 
 def nextafter(input, other):  # noqa: A002
@@ -151,7 +154,7 @@ def vdot(input, other):  # noqa: A002
     if input.ndim == 1 and other.ndim == 1 and input._data.dtype != other._data.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                            f"{_type_name(input._data.dtype)} and {_type_name(other._data.dtype)}")
-    from . import linalg
+    import engine._ops.linalg as linalg
     if input.ndim != 1 or other.ndim != 1 or input.shape != other.shape:
         linalg.dot(input, other)  # raises torch's message for the shapes
     x, y = input._data, other._data
@@ -184,8 +187,8 @@ def unique_consecutive(input, return_inverse: bool = False, return_counts: bool 
         vals, inverse = vals_of[starts], inverse.reshape(x.shape)
     else:
         vals = np.take(x, starts, axis=d)
-    outs = [_core._Tensor._wrap(np.ascontiguousarray(vals))]
-    outs += [_core._Tensor._wrap(arr) for arr, want in ((inverse, return_inverse), (counts, return_counts)) if want]
+    outs = [_core.Tensor._wrap(np.ascontiguousarray(vals))]
+    outs += [_core.Tensor._wrap(arr) for arr, want in ((inverse, return_inverse), (counts, return_counts)) if want]
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
@@ -339,7 +342,7 @@ def check_float_fill(name: str, dt: np.dtype, dist: str) -> None:
 
 def _shift(name: str, kernel: str, left: bool) -> Callable:
     def op(input, other):  # noqa: A002
-        if not isinstance(input, _core._Tensor):  # torch.bitwise_left_shift(2, t)
+        if not isinstance(input, _core.Tensor):  # torch.bitwise_left_shift(2, t)
             x, y, dt = pointwise._reversed(other, input)
         else:
             x, y, _, dt = pointwise._binary_operands(input, other)
@@ -351,7 +354,7 @@ def _shift(name: str, kernel: str, left: bool) -> Callable:
             out = np.where(y_arr >= bits, 0, np.left_shift(x, np.minimum(y_arr, bits - 1).astype(dt)))
         else:  # arithmetic shift: past the width, 0 or -1 by sign
             out = np.right_shift(x, np.minimum(y_arr, bits - 1).astype(dt))
-        return _core._Tensor._wrap(np.asarray(out, dtype=dt))
+        return _core.Tensor._wrap(np.asarray(out, dtype=dt))
 
     op.__name__ = name
     op.__doc__ = f"torch.{name}: integer tensors only; shifts of the whole width or more saturate as torch's."
@@ -365,7 +368,7 @@ bitwise_right_shift = _shift("bitwise_right_shift", "rshift_cpu", False)
 def isreal(input):  # noqa: A002
     """True where the value has no imaginary part (everywhere for real dtypes)."""
     x = input._data
-    return _core._Tensor._wrap(x.imag == 0 if x.dtype.kind == "c" else np.ones(x.shape, bool))
+    return _core.Tensor._wrap(x.imag == 0 if x.dtype.kind == "c" else np.ones(x.shape, bool))
 
 
 def adjoint(input):  # noqa: A002

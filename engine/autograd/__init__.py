@@ -18,7 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from . import anomaly_mode, functional, graph
+import engine.autograd.anomaly_mode as anomaly_mode
+import engine.autograd.functional as functional
+import engine.autograd.graph as graph
+
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .executor import queue_callback, run_backward
 from .function import Function, FunctionCtx, once_differentiable

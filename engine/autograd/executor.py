@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ..utils.hooks import _unwrap_all, _wrap_all
-from . import grad_mode
+import engine.autograd.grad_mode as grad_mode
+
+from ..utils._backward_hook import _unwrap_all, _wrap_all
 from .anomaly_mode import _state as _anomaly
 from .anomaly_mode import check_nan, warn_failed_node
 from .graph import (

@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from . import grad_mode
+import engine.autograd.grad_mode as grad_mode
+
 from .graph import FREED_GRAPH_ERROR, INFERENCE_SAVED_ERROR, Node, check_saved_versions
 
 

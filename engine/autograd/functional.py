@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from . import grad_mode
+import engine.autograd.grad_mode as grad_mode
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 

@@ -64,8 +64,9 @@ def _check_inputs(inputs: tuple) -> list:
 
 def _evaluate(func: Callable, inputs: tuple) -> list[np.ndarray]:
     """All tensor outputs of ``func`` as float64 arrays (copies), without recording a graph."""
+    import engine.autograd.grad_mode as grad_mode
+
     from .._tensor import Tensor
-    from . import grad_mode
 
     with grad_mode.no_grad():
         outs = _as_tuple(func(*inputs))

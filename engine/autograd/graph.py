@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..utils.hooks import RemovableHandle
+from ..utils._removable_handle import RemovableHandle
 from .anomaly_mode import _state as _anomaly
 from .anomaly_mode import forward_stack
 
@@ -53,6 +53,15 @@ INFERENCE_SAVED_ERROR = (
     "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use "
     "it in autograd, or use `engine.no_grad()` instead of `engine.inference_mode()`."
 )
+
+
+def edge(t: Any) -> tuple:
+    """The graph edge a gradient for ``t`` travels along: ``(node, output_nr)``."""
+    if t is None or not t._requires_grad:
+        return (None, 0)
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    return (t._grad_accumulator(), 0)
 
 
 class Node:

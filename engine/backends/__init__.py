@@ -3,6 +3,8 @@
 has no accelerator backend: the queries say so and the switches are accepted and change nothing, as
 on a CPU-only build of torch."""
 
-from . import cuda, cudnn, mps
+import engine.backends.cuda as cuda
+import engine.backends.cudnn as cudnn
+import engine.backends.mps as mps
 
 __all__ = ["cuda", "cudnn", "mps"]

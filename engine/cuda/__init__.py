@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import amp
+import engine.cuda.amp as amp
 
 __all__ = ["amp", "current_device", "device_count", "empty_cache", "get_device_name", "is_available",
            "is_bf16_supported", "is_initialized", "manual_seed", "manual_seed_all", "max_memory_allocated",

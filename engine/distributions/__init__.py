@@ -17,7 +17,11 @@ Dirichlet ``rsample`` with torch's implicit reparameterisation gradients (see ``
 
 from __future__ import annotations
 
-from . import constraints, relaxed_bernoulli, relaxed_categorical, transforms
+import engine.distributions.constraints as constraints
+import engine.distributions.relaxed_bernoulli as relaxed_bernoulli
+import engine.distributions.relaxed_categorical as relaxed_categorical
+import engine.distributions.transforms as transforms
+
 from .bernoulli import Bernoulli
 from .categorical import Categorical, OneHotCategorical
 from .discrete import Binomial, Geometric, NegativeBinomial, Poisson

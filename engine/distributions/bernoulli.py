@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import engine.autograd.grad_mode as grad_mode
+import engine.distributions.constraints as constraints
+
 from .. import _creation
 from .._tensor import Tensor
-from ..autograd import grad_mode
-from . import constraints
 from .categorical import clamp_probs
 from .distribution import ExponentialFamily, broadcast_all, enumerate_values, lazy_property
 
@@ -58,12 +59,12 @@ class Bernoulli(ExponentialFamily):
         return enumerate_values(_creation.arange(2, dtype=self._param.dtype), tuple(self._batch_shape), expand)
 
     def log_prob(self, value: Tensor) -> Tensor:
-        from ..nn import functional
+        import engine.nn.functional as functional
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         return -functional.binary_cross_entropy_with_logits(logits, value, reduction="none")
 
     def entropy(self) -> Tensor:
-        from ..nn import functional
+        import engine.nn.functional as functional
         return functional.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")

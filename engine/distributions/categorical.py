@@ -6,12 +6,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import engine._ops.indexing as indexing
+import engine._ops.reduction as reduction
+import engine._ops.sampling as sampling
+import engine._ops.shape as shape
+import engine.autograd.grad_mode as grad_mode
+import engine.distributions.constraints as constraints
+
 from .. import _creation
 from .._finfo import finfo
-from .._ops import indexing, reduction, sampling, shape
 from .._tensor import Size, Tensor
-from ..autograd import grad_mode
-from . import constraints
 from .distribution import Distribution, enumerate_values, lazy_property
 
 
@@ -123,12 +127,12 @@ class OneHotCategorical(Distribution):
 
     @property
     def mode(self) -> Tensor:
-        from ..nn import functional
+        import engine.nn.functional as functional
         probs = self._categorical.probs
         return functional.one_hot(probs.argmax(-1), probs.shape[-1]).to(probs.dtype)
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
-        from ..nn import functional
+        import engine.nn.functional as functional
         probs = self._categorical.probs
         indices = self._categorical.sample(sample_shape)
         return functional.one_hot(indices, self._categorical._num_events).to(probs.dtype)

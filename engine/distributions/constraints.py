@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._ops import pointwise, reduction
+import engine._ops.pointwise as pointwise
+import engine._ops.reduction as reduction
+
 from .._tensor import Tensor
 
 
@@ -159,7 +161,7 @@ class _LowerCholesky(Constraint):
     event_dim = 2
 
     def check(self, value: Tensor) -> Tensor:
-        from .._ops import shape
+        import engine._ops.shape as shape
         lower = reduction.all(reduction.all(pointwise.eq(shape.tril(value), value), -1), -1)
         diag = reduction.all(pointwise.gt(shape.diagonal(value, 0, -2, -1), 0), -1)
         return pointwise.logical_and(lower, diag)

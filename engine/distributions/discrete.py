@@ -8,13 +8,14 @@ from typing import Any
 
 import numpy as np
 
+import engine._ops.gamma as gamma_ops
+import engine._ops.special as special
+import engine.autograd.grad_mode as grad_mode
+import engine.distributions.constraints as constraints
+
 from .. import _creation, _random
 from .._finfo import finfo
-from .._ops import gamma as gamma_ops
-from .._ops import special
 from .._tensor import Tensor
-from ..autograd import grad_mode
-from . import constraints
 from .categorical import clamp_probs
 from .distribution import Distribution, ExponentialFamily, broadcast_all, enumerate_values, lazy_property
 from .gamma import Gamma
@@ -180,7 +181,7 @@ class Geometric(_ProbsOrLogits):
         return value * (-probs).log1p() + self.probs.log()
 
     def entropy(self) -> Tensor:
-        from ..nn import functional
+        import engine.nn.functional as functional
         return functional.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none") / self.probs
 
 
@@ -207,7 +208,7 @@ class NegativeBinomial(_ProbsOrLogits):
             return _draw(lambda rng, r: rng.poisson(r), rate.numpy().astype(np.float64), dtype=rate.numpy().dtype)
 
     def log_prob(self, value: Tensor) -> Tensor:
-        from ..nn import functional
+        import engine.nn.functional as functional
         if self._validate_args:
             self._validate_sample(value)
         n = self.total_count

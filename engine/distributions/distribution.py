@@ -9,11 +9,14 @@ from typing import Any
 
 import numpy as np
 
+import engine._ops.pointwise as pointwise
+import engine._ops.reduction as reduction
+import engine._ops.shape as shape
+import engine.autograd.grad_mode as grad_mode
+import engine.distributions.constraints as constraints
+
 from .. import _creation
-from .._ops import pointwise, reduction, shape
 from .._tensor import Size, Tensor
-from ..autograd import grad_mode
-from . import constraints
 
 _DEFAULT_VALIDATE = [True]  # torch: __debug__
 

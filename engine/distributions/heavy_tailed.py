@@ -7,12 +7,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import engine._ops.gamma as gamma_ops
+import engine._ops.indexing as indexing
+import engine.distributions.constraints as constraints
+
 from .. import _creation
 from .._finfo import finfo
-from .._ops import gamma as gamma_ops
-from .._ops import indexing
 from .._tensor import Tensor
-from . import constraints
 from .distribution import Distribution, broadcast_all
 from .gamma import Gamma
 from .normal import Normal

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import engine.distributions.constraints as constraints
+
 from .._tensor import Tensor
-from . import constraints
 from .distribution import Distribution, sum_rightmost
 
 

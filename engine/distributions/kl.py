@@ -8,9 +8,10 @@ import math
 import warnings
 from collections.abc import Callable
 
+import engine._ops.gamma as gamma_ops
+import engine._ops.special as special
+
 from .. import _creation
-from .._ops import gamma as gamma_ops
-from .._ops import special
 from .._tensor import Tensor
 from .bernoulli import Bernoulli
 from .categorical import Categorical, OneHotCategorical
@@ -70,7 +71,7 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
 
 
 def _softplus(x: Tensor) -> Tensor:
-    from ..nn import functional
+    import engine.nn.functional as functional
     return functional.softplus(x)
 
 

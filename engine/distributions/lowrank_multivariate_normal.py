@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
+import engine.distributions.constraints as constraints
+
 from .. import _creation, linalg
 from .._tensor import Tensor
-from . import constraints
 from .distribution import Distribution, lazy_property
 from .multivariate_normal import _batch_mahalanobis
 

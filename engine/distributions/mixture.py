@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._ops import indexing, reduction
+import engine._ops.indexing as indexing
+import engine._ops.reduction as reduction
+import engine.autograd.grad_mode as grad_mode
+import engine.distributions.constraints as constraints
+
 from .._tensor import Size, Tensor
-from ..autograd import grad_mode
-from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
 

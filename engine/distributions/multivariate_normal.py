@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
+import engine.distributions.constraints as constraints
+
 from .. import _creation, linalg
 from .._tensor import Tensor
-from . import constraints
 from .distribution import Distribution, lazy_property
 
 

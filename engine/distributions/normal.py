@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import engine._ops.special as special
+import engine.distributions.constraints as constraints
+
 from .. import _creation
 from .._finfo import finfo
-from .._ops import special
 from .._tensor import Tensor
-from . import constraints
 from .distribution import LOG_SQRT_2PI, Distribution, ExponentialFamily, broadcast_all
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import engine._ops.reduction as reduction
+import engine.distributions.constraints as constraints
+
 from .. import _creation
-from .._ops import reduction
 from .._tensor import Tensor
-from . import constraints
 from .categorical import Categorical, clamp_probs
 from .discrete import _ProbsOrLogits
 from .distribution import Distribution, broadcast_all

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import engine.autograd.grad_mode as grad_mode
+import engine.distributions.constraints as constraints
+
 from .._tensor import Tensor
-from ..autograd import grad_mode
-from . import constraints
 from .distribution import Distribution, broadcast_all, sum_rightmost
 from .normal import Normal
 from .transforms import ComposeTransform, ExpTransform, Transform

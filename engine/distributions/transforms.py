@@ -9,17 +9,18 @@ import math
 import numbers
 from typing import Any
 
+import engine._ops.pointwise as pointwise
+import engine.distributions.constraints as constraints
+
 from .._finfo import finfo
-from .._ops import pointwise
 from .._tensor import Tensor
-from . import constraints
 
 __all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
            "SigmoidTransform", "TanhTransform", "Transform"]
 
 
 def _softplus(x: Tensor) -> Tensor:
-    from ..nn import functional
+    import engine.nn.functional as functional
     return functional.softplus(x)
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import engine.distributions.constraints as constraints
+
 from .. import _creation
 from .._tensor import Tensor
-from . import constraints
 from .distribution import Distribution, broadcast_all
 
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import engine.autograd.grad_mode as grad_mode
+
 from .._tensor import Tensor
 from ..autograd import grad as _autograd_grad
-from ..autograd import grad_mode
 from ..nn.modules.module import Module
 from ..nn.utils.stateless import _functional_call
 

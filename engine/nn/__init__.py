@@ -6,7 +6,11 @@
 - ``parameter.py``       Parameter and Buffer
 """
 
-from . import functional, init, parallel, utils
+import engine.nn.functional as functional
+import engine.nn.init as init
+import engine.nn.parallel as parallel
+import engine.nn.utils as utils
+
 from .modules import (
     Bilinear,
     Flatten,

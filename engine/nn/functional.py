@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from .._ops import linalg as _linalg
-from .._ops import shape as _shape
+import engine._ops.linalg as _linalg
+import engine._ops.shape as _shape
+
 from ._functional.activation import (
     celu,
     elu,

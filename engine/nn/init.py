@@ -13,10 +13,11 @@ from typing import Literal
 
 import numpy as np
 
+import engine.autograd.grad_mode as grad_mode
+
 from .._ops.special import _erfinv_array
 from .._random import Generator, normal_array, uniform_array
 from .._tensor import Tensor
-from ..autograd import grad_mode
 from ._functional._erf import erf
 
 __all__ = [

@@ -8,7 +8,10 @@
   CyclicLR, ReduceLROnPlateau, SequentialLR, ...
 """
 
-from . import lr_scheduler, optimizer, swa_utils
+import engine.optim.lr_scheduler as lr_scheduler
+import engine.optim.optimizer as optimizer
+import engine.optim.swa_utils as swa_utils
+
 from .adadelta import Adadelta
 from .adafactor import Adafactor
 from .adagrad import Adagrad

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
+import engine.optim._functional as F
+
 from .._tensor import Tensor
-from . import _functional as F
 from .optimizer import Optimizer, check_lr, check_unsupported_flags, new_step, use_grad_for_differentiable
 
 __all__ = ["Adagrad"]

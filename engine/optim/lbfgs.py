@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+import engine.autograd.grad_mode as grad_mode
+
 from .._tensor import Tensor
-from ..autograd import grad_mode
 from .optimizer import Optimizer
 
 __all__ = ["LBFGS"]

@@ -9,8 +9,9 @@ from typing import Any
 
 import numpy as np
 
+import engine.optim._functional as F
+
 from .._tensor import Tensor
-from . import _functional as F
 from .optimizer import Optimizer, use_grad_for_differentiable
 
 __all__ = ["Muon"]

@@ -29,10 +29,11 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
+import engine.autograd.grad_mode as grad_mode
+
 from .. import _dtype
 from .._errstate import silent
 from .._tensor import Tensor
-from ..autograd import grad_mode
 from ..utils.hooks import RemovableHandle
 
 __all__ = ["Optimizer", "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook", "required"]
@@ -389,7 +390,7 @@ class Optimizer:
         """What ``step(closure)`` returns: the closure re-evaluated with grad enabled, or None."""
         if closure is None:
             return None
-        from ..autograd import grad_mode
+        import engine.autograd.grad_mode as grad_mode
 
         with grad_mode.enable_grad():
             return closure()

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import _functional as F
+import engine.optim._functional as F
+
 from .optimizer import (
     Optimizer,
     _zeros,

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
+import engine.optim._functional as F
+
 from .._tensor import Tensor
-from . import _functional as F
 from .optimizer import Optimizer, check_unsupported_flags, new_step, tensor_steps, use_grad_for_differentiable
 
 __all__ = ["RMSprop"]

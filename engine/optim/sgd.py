@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import engine.optim._functional as F
+
 from .._tensor import Tensor
-from . import _functional as F
 from .optimizer import Optimizer, check_unsupported_flags, use_grad_for_differentiable
 
 __all__ = ["SGD"]

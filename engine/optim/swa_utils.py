@@ -17,10 +17,11 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
+import engine.autograd.grad_mode as grad_mode
+
 from .._creation import tensor
 from .._dtype import long
 from .._tensor import Tensor
-from ..autograd import grad_mode
 from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.modules.module import Module
 from .lr_scheduler import LRScheduler, _format_param, _warn_get_lr_called_within_step

@@ -26,7 +26,9 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ..autograd import executor, grad_mode
+import engine.autograd.executor as executor
+import engine.autograd.grad_mode as grad_mode
+
 from ..autograd.function import Function
 from ..autograd.graph import AccumulateGrad, Node, check_saved_versions, current_sequence_nr
 
@@ -290,7 +292,7 @@ class _Region:
 def _watching_modules(on_hook: Callable[[Any], None]) -> Iterator[None]:
     """Call ``on_hook(tensors)`` at every module forward pre-hook (its inputs) and forward hook
     (its output) while the block runs, before any other global hook."""
-    from ..nn.modules import module as M
+    import engine.nn.modules.module as M
 
     pre = M.register_module_forward_pre_hook(lambda mod, args: on_hook(args))
     post = M.register_module_forward_hook(lambda mod, args, out: on_hook(out))

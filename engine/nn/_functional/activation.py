@@ -9,7 +9,9 @@ import warnings
 
 import numpy as np
 
-from ..._ops import pointwise, reduction
+import engine._ops.pointwise as pointwise
+import engine._ops.reduction as reduction
+
 from ..._ops._core import result, wrap_dim
 from ._erf import TWO_OVER_SQRT_PI, erf
 from ._utils import legacy_type_name

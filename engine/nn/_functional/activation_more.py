@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+import engine._ops.pointwise as pointwise
+import engine._ops.shape as shape_ops
+
 from ... import _random
-from ..._ops import pointwise
-from ..._ops import shape as shape_ops
 from ..._ops._core import result, unbroadcast
 from ._utils import legacy_type_name
 from .activation import _elementwise, _softmax_dim, softmax

@@ -14,9 +14,12 @@ import warnings
 
 import numpy as np
 
+import engine._ops.linalg as linalg
+import engine._ops.pointwise as pointwise
+import engine._ops.reduction as reduction
+import engine._ops.shape as _shape
+
 from ... import _dtype
-from ..._ops import linalg, pointwise, reduction
-from ..._ops import shape as _shape
 from ..._ops._core import result
 from ..._tensor import Tensor as _Tensor
 from .dropout import dropout as _dropout

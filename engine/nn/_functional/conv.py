@@ -40,7 +40,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..._ops import shape as shape_ops
+import engine._ops.shape as shape_ops
+
 from ..._ops._core import result
 from ._utils import legacy_type_name, shape_str
 

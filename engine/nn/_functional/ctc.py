@@ -19,8 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from ..._ops import pointwise, shape
-from ..._ops import reduction as red
+import engine._ops.pointwise as pointwise
+import engine._ops.reduction as red
+import engine._ops.shape as shape
+
 from ..._ops._core import result
 from ..._tensor import Tensor
 from ._utils import check_reduction, legacy_type_name

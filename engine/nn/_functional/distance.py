@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._ops import pointwise, reduction
+import engine._ops.pointwise as pointwise
+import engine._ops.reduction as reduction
+import engine.autograd.grad_mode as grad_mode
+
 from ..._ops._core import broadcast_error, result, wrap_dim
-from ...autograd import grad_mode
 
 
 def _clamp_min(a, lo: float):

@@ -11,8 +11,9 @@ import warnings
 
 import numpy as np
 
+import engine._ops.pointwise as pointwise
+
 from ... import _random
-from ..._ops import pointwise
 from ..._tensor import Tensor
 
 

@@ -14,9 +14,10 @@ import warnings
 
 import numpy as np
 
-from ..._ops import pointwise
-from ..._ops import reduction as red
-from ..._ops import shape as shape_ops
+import engine._ops.pointwise as pointwise
+import engine._ops.reduction as red
+import engine._ops.shape as shape_ops
+
 from ..._ops._core import broadcast_error, result
 from ..._tensor import Tensor
 from ._utils import check_reduction, legacy_type_name, shape_str

@@ -14,8 +14,10 @@ import warnings
 
 import numpy as np
 
-from ..._ops import pointwise, special
-from ..._ops import reduction as red
+import engine._ops.pointwise as pointwise
+import engine._ops.reduction as red
+import engine._ops.special as special
+
 from ..._ops._core import result
 from ..._tensor import Tensor
 from ._utils import check_reduction, legacy_type_name, shape_str

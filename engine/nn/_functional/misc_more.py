@@ -9,10 +9,11 @@ import warnings
 
 import numpy as np
 
+import engine._ops.pointwise as pointwise
+import engine._ops.reduction as red
+import engine._ops.shape as shape_ops
+
 from ... import _random
-from ..._ops import pointwise
-from ..._ops import reduction as red
-from ..._ops import shape as shape_ops
 from ..._ops._core import result, wrap_dim
 from ..._tensor import Tensor
 from ._utils import shape_str

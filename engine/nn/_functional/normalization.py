@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..._ops import shape as shape_ops
+import engine._ops.shape as shape_ops
+
 from ..._ops._core import result
 from ._utils import shape_str
 

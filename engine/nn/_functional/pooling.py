@@ -15,7 +15,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..._ops import reduction
+import engine._ops.reduction as reduction
+
 from ..._ops._core import multi_result, result
 from ._utils import ntuple, shape_str
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+import engine._ops.reduction as reduction
+
 from ... import _creation
-from ..._ops import reduction
 from ..._ops._core import multi_result, result
 from ._utils import ntuple, shape_str
 from .activation import relu
@@ -103,7 +104,7 @@ def _scatter_backward(idx: np.ndarray, x_shape: tuple, spatial: int):
 # --- power-average pools: torch's composition ---------------------------------------------------
 
 def _lp_finish(out, norm_type: float, window: int):
-    from ..._ops import pointwise
+    import engine._ops.pointwise as pointwise
 
     return (pointwise.sign(out) * relu(out.abs())).mul(window).pow(1.0 / norm_type)
 

@@ -19,9 +19,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..._ops import shape as shape_ops
+import engine._ops.shape as shape_ops
+import engine.nn._functional.pooling as pooling
+
 from ..._ops._core import result
-from . import pooling
 from ._utils import shape_str
 
 # --- shared: per-dim taps --------------------------------------------------------------------------

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import warnings
 
+import engine.nn.functional as F
+import engine.nn.init as nn_init
+
 from ..._creation import empty
 from ..._tensor import Tensor
-from .. import functional as F
-from .. import init as nn_init
 from ..parameter import Parameter
 from .module import Module
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import engine.nn._functional.attention as _attention
+import engine.nn.init as init
+
 from ..._creation import empty
 from ..._tensor import Tensor
-from .. import init
-from .._functional import attention as _attention
 from .._functional._utils import shape_str
 from ..parameter import Parameter
 from .linear import Linear

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import engine.nn.functional as F
+import engine.nn.init as init
+
 from ... import _dtype
 from ..._creation import empty, ones, tensor, zeros
 from ..._tensor import Tensor
-from .. import functional as F
-from .. import init
 from .._functional._utils import layer_error
 from ..parameter import Parameter
 from .module import Module

@@ -6,10 +6,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import engine.nn.functional as F
+import engine.nn.init as init
+
 from ..._creation import empty
 from ..._tensor import Tensor
-from .. import functional as F
-from .. import init
 from .._functional._utils import layer_error
 from .._functional.conv import _mode_pad
 from ..parameter import Parameter

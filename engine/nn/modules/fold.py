@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import engine.nn.functional as F
+
 from ..._tensor import Tensor
-from .. import functional as F
 from .module import Module
 
 __all__ = ["Fold", "Unfold"]

@@ -15,9 +15,10 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import engine.autograd.grad_mode as grad_mode
+
 from ..._creation import tensor
 from ..._dtype import long
-from ...autograd import grad_mode
 from ..parameter import UninitializedBuffer, UninitializedParameter, is_lazy
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, _BatchNorm, _NormBase
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d

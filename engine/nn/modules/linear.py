@@ -6,10 +6,11 @@ import math
 import warnings
 from typing import Any
 
+import engine.autograd.grad_mode as grad_mode
+import engine.nn.functional as F
+
 from ..._creation import empty
 from ..._tensor import Tensor
-from ...autograd import grad_mode
-from .. import functional as F
 from ..parameter import Parameter
 from .module import Module
 

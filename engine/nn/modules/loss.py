@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import engine.nn.functional as F
+
 from ..._tensor import Tensor
-from .. import functional as F
 from .._functional._utils import check_reduction, shape_str
 from .._functional.loss import legacy_get_string
 from .distance import PairwiseDistance

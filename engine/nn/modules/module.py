@@ -23,10 +23,12 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Self
 
+import engine.autograd.grad_mode as grad_mode
+
 from ... import _dtype
 from ..._tensor import Tensor, device
-from ...autograd import grad_mode
-from ...utils.hooks import BackwardHook, RemovableHandle
+from ...utils._backward_hook import BackwardHook
+from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
 
 __all__ = [

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import engine.nn.functional as F
+
 from ..._tensor import Tensor
-from .. import functional as F
 from .module import Module
 
 __all__ = ["ChannelShuffle", "PixelShuffle", "PixelUnshuffle"]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import engine.nn.functional as F
+
 from ..._tensor import Tensor
-from .. import functional as F
 from .._functional._utils import layer_error
 from .module import Module
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import engine.nn.functional as F
+
 from ..._tensor import Tensor
-from .. import functional as F
 from .module import Module
 from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d
 

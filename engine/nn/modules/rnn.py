@@ -16,11 +16,12 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import engine._ops.shape as _shape
+import engine.nn.functional as F
+import engine.nn.init as init
+
 from ..._creation import empty, zeros
-from ..._ops import shape as _shape
 from ..._tensor import Tensor
-from .. import functional as F
-from .. import init
 from .._functional._utils import legacy_type_name, shape_str
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence

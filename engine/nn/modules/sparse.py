@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import engine.autograd.grad_mode as grad_mode
+import engine.nn.functional as F
+import engine.nn.init as init
+
 from ..._creation import empty
 from ..._tensor import Tensor
-from ...autograd import grad_mode
-from .. import functional as F
-from .. import init
 from ..parameter import Parameter
 from .module import Module
 

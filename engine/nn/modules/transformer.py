@@ -11,11 +11,12 @@ from typing import Any
 
 import numpy as np
 
+import engine.autograd.grad_mode as grad_mode
+import engine.nn._functional.attention as _attention
+import engine.nn.functional as F
+import engine.nn.init as init
+
 from ..._tensor import Tensor
-from ...autograd import grad_mode
-from .. import functional as F
-from .. import init
-from .._functional import attention as _attention
 from .activation import GELU, ReLU
 from .attention import MultiheadAttention
 from .container import ModuleList

@@ -1,6 +1,10 @@
 """``engine.nn.utils``: gradient clipping and parameter/vector conversion (torch.nn.utils)."""
 
-from . import parametrizations, parametrize, rnn, stateless
+import engine.nn.utils.parametrizations as parametrizations
+import engine.nn.utils.parametrize as parametrize
+import engine.nn.utils.rnn as rnn
+import engine.nn.utils.stateless as stateless
+
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights

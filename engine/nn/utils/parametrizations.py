@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 
+import engine.autograd.grad_mode as grad_mode
+import engine.nn.functional as F
+import engine.nn.utils.parametrize as parametrize
+
 from ..._tensor import Tensor
-from ...autograd import grad_mode
-from .. import functional as F
 from ..modules.module import Module
-from . import parametrize
 from .weight_norm import _weight_norm, norm_except_dim
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
@@ -109,8 +110,10 @@ class _Orthogonal(Module):
         return q.mT if transposed else q
 
     def _skew_map(self, X: Tensor, n: int, k: int) -> Tensor:  # noqa: N803
+        import engine._ops.linalg_more as linalg_more
+        import engine._ops.shape as shape
+
         from ... import _creation
-        from ..._ops import linalg_more, shape
 
         X = X.tril()  # noqa: N806
         if n != k:
@@ -128,8 +131,9 @@ class _Orthogonal(Module):
             return self._right_inverse(Q)
 
     def _right_inverse(self, Q: Tensor) -> Tensor:  # noqa: N803
+        import engine._ops.shape as shape
+
         from ... import _creation
-        from ..._ops import shape
 
         if Q.shape != self.shape:
             raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "

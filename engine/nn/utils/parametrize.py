@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import engine.autograd.grad_mode as grad_mode
+
 from ..._tensor import Tensor
-from ...autograd import grad_mode
 from ..modules.container import ModuleDict, ModuleList
 from ..parameter import Parameter
 

@@ -15,7 +15,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..._ops import indexing
+import engine._ops.indexing as indexing
+
 from ..._ops._core import result
 from ..._tensor import Tensor
 

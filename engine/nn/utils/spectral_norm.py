@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import engine.autograd.grad_mode as grad_mode
+import engine.nn.functional as F
+
 from ..._tensor import Tensor
-from ...autograd import grad_mode
-from .. import functional as F
 from ..parameter import Parameter
 
 __all__ = ["SpectralNorm", "remove_spectral_norm", "spectral_norm"]
