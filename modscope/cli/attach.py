@@ -39,7 +39,10 @@ def open_source(address: str, token_file: str | None = None):  # noqa: ANN201 - 
 
     host, port = parse_address(address)
     secret = read_secret(token_file if token_file else secret_path(port))
-    return AttachSource(host, port, secret)
+    # a job of several ranks serves local rank R on PORT + R: the same --token-file (one secret
+    # for the job under --nproc-per-node), else each port's own secret file
+    return AttachSource(host, port, secret,
+                        secret_for=(lambda _port: secret) if token_file else (lambda p: read_secret(secret_path(p))))
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 REPORT_VARIABLE = "MODSCOPE_RECORD_REPORT"  # set by --nproc-per-node: where each rank writes its counts
+SECRET_VARIABLE = "MODSCOPE_ATTACH_SECRET"  # set by --nproc-per-node --serve: the job's one secret, every rank's
 
 
 def add_command(subcommands: argparse._SubParsersAction) -> None:
@@ -119,17 +120,17 @@ def record_here(args: argparse.Namespace) -> int:
     except ImportError as e:
         return _fail(str(e))
     server = secret_file = controller = None
-    if args.serve is not None and rank == 0:  # (a run of several ranks: rank 0 serves)
+    shared_secret = os.environ.pop(SECRET_VARIABLE, None)  # (never seen by the script)
+    if args.serve is not None:
         # The attached viewer holding the controls pauses, steps and sets breakpoints (as
-        # ``modscope run``'s child: ``capture.control``). A run of several ranks serves rank 0's
-        # stream only, and pausing rank 0 alone would stall the others in a collective: read-only.
-        world = origin["world_size"] if origin else 1
+        # ``modscope run``'s child: ``capture.control``). Ranks: each serves its own stream on
+        # PORT + its local rank (a viewer attaches to every rank of the machine and holds them at
+        # one step boundary); under --nproc-per-node they share one secret.
         from ..capture.control import Controller
 
-        controller = Controller() if world == 1 else None
+        controller = Controller()
         try:
-            server, secret_file = _serve(args.serve, controller,
-                                         f"the job has {world} ranks and serves rank 0's events only")
+            server, secret_file = _serve(args.serve, controller, origin, shared_secret)
         except (ValueError, OSError) as e:
             return _fail(f"--serve: {e}")
     # The file is written on a thread of its own (encoding, compression, I/O out of the training
@@ -160,18 +161,27 @@ def record_here(args: argparse.Namespace) -> int:
     return code
 
 
-def _serve(address: str, controller: Any = None, read_only: str = "") -> tuple[Any, Path]:
-    """Start the live stream on ``address`` (``[HOST:]PORT``) and write its secret file; say
-    where on stderr (with a warning when it is reachable from other machines)."""
+def _serve(address: str, controller: Any = None, origin: dict[str, int] | None = None,
+           secret: str | None = None) -> tuple[Any, Path]:
+    """Start the live stream on ``address`` (``[HOST:]PORT``; a rank serves on PORT + its local
+    rank) and write its secret file; say where on stderr (with a warning when it is reachable from
+    other machines; a rank other than local rank 0 says nothing)."""
     import ipaddress
 
     from ..events.serve import EventServer, new_secret, parse_address, write_secret
 
     host, port = parse_address(address)
-    secret = new_secret()
-    server = EventServer(secret, host, port, on_control=controller.handle if controller is not None else None,
-                         read_only=read_only)
+    local = origin["local_rank"] if origin and origin["world_size"] > 1 else None
+    if local is not None:
+        if port == 0:
+            raise ValueError("a job of several ranks needs a port to serve on (rank R serves on PORT + its local "
+                             "rank), not 0")
+        port += local
+    secret = secret or new_secret()
+    server = EventServer(secret, host, port, on_control=controller.handle if controller is not None else None)
     secret_file = write_secret(server.port, secret)
+    if local:
+        return server, secret_file
     try:
         loopback = ipaddress.ip_address(host).is_loopback
     except ValueError:
@@ -179,8 +189,9 @@ def _serve(address: str, controller: Any = None, read_only: str = "") -> tuple[A
     if not loopback:
         print(f"modscope record: warning: serving on {host}:{server.port}, reachable from other machines "
               "(a viewer still needs the job's secret)", file=sys.stderr)
-    print(f"modscope record: serving on {server.host}:{server.port}: modscope attach {server.host}:{server.port} "
-          f"(the job's secret: {secret_file}, owner-only)", file=sys.stderr, flush=True)
+    ranks = f" (rank 0; each local rank R on {server.port}+R)" if local is not None else ""
+    print(f"modscope record: serving on {server.host}:{server.port}{ranks}: modscope attach "
+          f"{server.host}:{server.port} (the job's secret: {secret_file}, owner-only)", file=sys.stderr, flush=True)
     return server, secret_file
 
 
@@ -234,8 +245,13 @@ def launch_ranks(args: argparse.Namespace) -> int:
                *(["--full"] if args.full else ["--every", str(args.every)]),
                *(["--serve", args.serve] if args.serve is not None else []), args.script, *args.args]
     report_dir = Path(tempfile.mkdtemp(prefix="modscope-ranks-"))
+    env = {REPORT_VARIABLE: str(report_dir)}
+    if args.serve is not None:  # one secret for the job: a viewer attaching to every rank reads one file
+        from ..events.serve import new_secret
+
+        env[SECRET_VARIABLE] = new_secret()
     try:
-        failures, signum = run_elastic(n, command, {REPORT_VARIABLE: str(report_dir)})
+        failures, signum = run_elastic(n, command, env)
         reports = {rank: _read_report(report_dir, rank) for rank in range(n)}
     finally:
         shutil.rmtree(report_dir, ignore_errors=True)

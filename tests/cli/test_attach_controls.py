@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -55,6 +56,7 @@ def test_one_viewer_pauses_steps_and_resumes_the_job_the_other_watches_then_take
         assert watcher.control({"cmd": "pause"})
         assert _wait(lambda: _paused(watched))
         watcher.stop()  # the last viewer leaves a paused job: it is resumed
+        time.sleep(2.0)  # (the job sees the detach within half a second; a viewer before that would inherit)
         again, state = _attach(port)
         assert again.controls is True
         assert _wait(lambda: state.step > watched.step + 1)  # training goes on
@@ -71,6 +73,7 @@ def test_the_attach_line_reaches_the_app_title(tmp_path: Path):
 
     source = AttachSource.__new__(AttachSource)
     source.address, source.rejected, source.controls = "h:1", 0, None
+    source._lock, source._holds = threading.Lock(), {}
     state = SessionState()
     source._lines(state, [b'{"attach": 1, "controls": false, "why": "the job has 2 ranks"}'])
     assert source.description == "attached to h:1 · read-only: the job has 2 ranks"

@@ -14,6 +14,7 @@ import json
 import os
 import socket
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -103,9 +104,8 @@ def test_the_viewers_token_check_takes_any_first_line(line):
 
 def _viewer_side() -> tuple[AttachSource, SessionState]:
     source = AttachSource.__new__(AttachSource)  # (its line handling, without a connection)
-    source.rejected = 0
-    source.controls = None
-    source.address = "fuzz:0"
+    source.rejected, source.controls, source.address = 0, None, "fuzz:0"
+    source._lock, source._holds = threading.Lock(), {}
     return source, SessionState()
 
 

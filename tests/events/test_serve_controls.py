@@ -6,6 +6,7 @@ viewer never reaches the job's controller. Through real sockets and the TUI's ``
 from __future__ import annotations
 
 import json
+import socket
 import time
 
 import pytest
@@ -112,20 +113,20 @@ def test_a_flood_from_a_viewer_is_held_back_and_the_writer_never_waits(job, monk
 
     monkeypatch.setattr(serve, "CONTROL_BYTES_PER_S", 8192)
     server, commands = job
-    viewer, state = _attach(server)
-    sent = 0
-    viewer._sock.settimeout(0.5)
+    viewer, state = _attach(server)  # the holder, watching
+    flood = socket.create_connection((server.host, server.port), timeout=0.5)  # a read-only viewer that floods
+    flood.sendall(SECRET.encode() + b"\n")
     started = time.monotonic()
     try:
         while time.monotonic() - started < 1.5:
-            viewer._sock.send(b"{}\n" * 1000)
-            sent += 3000
+            flood.send(b"{}\n" * 1000)
     except OSError:
         pass  # the job stopped reading (TCP's window is full): held back
     server.write_lines(dumps_bytes(make("metric", 1, 0, 0, values={"loss": 1.0})) + b"\n")  # (put_nowait: never waits)
     assert commands == []
     assert _wait(lambda: state.metrics.get("loss") is not None)  # the stream goes on meanwhile
     viewer.stop()
+    flood.close()
 
 
 def test_a_job_left_by_its_last_viewer_is_resumed_and_its_breakpoints_cleared(job):

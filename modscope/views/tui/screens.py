@@ -33,8 +33,9 @@ VIEWS = [
     ("Training", "status, step, metrics, speed, events and what was dropped."),
 ]
 KEYS = [
-    ("space", "pause / resume training"),
+    ("space", "pause / resume training (several ranks: every rank, held at one step boundary)"),
     ("n", "run one step, then pause"),
+    ("r R", "several ranks: show the next / previous rank in every view (the bar above says each one's last event)"),
     ("b", "breakpoints (NaN/Inf, grad norm, a module's hook)"),
     ("/", "find a module"),
     ("e", "export the module tree or autograd graph"),

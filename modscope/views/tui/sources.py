@@ -586,6 +586,9 @@ def _hello_ok(line: bytes, token: str) -> bool:
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
+MAX_ATTACHED_RANKS = 64  # ranks of one machine a viewer attaches to (PORT .. PORT + 63)
+
+
 class AttachSource(Source):
     """A running job's live stream (``modscope record --serve``), over TCP: connects to
     ``host:port``, sends the job's secret as its first line, then folds what comes: the history
@@ -594,46 +597,73 @@ class AttachSource(Source):
     Every line is parsed and validated before it reaches the state, as from a child
     (``SocketSource``); a line over ``MAX_LINE_BYTES`` is skipped and reported.
 
+    Ranks: a job of several ranks serves each local rank's stream on PORT + its local rank. When
+    the first stream says the job has more than one rank, the other ranks are attached to as
+    well (each with the secret ``secret_for(port)`` gives: the job's own secret files, or the
+    one ``--token-file``), each on a thread of its own folding into the same state; a rank that
+    cannot be reached is reported.
+
     The controls: the job tells each viewer whether it holds them (``events.serve``: one viewer
     at a time, handed over when the holder detaches) in a line of its own (``{"attach": 1,
-    "controls": ...}``); ``controls`` says so (None until told), ``description`` shows it, and
-    ``control`` sends the holder's commands (pause, resume, step, breakpoints) back on the same
-    authenticated socket, refused here with the reason (``read_only``) otherwise."""
+    "controls": ...}``); ``controls`` says whether this viewer holds them (on every rank it is
+    attached to; None until told), ``description`` shows it, and ``control`` sends the holder's
+    commands (pause, resume, step, breakpoints) back on the same authenticated sockets, to every
+    rank or one, refused here with the reason (``read_only``) otherwise."""
 
     live = True
 
-    def __init__(self, host: str, port: int, secret: str, *, timeout: float = 5.0) -> None:
+    def __init__(self, host: str, port: int, secret: str, *, timeout: float = 5.0,
+                 secret_for: Any = None) -> None:
         self.host, self.port = host, port
-        try:
-            self._sock = socket.create_connection((host, port), timeout=timeout)
-            self._sock.sendall(secret.encode() + b"\n")
-            self._sock.settimeout(None)
-        except OSError as e:
-            raise ConnectionError(f"cannot attach to {host}:{port}: {e.strerror or e}") from None
+        self._timeout = timeout
+        self._secret_for = secret_for or (lambda _port: secret)
+        self._sock = self._connect(port, secret)
         self.address = f"{host}:{port}"
         self.description = f"attached to {self.address}"
         self.rejected = 0
         self.controls: bool | None = None  # whether this viewer holds the job's controls (None: not told yet)
         self.read_only = "the job has not said yet who holds its controls"
+        self._holds: dict[socket.socket, bool] = {}  # each connection: holds the controls there
+        self._socks: list[socket.socket] = [self._sock]
+        self._by_rank: dict[int, socket.socket] = {}
+        self._lock = threading.Lock()
         self._send_lock = threading.Lock()
+        self._ranks_opened = False
         self._stopped = False
 
-    def start(self, state: SessionState) -> None:
-        threading.Thread(target=self._serve, args=(state,), daemon=True, name="modscope-attach").start()
+    def _connect(self, port: int, secret: str) -> socket.socket:
+        try:
+            sock = socket.create_connection((self.host, port), timeout=self._timeout)
+            sock.sendall(secret.encode() + b"\n")
+            sock.settimeout(None)
+        except OSError as e:
+            raise ConnectionError(f"cannot attach to {self.host}:{port}: {e.strerror or e}") from None
+        return sock
 
-    def _serve(self, state: SessionState) -> None:
+    def start(self, state: SessionState) -> None:
+        threading.Thread(target=self._serve, args=(state, self._sock), daemon=True, name="modscope-attach").start()
+
+    def _serve(self, state: SessionState, sock: socket.socket | None = None) -> None:
+        sock = sock or self._sock
+        main = sock is self._sock
         reader = LineReader(MAX_LINE_BYTES, strict=False)
         oversized = 0
         got = False
+        rank: int | None = None
         while True:
             try:
-                data = self._sock.recv(1 << 16)
+                data = sock.recv(1 << 16)
             except OSError:
                 data = b""
             if not data:
                 why = ("detached" if self._stopped else "the job's stream ended" if got else
                        "the job closed the connection (a wrong secret, or too many viewers)")
-                state.mark_disconnected(why)
+                with self._lock:
+                    self._holds.pop(sock, None)
+                if rank is not None and self._ranks_opened:
+                    state.mark_disconnected(why, rank=rank)
+                if main:
+                    state.mark_disconnected(why)
                 return
             got = True
             batch = list(reader.feed(data))
@@ -641,19 +671,46 @@ class AttachSource(Source):
                 oversized = reader.oversized
                 self.rejected += 1
                 self._report(state, f"ignored a message from the job longer than {MAX_LINE_BYTES >> 20} MiB")
-            self._lines(state, batch)
+            events = self._lines(state, batch, sock)
+            if rank is None and events and "rank" in events[0]:
+                rank = events[0]["rank"]
+                with self._lock:
+                    self._by_rank[rank] = sock
+                if main and events[0].get("world_size", 1) > 1:
+                    self._open_ranks(state, events[0]["world_size"])
 
-    def _lines(self, state: SessionState, lines: list[bytes]) -> None:
-        """Fold the events among ``lines``; an ``attach`` line says who holds the controls."""
+    def _open_ranks(self, state: SessionState, world: int) -> None:
+        """Attach to the machine's other ranks (PORT + 1, ...), each on a thread of its own."""
+        if self._ranks_opened:
+            return
+        self._ranks_opened = True
+        for offset in range(1, min(world, MAX_ATTACHED_RANKS)):
+            port = self.port + offset
+            try:
+                sock = self._connect(port, self._secret_for(port))
+            except (ConnectionError, OSError, ValueError) as e:  # (another machine's rank, or gone)
+                self._report(state, f"rank on port {port}: {e}")
+                continue
+            with self._lock:
+                if self._stopped:
+                    sock.close()
+                    return
+                self._socks.append(sock)
+            threading.Thread(target=self._serve, args=(state, sock), daemon=True, name="modscope-attach").start()
+
+    def _lines(self, state: SessionState, lines: list[bytes], sock: socket.socket | None = None) -> list:
+        """Fold the events among ``lines`` (returned); an ``attach`` line says who holds the controls."""
         events = []
         for line in lines:
             if line.startswith(b'{"attach"'):
-                self._attach_line(state, line)
+                self._attach_line(state, line, sock)
             else:
                 events.append(line)
-        fold(state, self._parse(state, events))
+        parsed = self._parse(state, events)
+        fold(state, parsed)
+        return parsed
 
-    def _attach_line(self, state: SessionState, line: bytes) -> None:
+    def _attach_line(self, state: SessionState, line: bytes, sock: socket.socket | None = None) -> None:
         try:
             message = json.loads(line)
         except (ValueError, RecursionError):
@@ -662,23 +719,31 @@ class AttachSource(Source):
             self.rejected += 1
             self._report(state, f"ignored a malformed message from the job: {line[:80]!r}")
             return
-        self.controls = message["controls"]
         why = message.get("why") if isinstance(message.get("why"), str) else ""
-        self.read_only = "" if self.controls else f"read-only: {why[:200] or 'another viewer holds the controls'}"
+        with self._lock:
+            self._holds[sock] = message["controls"]
+            self.controls = all(self._holds.values())
+        if not message["controls"] or self.controls:
+            self.read_only = "" if self.controls else f"read-only: {why[:200] or 'another viewer holds the controls'}"
         self.description = f"attached to {self.address} · " + ("controls: this viewer" if self.controls
                                                               else self.read_only)
         with state.lock:
             state.rev.status += 1  # (the title shows it)
 
     def control(self, message: dict[str, Any], rank: int | None = None) -> bool:
-        """Send a command to the job when this viewer holds the controls (False otherwise, and
-        when the job is gone: ``read_only`` says why). Never blocks for long: a few bytes on a
-        socket the job reads on a thread of its own."""
-        if not self.controls or self._stopped:
+        """Send a command to the job (every rank attached to, or rank ``rank``) when this viewer
+        holds the controls there (False otherwise, and when the job is gone: ``read_only`` says
+        why). Never blocks for long: a few bytes on sockets the job reads on threads of its own."""
+        with self._lock:
+            socks = list(self._socks) if rank is None else [s for s in [self._by_rank.get(rank)] if s is not None]
+            holding = bool(socks) and all(self._holds.get(s) for s in socks)
+        if not holding or self._stopped:
             return False
+        line = dumps_bytes(message) + b"\n"
         try:
             with self._send_lock:
-                self._sock.sendall(dumps_bytes(message) + b"\n")
+                for sock in socks:
+                    sock.sendall(line)
         except OSError:
             self.read_only = "the job's stream is closed"
             return False
@@ -689,12 +754,15 @@ class AttachSource(Source):
     _report = staticmethod(SocketSource._report)
 
     def stop(self) -> None:
-        self._stopped = True
-        try:
-            self._sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self._sock.close()
+        with self._lock:
+            self._stopped = True
+            socks = list(self._socks)
+        for sock in socks:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
 
 
 def child_env(environ: Any, cores: int, token: str | None = None) -> dict[str, str]:
