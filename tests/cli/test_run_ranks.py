@@ -1,6 +1,6 @@
 """``modscope run --nproc-per-node N``, headless (the viewer's socket source and state, no app):
-torch's elastic launcher starts the ranks, rank 0 streams to the viewer, every rank records its
-own file beside the trace file."""
+torch's elastic launcher starts the ranks, every rank streams to the viewer and records its own
+file beside the trace file."""
 
 from __future__ import annotations
 
@@ -17,15 +17,17 @@ from .test_torch_end_to_end import run_headless
 pytest.importorskip("torch")
 
 
-def test_run_starts_ranks_through_torchs_launcher_and_the_viewer_follows_rank_0(tmp_path: Path, monkeypatch):
+def test_run_starts_ranks_through_torchs_launcher_and_the_viewer_follows_every_rank(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     trace_file = tmp_path / "run.jsonl"
     code, state, child = run_headless(lambda s: start_child(s, str(SCRIPT), ["--steps", "4"], str(trace_file),
-                                                            backend="torch", nproc=2), timeout=300)
+                                                            backend="torch", nproc=2), timeout=300, ranks=2)
     assert code == 0, "\n".join(child.log)
     assert child.proc.args[2:4] == ["-m", "torch.distributed.run"]
     assert sorted(line for line in child.log if line.endswith(" done")) == ["rank 0 done", "rank 1 done"]
-    assert state.model_name == "DistributedDataParallel" and state.step >= 3  # rank 0, folded live
+    ranks = state.all_ranks()  # every rank, folded live
+    assert sorted(ranks) == [0, 1] and all(r.model_name == "DistributedDataParallel" and r.step >= 3
+                                           for r in ranks.values())
     run = modscope.load_trace(trace_file)
     assert sorted(run.ranks) == [0, 1]
     for rank in (0, 1):

@@ -40,11 +40,11 @@ print("done", flush=True)
 MODULES = {"", "0", "1", "2"}
 
 
-def run_headless(start: Callable[[SocketSource], ChildProcess], timeout: float = 120.0) -> tuple[int, SessionState,
-                                                                                                   ChildProcess]:
-    """Start a child with ``start`` against a fresh socket source folding into a fresh state;
-    wait for it to exit; return its exit status, the state and the child."""
-    source, state = SocketSource(), SessionState()
+def run_headless(start: Callable[[SocketSource], ChildProcess], timeout: float = 120.0,
+                 ranks: int = 1) -> tuple[int, SessionState, ChildProcess]:
+    """Start a child with ``start`` against a fresh socket source (taking ``ranks`` connections)
+    folding into a fresh state; wait for it to exit; return its exit status, the state and the child."""
+    source, state = SocketSource(ranks=ranks), SessionState()
     source.start(state)
     child = start(source)
     try:
