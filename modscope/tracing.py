@@ -38,7 +38,7 @@ def trace(model: Any = None, *, stats: bool = False,
           sink: Sink | None = None, max_events: int | Literal["auto"] | None = AUTO, graph: bool = True,
           observer: Callable[[dict[str, Any]], None] | None = None, backend: str | None = None,
           keep_steps: int | None = DEFAULT_KEEP_STEPS, spill: str | os.PathLike | None = None,
-          every: int | None = None, first: int = DEFAULT_FIRST, eager: bool = False) -> Trace:
+          every: int | None = None, first: int = DEFAULT_FIRST, eager: bool | Literal["full"] = False) -> Trace:
     """Trace ``model`` (or, with ``model=None``, every module that runs) — see ``Trace``.
 
     ``stats`` adds statistics to every tensor summary (and reports the first NaN/Inf);
@@ -72,7 +72,10 @@ def trace(model: Any = None, *, stats: bool = False,
     through its compiled wrapper (or compiled in place) records no forward or backward, which
     the trace says at once (a ``CompiledModel`` error event and a ``UserWarning``). ``eager=True``
     runs compiled code uncompiled while tracing (``torch.compiler.set_stance("force_eager")``;
-    restored on stop), so it is traced, at eager speed (``capture.compiled``).
+    restored on stop), so it is traced, at eager speed (``capture.compiled``); ``eager="full"``
+    does so on full-detail steps only and lets light steps (``every``) run compiled (once
+    ``torch.compile`` has been called before the trace starts; a compile during the trace stays
+    uncompiled, as with ``True``).
 
     In a process that is one rank of several (torchrun, DDP), every event carries the rank
     (``rank``, ``local_rank``, ``world_size``, ``restart``: ``events.schema``)."""

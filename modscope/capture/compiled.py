@@ -10,7 +10,7 @@ way to see the model: run its compiled code eagerly.
   has been imported (``import torch`` does not import it; ``torch.compile`` does), where finding
   a wrapper of a module asks the garbage collector for its referrers once (tens to a few
   hundred ms on a large program, once per traced model).
-- ``force_eager()``: compiled code runs eagerly (hooks fire) until the returned undo is called:
+- ``force_eager()`` / ``EagerSwitch``: compiled code runs eagerly (hooks fire) until the undo:
   ``torch.compiler.set_stance("force_eager")`` once dynamo is loaded (torch 2.6+: compiled code is
   kept, and runs compiled again after the undo), else ``TORCHDYNAMO_DISABLE=1`` so a
   ``torch.compile`` called meanwhile returns the module itself (it stays uncompiled).
@@ -90,24 +90,54 @@ def _compiled_submodules(root: Any, name: str) -> list[str]:
 
 def force_eager() -> Callable[[], None]:
     """Make ``torch.compile``'d code run eagerly (see the module docstring); returns the undo."""
-    frames = sys.modules.get(_DYNAMO)
-    if frames is not None:
+    switch = EagerSwitch()
+    switch.set(True)
+    return switch.close
+
+
+class EagerSwitch:
+    """Compiled code run eagerly or compiled, switched at will (``set``), as it was before on
+    ``close``. Once dynamo is loaded each switch is ``torch.compiler.set_stance`` (compiled code
+    is kept: switching back runs it compiled again, no recompilation); before, eager is
+    ``TORCHDYNAMO_DISABLE=1`` (a ``torch.compile`` meanwhile returns the module itself, which stays
+    uncompiled) and ``switchable`` is false."""
+
+    def __init__(self) -> None:
+        self._frames = sys.modules.get(_DYNAMO)
+        self.switchable = self._frames is not None
+        self._before = self._frames._stance if self._frames is not None else os.environ.get("TORCHDYNAMO_DISABLE")
+        self._eager = False
+
+    def set(self, eager: bool) -> None:
+        if eager == self._eager:
+            return
+        self._eager = eager
+        if self._frames is not None:
+            import torch
+
+            if eager:
+                torch.compiler.set_stance("force_eager")
+            else:
+                self._restore_stance()
+        elif eager:
+            os.environ["TORCHDYNAMO_DISABLE"] = "1"
+        else:
+            self._restore_environment()
+
+    def close(self) -> None:
+        self.set(False)
+
+    def _restore_stance(self) -> None:
         import torch
 
-        before = frames._stance
-        torch.compiler.set_stance("force_eager")
-        return lambda: torch.compiler.set_stance(before.stance, skip_guard_eval_unsafe=before.skip_guard_eval_unsafe,
-                                                 force_backend=before.backend)
-    saved = os.environ.get("TORCHDYNAMO_DISABLE")
-    os.environ["TORCHDYNAMO_DISABLE"] = "1"
+        b = self._before
+        torch.compiler.set_stance(b.stance, skip_guard_eval_unsafe=b.skip_guard_eval_unsafe, force_backend=b.backend)
 
-    def undo() -> None:
-        if saved is None:
+    def _restore_environment(self) -> None:
+        if self._before is None:
             os.environ.pop("TORCHDYNAMO_DISABLE", None)
         else:
-            os.environ["TORCHDYNAMO_DISABLE"] = saved
-
-    return undo
+            os.environ["TORCHDYNAMO_DISABLE"] = self._before
 
 
 def add_eager_flag(parser: argparse.ArgumentParser) -> None:

@@ -39,7 +39,7 @@ from ..events.trace import EventSource
 from .attribution import label_call
 from .backends import Backend, UntraceableError, backend_for, global_backend, load
 from .compiled import ETYPE as COMPILED
-from .compiled import compiled_note, force_eager, user_stacklevel
+from .compiled import EagerSwitch, compiled_note, user_stacklevel
 from .delivery import Delivery
 from .graph_event import model_tensors
 from .hook_handles import HookHandles
@@ -75,7 +75,7 @@ class Recorder(Delivery, ParamEvents, EventSource):
                  sink: Sink | None = None, max_events: int | Literal["auto"] | None = AUTO, graph: bool = True,
                  observer: Callable[[dict[str, Any]], None] | None = None, backend: str | None = None,
                  keep_steps: int | None = DEFAULT_KEEP_STEPS, spill: str | os.PathLike | None = None,
-                 every: int | None = None, first: int = DEFAULT_FIRST, eager: bool = False) -> None:
+                 every: int | None = None, first: int = DEFAULT_FIRST, eager: bool | Literal["full"] = False) -> None:
         # torch.compile'd code run eagerly while tracing, so its hooks fire (``capture.compiled``)
         self._eager, self._undo_eager = eager, None
         # Which steps are watched in full (per-module hooks attached), which are light
@@ -181,8 +181,6 @@ class Recorder(Delivery, ParamEvents, EventSource):
         if self._running:
             raise RuntimeError("this trace is already running")
         self._running = True
-        if self._eager:
-            self._undo_eager = force_eager()
         self._thread = threading.get_ident()  # the traced thread: the only one that delivers
         if self._backend is None:
             self._backend = global_backend()
@@ -194,6 +192,10 @@ class Recorder(Delivery, ParamEvents, EventSource):
                        started=datetime.now(UTC).isoformat(), argv=list(sys.argv))
         self._full, self._full_why = self._policy.detail(self._step)
         self._step_t0 = time.monotonic_ns()
+        if self._eager:  # compiled code runs eagerly: always, or (``"full"``) on full steps only
+            switch = EagerSwitch()
+            switch.set(self._eager is True or self._full or not switch.switchable)
+            self._undo_eager = switch
         with gc_paused():  # 10,001 modules: 40,000 hook handles; the collector's rescans were 3/4 of it
             if self.model is not None:
                 self._add_root(self.model, prefix="")
@@ -206,7 +208,7 @@ class Recorder(Delivery, ParamEvents, EventSource):
             return self
         self._running = False
         if self._undo_eager is not None:
-            self._undo_eager()
+            self._undo_eager.close()
             self._undo_eager = None
         self.observer = None  # nothing may pause or interrupt the shutdown itself
         self._handles.remove_all()
@@ -412,6 +414,8 @@ class Recorder(Delivery, ParamEvents, EventSource):
         A step a breakpoint asked for also takes tensor statistics, so that the first NaN/Inf
         is reported at the module where it appears."""
         self._full, self._full_why = full, why
+        if self._eager == "full" and self._undo_eager is not None and self._undo_eager.switchable:
+            self._undo_eager.set(full)  # light steps run compiled (no module hooks to fire anyway)
         self.stats = self._stats_asked or why.startswith("breakpoint")
         if self.stats and not self._stats_asked:
             self._reported_nonfinite.clear()  # report it again, now at its module

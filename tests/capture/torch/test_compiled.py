@@ -147,3 +147,27 @@ def test_a_global_trace_names_a_compiled_wrapper_when_it_first_runs():
             train(compiled, model, 1)
     (event,) = compiled_events(tr)
     assert event["module"] == "" and "--eager" in event["message"]
+
+
+def test_eager_full_runs_full_steps_eagerly_and_light_steps_compiled():
+    from torch._dynamo import eval_frame
+
+    model = small()
+    compiled = torch.compile(model, backend="eager")
+    train(compiled, model, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    stances = []
+    opt.register_step_pre_hook(lambda *_: stances.append(eval_frame._stance.stance))
+    x = torch.randn(4, 8)
+    with modscope.trace(model, eager="full", every=3, first=1) as tr:
+        for _ in range(4):
+            compiled(x).sum().backward()
+            opt.step()
+            opt.zero_grad()
+    # steps 0 and 3 full (first=1, every 3rd), 1 and 2 light
+    assert stances == ["force_eager", "default", "default", "force_eager"]
+    details = [e.get("detail", "full") for e in tr.events if e["kind"] == "step"]
+    assert details == ["full", "light", "light", "full"]
+    calls = {e["step"] for e in tr.events if e["kind"] == "forward_pre"}
+    assert calls == {0, 3}  # the full steps' module calls, traced; the light ones ran compiled
+    assert eval_frame._stance.stance == "default"
