@@ -104,6 +104,14 @@ def build_autograd_graph(output: Any, model: Any = None, *, depth: int | None = 
     tensors each op saved for backward with their shapes. Raises ``ValueError`` if no output
     requires grad.
 
+    A graph made outside ``attribute_modules`` (and the tracer) carries no module labels: with
+    ``model`` they are inferred from the parameters each op uses and the creation order
+    (``views.diagrams.inferred_modules``: never a wrong module, but ops before a module's first
+    or after its last parameter use sit in the enclosing module, and modules without
+    parameters get no cluster), and the diagram's ``notes`` say so. Where nothing can be
+    inferred (no model but a ``depth``; no parameter of the model in the graph) the notes and
+    a ``UserWarning`` say why and what to call instead.
+
     The graph becomes event data in ``capture.diagrams.autograd_event_fields`` and is drawn by
     ``build_autograd_graph_from_event``."""
     diagram = _autograd(output, model, depth, show_saved)

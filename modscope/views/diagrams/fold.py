@@ -14,8 +14,9 @@ module path each node and cluster carries (``data["module"]`` or ``data["path"]`
    ``[Linear, ReLU, LayerNorm, Identity]`` in one ``Sequential`` is one run of period 4). Every
    node of a run's modules becomes one node labelled as torch's repr folds them
    (``layer3 (1-5): 5 × Bottleneck``); edges into the run go into it, edges out of the run
-   leave it, edges inside it disappear. A module that is shared (registered twice) or holds a
-   tied parameter never folds, nor does its parent.
+   leave it, edges inside it disappear. In an autograd graph the ops an enclosing module made
+   between the run's blocks (residual adds) fold with it. A module that is shared (registered
+   twice) or holds a tied parameter never folds, nor does its parent.
 2. **Wide fan-outs.** A node with more than ``FANOUT`` out-edges of one kind keeps the first
    ``FANOUT_KEEP`` targets; the others (those reached from that node alone), with what hangs
    only below them, become one ``+N more`` node.
