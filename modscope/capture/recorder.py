@@ -526,7 +526,7 @@ class Recorder(Delivery, ParamEvents, EventSource):
         add(optimizer_mod.register_optimizer_step_pre_hook(self._on_optimizer_pre))
         add(optimizer_mod.register_optimizer_step_post_hook(self._on_optimizer_post))
         if not self._watching_backward:
-            BackwardWatch.add(self._backend.autograd, self._on_backward_call)
+            BackwardWatch.add(self._backend.Tensor, self._backend.autograd, self._on_backward_call)
             self._watching_backward = True
         self._wrap_global_hooks()
         if self._full:

@@ -21,6 +21,7 @@ default; ``modscope run``/``record`` default to ``DEFAULT_EVERY``).
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -106,34 +107,48 @@ def _positive(text: str) -> int:
 
 
 class BackwardWatch:
-    """Calls every listener with ``(tensors, grad_tensors)`` at each call of the framework's
-    ``autograd.backward`` (``loss.backward()`` goes through it, in torch and in the engine), while
-    at least one listener is added: the function is replaced on the module, and the original put
-    back when the last listener goes. One per framework module, shared by every trace."""
+    """Calls every listener with ``(tensors, gradient)`` at each ``backward`` the program starts:
+    ``Tensor.backward`` (``loss.backward()``) and the framework's ``autograd.backward`` are
+    replaced, while at least one listener is added, by wrappers that tell the listeners once per
+    call (a ``Tensor.backward`` that calls ``autograd.backward`` is one call), and put back when
+    the last listener goes. One per framework, shared by every trace. (A function imported by
+    name before the trace started, ``from torch.autograd import backward``, is not seen.)"""
 
     _active: dict[int, BackwardWatch] = {}
+    _depth = threading.local()  # backward calls in progress in this thread (the outermost one tells)
 
-    def __init__(self, autograd: Any) -> None:
-        self.autograd = autograd
-        self.original = autograd.backward
+    def __init__(self, tensor_type: type, autograd: Any) -> None:
         self.listeners: list[Callable[[Any, Any], None]] = []
-        original, listeners = self.original, self.listeners
+        # (owner, name, original, wrapper): the method and the function, as they were
+        self.patches = [(owner, name, getattr(owner, name), self._wrap(getattr(owner, name)))
+                        for owner, name in ((tensor_type, "backward"), (autograd, "backward"))]
 
-        def backward(tensors: Any, grad_tensors: Any = None, *args: Any, **kwargs: Any) -> Any:
-            for listener in listeners:
-                listener(tensors, grad_tensors)
-            return original(tensors, grad_tensors, *args, **kwargs)
+    def _wrap(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        listeners, depth = self.listeners, self._depth
+
+        def backward(tensors: Any, gradient: Any = None, *args: Any, **kwargs: Any) -> Any:
+            level = getattr(depth, "n", 0)
+            if level == 0:
+                for listener in listeners:
+                    listener(tensors, gradient)
+            depth.n = level + 1
+            try:
+                return original(tensors, gradient, *args, **kwargs)
+            finally:
+                depth.n = level
 
         backward.__wrapped__ = original  # type: ignore[attr-defined]
         backward.__doc__, backward.__name__ = original.__doc__, original.__name__
-        self.wrapper = backward
+        backward.__qualname__ = getattr(original, "__qualname__", original.__name__)
+        return backward
 
     @classmethod
-    def add(cls, autograd: Any, listener: Callable[[Any, Any], None]) -> None:
+    def add(cls, tensor_type: type, autograd: Any, listener: Callable[[Any, Any], None]) -> None:
         watch = cls._active.get(id(autograd))
         if watch is None:
-            watch = cls._active[id(autograd)] = cls(autograd)
-            autograd.backward = watch.wrapper
+            watch = cls._active[id(autograd)] = cls(tensor_type, autograd)
+            for owner, name, _, wrapper in watch.patches:
+                setattr(owner, name, wrapper)
         watch.listeners.append(listener)
 
     @classmethod
@@ -145,8 +160,9 @@ class BackwardWatch:
             watch.listeners.remove(listener)
         if not watch.listeners:
             del cls._active[id(autograd)]
-            if autograd.backward is watch.wrapper:  # (else someone replaced it since: leave theirs)
-                autograd.backward = watch.original
+            for owner, name, original, wrapper in watch.patches:
+                if getattr(owner, name) is wrapper:  # (else someone replaced it since: leave theirs)
+                    setattr(owner, name, original)
 
 
 def scalar_of(tensors: Any, grad_tensors: Any, tensor_type: type) -> Any:

@@ -103,12 +103,14 @@ def test_a_light_step_under_a_global_trace_leaves_no_global_module_hook(lib):
 
 
 def test_the_loss_is_the_scalar_backward_was_called_on_and_backward_is_restored(lib):
-    original = lib.autograd.backward
+    original, method = lib.autograd.backward, lib.Tensor.backward
     model = nested_model(lib)
     with modscope.trace(model) as tr:  # every step full: the loss is there too
-        assert lib.autograd.backward is not original
+        assert lib.autograd.backward is not original and lib.Tensor.backward is not method
         losses = train(lib, model, tr, 2)
-    assert lib.autograd.backward is original
+        lib.autograd.backward(model(lib.randn(3, 4)).sum())  # the function, called directly: one call
+        assert tr._backward_calls == 1
+    assert lib.autograd.backward is original and lib.Tensor.backward is method
     assert [e["loss"] for e in step_events(tr)] == pytest.approx(losses, rel=1e-6)
     assert not any(e["kind"] == "metric" for e in tr.events)  # no modscope.log was called
 

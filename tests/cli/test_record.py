@@ -60,12 +60,29 @@ def test_record_passes_output_and_exit_code_through_and_ends_with_one_line(tmp_p
     assert done.stdout == "first step done\ntrained\n"
     lines = done.stderr.splitlines()
     assert lines[0] == "a warning"
-    assert lines[-1] == "modscope record: trace run.jsonl: 5 steps, 4 modules, 94 events, 0 dropped"
+    # the defaults (--every 50): steps 0 and 1 in full, the others light (their step event only)
+    assert lines[-1] == "modscope record: trace run.jsonl: 5 steps (2 full, 3 light), 4 modules, 43 events, 0 dropped"
     trace = modscope.load_trace(tmp_path / "run.jsonl")
-    assert not trace.truncated and len(trace) == 94
+    assert not trace.truncated and len(trace) == 43
     assert max(e["step"] for e in trace.iter_events()) == 4
     assert all("rank" not in e for e in trace.iter_events())  # a single process: no rank fields
     assert trace.summary()  # the reports work on it
+
+
+def test_record_every_and_full_choose_the_steps_watched_in_full(tmp_path, script):
+    done = _record(tmp_path, "--every", "2", "--trace-file", "every.jsonl", str(script), "5", "0")
+    assert done.returncode == 0, done.stderr
+    assert "5 steps (4 full, 1 light)" in done.stderr.splitlines()[-1]  # 0, 1 (first), 2, 4 (every 2)
+    steps = [e for e in modscope.load_trace(tmp_path / "every.jsonl").iter_events() if e["kind"] == "step"]
+    assert [e["detail"] for e in steps] == ["full", "full", "full", "light", "full"]
+    assert all(e["loss"] is not None for e in steps)  # the loss without modscope.log
+    done = _record(tmp_path, "--full", "--trace-file", "full.jsonl", str(script), "5", "0")
+    assert done.returncode == 0, done.stderr
+    assert "trace full.jsonl: 5 steps, 4 modules" in done.stderr.splitlines()[-1]
+    done = _record(tmp_path, "--every", "0", str(script), "5", "0")
+    assert done.returncode == 2 and "--every: expected an integer >= 1, got '0'" in done.stderr
+    done = _record(tmp_path, "--every", "3", "--full", str(script), "5", "0")
+    assert done.returncode == 2 and "not allowed with argument" in done.stderr
 
 
 def test_record_writes_the_default_trace_file_and_stats(tmp_path, script):
