@@ -95,6 +95,12 @@ def force_eager() -> Callable[[], None]:
     return switch.close
 
 
+def _torch() -> Any:
+    """torch, loaded already: dynamo is (this file never imports a framework; ``capture/torch``
+    is where torch is imported)."""
+    return sys.modules["torch"]
+
+
 class EagerSwitch:
     """Compiled code run eagerly or compiled, switched at will (``set``), as it was before on
     ``close``. Once dynamo is loaded each switch is ``torch.compiler.set_stance`` (compiled code
@@ -113,10 +119,8 @@ class EagerSwitch:
             return
         self._eager = eager
         if self._frames is not None:
-            import torch
-
             if eager:
-                torch.compiler.set_stance("force_eager")
+                _torch().compiler.set_stance("force_eager")
             else:
                 self._restore_stance()
         elif eager:
@@ -128,10 +132,8 @@ class EagerSwitch:
         self.set(False)
 
     def _restore_stance(self) -> None:
-        import torch
-
         b = self._before
-        torch.compiler.set_stance(b.stance, skip_guard_eval_unsafe=b.skip_guard_eval_unsafe, force_backend=b.backend)
+        _torch().compiler.set_stance(b.stance, skip_guard_eval_unsafe=b.skip_guard_eval_unsafe, force_backend=b.backend)
 
     def _restore_environment(self) -> None:
         if self._before is None:
