@@ -214,19 +214,24 @@ class RankHold:
     def __init__(self) -> None:
         self.holding = False
         self._sent: dict[int, Any] = {}  # rank -> the last message settle sent it
+        self._released: dict[int, int] = {}  # rank -> its status revision when the viewer resumed
 
     def start(self) -> None:
         self.holding, self._sent = True, {}
 
-    def release(self) -> None:
+    def release(self, states: dict[int, Any]) -> None:
+        """The viewer resumed every rank: until a rank reports a new pause (a breakpoint), its
+        pause status, not yet replaced by ``running``, holds nothing. Caller holds the lock."""
         self.holding, self._sent = False, {}
+        self._released = {rank: s.rev.status for rank, s in states.items()}
 
     def settle(self, board: RankBoard, states: dict[int, Any]) -> dict[int, dict[str, Any]]:
         """The messages to send now (rank -> message) to bring every live rank to one boundary.
         ``states``: rank -> its ``SessionState`` (status and step). Caller holds the lock."""
         live = {r: s for r, s in states.items() if not (board.last.get(r) and board.last[r].ended)
                 and s.status not in ("ended", "disconnected")}
-        paused = {r: s.step for r, s in live.items() if s.status == "paused"}
+        paused = {r: s.step for r, s in live.items() if s.status == "paused"
+                  and (self.holding or self._released.get(r) != s.rev.status)}
         if not paused:
             return {}
         if not self.holding:  # a breakpoint stopped a rank: hold the others with it
