@@ -33,6 +33,7 @@ from ...examples import EXAMPLES_DIR
 from ...install_hints import TORCH_INSTALL
 from .app import ModscopeApp
 from .compare import OtherTrace
+from .driver import typeahead_driver
 from .exit_report import print_exit_report
 from .sources import ChildProcess, ReplaySource, SocketSource
 
@@ -179,6 +180,7 @@ def run_script(script: str, args: list[str], trace_file: str | None = None, stat
     teardown = Teardown(source, child)
     atexit.register(teardown)
     app = ModscopeApp(source, child=child)
+    typeahead_driver(app)  # keys typed after q reach the shell
     try:
         with exit_signals(_leave_on_signal(app, teardown)):
             app.run()
@@ -230,6 +232,7 @@ def replay(path: str, compare: str | None = None) -> int:
         raise LaunchError(str(e)) from None
     other = OtherTrace(compare) if compare is not None else None
     app = ModscopeApp(source, compare=other)
+    typeahead_driver(app)
     app.run()
     return app.return_code or 0  # non-zero: the viewer failed, and Textual printed why
 
