@@ -14,11 +14,18 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+# Import order: autograd first (Tensor and every op build on its graph and grad mode, and the
+# package's __init__ runs whenever one of its modules is imported), then Tensor's op methods
+# (the modules below call them at import).
+from . import autograd
+
+# isort: split
+from . import _tensor_methods  # noqa: F401 - binds Tensor's op methods
+
+# isort: split
 from . import (
-    _tensor_methods,  # noqa: F401 - binds Tensor's op methods; first, as the modules below use them
     accelerator,
     amp,
-    autograd,
     backends,
     cuda,
     distributed,
@@ -585,7 +592,7 @@ mode = _mode  # torch.mode (bound here: use_deterministic_algorithms has a param
 
 
 def _install_numpy_names() -> None:
-    import engine._ops.numpy_names as numpy_names
+    import engine._ops.numpy_names as numpy_names  # run last, on the finished namespace
     numpy_names.install(Tensor, globals())
 
 
@@ -597,7 +604,7 @@ def _silence_numpy_warnings() -> None:
     NumPy's floating-point warnings off, as torch is silent on log(0), 0/0, sqrt(-1)."""
     import sys
 
-    from . import _errstate
+    from . import _errstate  # run last, on the finished namespace
 
     _errstate.silence_class(Tensor)
     for name in ("engine", "engine.nn.functional", "engine.nn.init", "engine.special", "engine.linalg",

@@ -20,10 +20,11 @@ import numpy as np
 import engine.autograd.grad_mode as grad_mode
 
 from . import _dtype, _layout, _memory_format
+from ._random import _rng, normal_array, uniform_array
 from ._size import Size, broadcast_error, wrap_dim  # noqa: F401 - engine._tensor.Size, as before
 from ._size import sizes as _sizes
 from ._tensor_str import tensor_repr
-from .autograd.graph import AccumulateGrad, check_saved_versions, edge, node_class
+from .autograd.graph import FREED_GRAPH_ERROR, AccumulateGrad, check_saved_versions, edge, node_class
 from .utils._removable_handle import RemovableHandle
 
 
@@ -445,15 +446,12 @@ class Tensor:
         return self.fill_(0)
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
-        from ._random import uniform_array
         return self.copy_(Tensor._wrap(uniform_array(self.shape, a, b, self._data.dtype, generator)))
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
-        from ._random import normal_array
         return self.copy_(Tensor._wrap(normal_array(self.shape, mean, std, self._data.dtype, generator)))
 
     def bernoulli_(self, p: float = 0.5, *, generator=None) -> Tensor:
-        from ._random import uniform_array
         draws = uniform_array(self.shape, 0, 1, np.float64, generator) < p
         return self.copy_(Tensor._wrap(draws))
 
@@ -694,7 +692,6 @@ class Tensor:
         return self
 
     def _random_fill(self, draw: Callable[[np.random.Generator], np.ndarray], generator) -> Tensor:
-        from ._random import _rng
         return self.copy_(Tensor._wrap(np.asarray(draw(_rng(generator)))))
 
     def geometric_(self, p: float, *, generator=None) -> Tensor:
@@ -869,7 +866,6 @@ def _rewrite_base(view: Tensor, node) -> None:
             return (gb,)
         check_saved_versions(node)
         if node._fn is None:
-            from .autograd.graph import FREED_GRAPH_ERROR
             raise RuntimeError(FREED_GRAPH_ERROR)
         res = node._fn(region.copy())
         region[...] = 0 if res[0] is None else res[0]

@@ -14,11 +14,14 @@ from typing import Any
 
 import numpy as np
 
+import engine._ops.fft as fft_ops
 import engine._ops.namespace as _namespace
 import engine._ops.shape as shape_ops
 import engine.autograd.grad_mode as grad_mode
+import engine.nn.functional as F
 
 from . import _dtype, _memory_format
+from ._creation import bernoulli, tensor
 from ._ops import (
     _core,
     comparison,
@@ -39,6 +42,7 @@ from ._ops import (
 )
 from ._size import broadcast_error
 from ._tensor import Tensor, _element_caster, _is_basic_key, _renamed, device
+from .autograd import backward
 
 
 class _TensorMethods:
@@ -47,21 +51,17 @@ class _TensorMethods:
     @property
     def real(self) -> Tensor:
         """The real part (``self`` for a real tensor); a copy, not a view, for a complex one."""
-        import engine._ops.fft as fft_ops
         return fft_ops.real(self)
 
     @property
     def imag(self) -> Tensor:
         """The imaginary part of a complex tensor (a copy, not a view)."""
-        import engine._ops.fft as fft_ops
         return fft_ops.imag(self)
 
     def conj(self) -> Tensor:
-        import engine._ops.fft as fft_ops
         return fft_ops.conj(self)
 
     def angle(self) -> Tensor:
-        import engine._ops.fft as fft_ops
         return fft_ops.angle(self)
 
     @property
@@ -84,7 +84,6 @@ class _TensorMethods:
         ``gradient`` is required unless ``self`` has one element. Without ``retain_graph=True``
         the graph's saved values are freed, and a second backward through them raises.
         """
-        from .autograd import backward
 
         backward([self], None if gradient is None else [gradient], retain_graph,
                  create_graph, inputs=inputs)
@@ -275,7 +274,6 @@ class _TensorMethods:
         return _to_copy(self, cast._data.dtype, _memory_format.copy_as(self._data, fmt, cast._data.dtype))
 
     def new_tensor(self, data: Any, dtype=None, requires_grad: bool = False) -> Tensor:
-        from ._creation import tensor
         return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
     def __iter__(self) -> Iterator[Tensor]:
@@ -484,7 +482,6 @@ class _TensorMethods:
 
     def bernoulli(self, p: Any = None, *, generator=None) -> Tensor:
         """Draws of 0/1 (this dtype) with probabilities ``self`` (or ``p``)."""
-        from ._creation import bernoulli
         return bernoulli(self if p is None else Tensor._wrap(np.full(self.shape, p, self._data.dtype)),
                          generator=generator)
 
@@ -629,11 +626,9 @@ class _TensorMethods:
         return self.conj() if self.is_complex() else shape_ops.clone(self)
 
     def hardshrink(self, lambd: float = 0.5) -> Tensor:
-        import engine.nn.functional as F  # noqa: N812 - torch's spelling; nn builds on Tensor
         return F.hardshrink(self, lambd)
 
     def prelu(self, weight: Tensor) -> Tensor:
-        import engine.nn.functional as F  # noqa: N812
         return F.prelu(self, weight)
 
     def map_(self, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:  # noqa: A002

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from . import _dtype
+
 
 class _PrintOptions:
     """torch's ``PRINT_OPTS``: what ``set_printoptions`` changes (``sci_mode`` None: chosen per
@@ -160,5 +162,4 @@ def tensor_repr(t: Any, prefix: str = "tensor(") -> str:
 
 
 def _default_name() -> str:
-    from . import _dtype
     return _dtype._default_float.np.name

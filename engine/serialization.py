@@ -466,7 +466,7 @@ def _as_list(value: Any) -> list:
 def _as_parameter(t: Tensor, requires_grad: bool) -> Tensor:
     """A saved ``engine.nn.Parameter`` comes back as one (a plain tensor if nn is unavailable)."""
     try:
-        from .nn.parameter import Parameter
+        from .nn.parameter import Parameter  # engine.nn imports serialization (Module.state_dict): a cycle at import
     except ImportError:
         return t.requires_grad_(requires_grad) if requires_grad else t
     return Parameter(t, requires_grad=requires_grad)

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _creation, _dtype
-from ._tensor import Tensor
+from . import _creation, _dtype, _random
+from ._tensor import Size, Tensor
 
 __all__ = ["assert_close", "make_tensor"]
 
@@ -139,7 +139,6 @@ def _compare_tensors(actual: Any, expected: Any, path: tuple, opts: dict) -> Non
     a, ta = _as_array(actual)
     e, te = _as_array(expected)
     if a.shape != e.shape:
-        from ._tensor import Size
         raise _Failure(AssertionError, f"The values for attribute 'shape' do not match: {Size(a.shape)} != "
                                        f"{Size(e.shape)}.", path)
     if opts["check_dtype"] and a.dtype != e.dtype:
@@ -270,7 +269,6 @@ def make_tensor(*shape: Any, dtype: Any, device: Any, low: float | None = None, 
     ``low`` and warns (FutureWarning), as torch."""
     import warnings
 
-    from . import _random
     _creation._check_device(device)
     if len(shape) == 1 and isinstance(shape[0], tuple | list):
         shape = tuple(shape[0])

@@ -17,7 +17,7 @@ import engine.autograd.grad_mode as grad_mode
 from .. import _dtype
 from .._size import broadcast_error, wrap_dim  # noqa: F401 - ops reach them as _core.wrap_dim
 from .._tensor import Tensor
-from ..autograd.graph import INFERENCE_SAVED_ERROR, _node_classes, edge, node_class
+from ..autograd.graph import INFERENCE_SAVED_ERROR, _node_classes, edge, node_class, running_node
 
 
 def needs_graph(*inputs: Tensor | None) -> bool:
@@ -143,7 +143,6 @@ def saved_output(data: np.ndarray) -> Tensor:
     """Inside a tensor backward (``save_output`` ops): the op's output ``data`` as a Tensor
     whose ``grad_fn`` is the running node itself, as torch's saved output is. Its derivative
     then flows back through the op, and the op need not keep its input alive for it."""
-    from ..autograd.graph import running_node
 
     t = Tensor._wrap(data)
     t._requires_grad, t.grad_fn, t._output_nr = True, running_node[0], 0

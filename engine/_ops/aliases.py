@@ -16,6 +16,9 @@ from typing import Any
 
 import engine.nn.functional as F  # noqa: N812 - torch's own spelling
 
+from .misc import triu_indices
+from .reduction import norm
+
 conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
 conv_transpose1d, conv_transpose2d, conv_transpose3d = F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d
 pixel_shuffle, pixel_unshuffle, channel_shuffle = F.pixel_shuffle, F.pixel_unshuffle, F.channel_shuffle
@@ -165,8 +168,6 @@ def pdist(input, p: float = 2.0):  # noqa: A002
     """The p-norm distances between the rows of an (N, M) tensor: the upper triangle of the
     distance matrix, row by row (length N(N-1)/2), as torch's ``pdist``; differentiable through
     indexing and ``norm``."""
-    from .misc import triu_indices
-    from .reduction import norm
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     if p < 0:

@@ -20,6 +20,7 @@ import numpy as np
 import engine._ops._core as _core
 
 from ._core import result
+from ._erf import erf
 
 RULES: dict[str, Callable[[Any], Callable[..., tuple] | None]] = {}
 
@@ -124,7 +125,6 @@ def _gelu(cells: dict):
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
-    from ..nn._functional._erf import erf
     return erf(x)
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
-from ._core import result, wrap_dim
+from ._core import result, unbroadcast, wrap_dim
 
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
@@ -232,7 +232,6 @@ def complex(real: Any, imag: Any) -> Any:  # noqa: A001 - torch's name
     out = (xr + 1j * xi).astype(_complex_dtype(xr.dtype))
 
     def backward(g):
-        from ._core import unbroadcast
         return (unbroadcast(g.real, xr.shape).astype(xr.dtype), unbroadcast(g.imag, xi.shape).astype(xi.dtype))
 
     return result(out, "ComplexBackward0", (real, imag), backward)

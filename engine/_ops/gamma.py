@@ -20,6 +20,7 @@ import numpy as np
 
 import engine._ops._core as _core
 
+from .. import _random
 from ._core import float_like, result, unbroadcast
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
@@ -343,7 +344,6 @@ def standard_gamma_grad_array(x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
 def standard_gamma(concentration):
     """Gamma(concentration, 1) draws from the engine's generator, differentiable in
     ``concentration`` through the implicit reparameterisation gradient (``StandardGammaBackward0``)."""
-    from .. import _random
     c = concentration._data
     dt = c.dtype if c.dtype.kind == "f" else np.dtype(np.float32)
     out = _random._rng(None).standard_gamma(c.astype(np.float64)).astype(dt)
@@ -461,7 +461,6 @@ def dirichlet_rsample(concentration):
     """Dirichlet(concentration) draws (normalised standard-gamma draws, clamped into
     [tiny, 1 - eps] as torch's ``_sample_dirichlet``), differentiable in ``concentration``
     through torch's ``_dirichlet_grad`` (node ``_DirichletBackward``, torch's custom Function)."""
-    from .. import _random
     c = concentration._data
     dt = c.dtype
     info = np.finfo(dt)

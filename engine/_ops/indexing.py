@@ -15,7 +15,8 @@ import numpy as np
 import engine._ops._core as _core
 
 from ._core import result, unbroadcast, wrap_dim
-from .shape import unsqueeze, view_op
+from .pointwise import where as where_
+from .shape import expand, reshape, unsqueeze, view_op
 
 
 def _normalise_key(key: Any) -> tuple:
@@ -261,7 +262,6 @@ def take_along_dim(a, indices, dim=None):
             "torch.take_along_dim(): dtype of indices should be Long but got "
             f"{_core._dtype.scalar_type_name(idx.dtype)}"
         )
-    from .shape import expand, reshape
     if dim is None:
         return gather(reshape(a, -1), 0, reshape(indices, -1))
     if a.ndim != indices.ndim:
@@ -318,7 +318,6 @@ def where(condition, input=None, other=None):  # noqa: A002 - torch's names
     condition, the indices of its non-zero elements (``nonzero(as_tuple=True)``)."""
     if input is None and other is None:
         return nonzero(_core.to_tensor(condition), as_tuple=True)
-    from .pointwise import where as where_
     if isinstance(input, _core.Tensor) or isinstance(other, _core.Tensor):
         return where_(condition, input, other)
     # two Python numbers: torch's scalar typing (bool, int64, or the default float)

@@ -13,6 +13,7 @@ import numpy as np
 import engine._ops._core as _core
 
 from ._core import result
+from .pointwise import mul
 from .shape import _unsafe_view, contiguous, expand, mT, reshape, squeeze, t, unsqueeze
 
 
@@ -235,7 +236,6 @@ def outer(a, b):
     for name, v in (("self", a), ("vec2", b)):
         if v.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
-    from .pointwise import mul
     return mul(reshape(a, -1, 1), b)
 
 

@@ -11,6 +11,7 @@ import engine._ops.reduction as reduction
 
 from ._core import result, wrap_dim
 from .linalg import cross as _cross
+from .pointwise import abs as abs_
 from .shape import permute, unsqueeze
 
 _INT = (int, np.integer)
@@ -55,7 +56,6 @@ def matrix_norm(a, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
     if ord == "nuc":
         return reduction.norm(a, "nuc", (d0, d1), keepdim)
     if ord in (1, -1, float("inf"), -float("inf")):
-        from .pointwise import abs as abs_
         summed, other = (d0, d1) if ord in (1, -1) else (d1, d0)
         s = reduction.sum(abs_(a), summed, keepdim)
         other = other - 1 if (not keepdim and summed < other) else other

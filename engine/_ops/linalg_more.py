@@ -18,9 +18,12 @@ import numpy as np
 import engine._ops._core as _core
 import engine._ops.indexing as indexing
 import engine._ops.pointwise as pointwise
+import engine._ops.reduction as reduction
 import engine._ops.shape as _shape
 
 from ._core import multi_result, result
+from .linalg import matmul, mm
+from .linalg_api import svdvals
 
 
 class LinAlgError(RuntimeError):
@@ -370,7 +373,6 @@ def svd_torch(input, some: bool = True, compute_uv: bool = True):  # noqa: A002
     """``torch.svd``: ``(U, S, V)`` (V, not Vh); ``some=False`` gives full U and V;
     ``compute_uv=False`` gives zero-filled U and V."""
     if not compute_uv:
-        from .linalg_api import svdvals
         s = svdvals(input)
         m, n = input.shape[-2:]
         zeros = _core.Tensor._wrap
@@ -477,7 +479,6 @@ def matrix_power(A, n: int):  # noqa: N803
     if x.shape[-1] != x.shape[-2]:
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
                            f"{x.shape[-2]} by {x.shape[-1]} matrices")
-    from .linalg import matmul
     if n == 0:
         eye = np.broadcast_to(np.eye(x.shape[-1], dtype=x.dtype), x.shape).copy()
         return result(eye, "torch::autograd::CopyBackwards", (A,), lambda g: (np.zeros_like(g),))
@@ -525,7 +526,6 @@ def multi_dot(tensors):
             best = int(np.argmin(options))
             cost[i, j], split[i, j] = options[best], i + best
 
-    from .linalg import mm
 
     def chain(i, j):
         if i == j:
@@ -545,7 +545,6 @@ def multi_dot(tensors):
 
 def vecdot(x, y, *, dim: int = -1):
     """The dot product of vectors along ``dim`` (broadcasting the rest)."""
-    import engine._ops.reduction as reduction
     return reduction.sum(pointwise.mul(x, y), dim)
 
 
@@ -676,7 +675,6 @@ def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False):  # noqa:
 def vander(x, *, N=None):  # noqa: N803
     """``linalg.vander``: increasing powers ``x^0 .. x^(N-1)`` of the last dim as a new last dim
     (a ``cat`` of ones and a ``cumprod``, as torch builds it)."""
-    import engine._ops.reduction as reduction
     n = (x.shape[-1] if x.ndim else 0) if N is None else N
     if n <= 1 or x.ndim < 1:
         raise RuntimeError("N must be greater than 1.")

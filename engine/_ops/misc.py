@@ -25,6 +25,7 @@ import engine._ops.shape as _shape
 import engine._ops.special as special
 
 from ._core import multi_result, result, unbroadcast, wrap_dim
+from .linalg import dot, mm
 
 kthvalue_result = namedtuple("kthvalue", ["values", "indices"])
 mode_result = namedtuple("mode", ["values", "indices"])
@@ -91,7 +92,6 @@ def tensordot(a, b, dims=2, out=None):
     k = int(np.prod([a.shape[d] for d in da]))
     ma = _shape.reshape(_shape.permute(a, ra + da), (int(np.prod([a.shape[d] for d in ra])), k))
     mb = _shape.reshape(_shape.permute(b, db + rb), (k, int(np.prod([b.shape[d] for d in rb]))))
-    from .linalg import mm
     return _shape.reshape(mm(ma, mb), [a.shape[d] for d in ra] + [b.shape[d] for d in rb])
 
 
@@ -281,7 +281,6 @@ def cov(input, *, correction: int = 1, fweights=None, aweights=None):  # noqa: A
                       "of observations.", stacklevel=2)
         norm_factor = 0
     centred = pointwise.sub(obs, _shape.unsqueeze(avg, 1))
-    from .linalg import mm
     right = centred if w is None else pointwise.mul(centred, w)
     c = mm(centred, _shape.t(right))
     return _shape.squeeze(pointwise.div(c, norm_factor))
@@ -946,7 +945,6 @@ def inner(input, other):  # noqa: A002
     if input.ndim == 0 or other.ndim == 0:
         return pointwise.mul(input, other)
     if input.ndim == 1 and other.ndim == 1:
-        from .linalg import dot
         return dot(input, other)
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "

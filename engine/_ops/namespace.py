@@ -20,6 +20,10 @@ import engine._ops.shape as shape
 import engine._ops.shape_composite as shape_composite
 
 from .. import _dtype, _random
+from .._creation import _fill, _options, tensor
+from .._tensor import _CPU
+from .._tensor import _c_type as c_type
+from .._tensor import device as device_cls
 from ._core import result
 
 histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
@@ -84,7 +88,6 @@ def can_cast(from_: _dtype.dtype, to: _dtype.dtype) -> bool:
 def logspace(start: float, end: float, steps: int, base: float = 10.0, *, out: Any = None, dtype: Any = None,
              layout: Any = None, device: Any = None, requires_grad: bool = False, pin_memory: bool = False):
     """``base ** linspace(start, end, steps)`` (computed in double, then cast)."""
-    from .._creation import _fill
 
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -95,7 +98,6 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, out: A
 
 def _factory_options(name: str, layout: Any, pin_memory: bool) -> None:
     """``layout=`` strided and ``pin_memory=`` False, as ``_creation``'s factories check them."""
-    from .._creation import _options
 
     _options(name, None, layout, pin_memory)
 
@@ -126,7 +128,6 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
         return _finish(out, bool(requires_grad))
     if copy is False:
         raise ValueError("can't alias arbitrary sequence into a tensor.")
-    from .._creation import tensor
     out = tensor(obj, dtype=dtype)
     if requires_grad and out._data.dtype.kind not in "fc":
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
@@ -179,7 +180,6 @@ def _window_args(name: str, window_length: int, dtype: Any, device: Any) -> np.d
 
 
 def _c_type(npdt: np.dtype) -> str:
-    from .._tensor import _c_type as c_type
     return c_type(npdt)
 
 
@@ -340,14 +340,12 @@ def binomial(count, prob, generator: Any = None):
 
 def _device(device: Any) -> None:
     if device is not None:
-        from .._tensor import device as device_cls
         if not isinstance(device, device_cls):
             device_cls(device)
 
 
 def get_default_device():
     """Always ``device(type='cpu')``: the engine's only device."""
-    from .._tensor import _CPU
     return _CPU
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import engine._ops._core as _core
 
 from ._core import float_like, multi_result, result, wrap_dim
+from .pointwise import maximum, minimum
 
 # torch.return_types equivalents: ``values, indices = x.max(1)`` and ``.values`` both work.
 max_result = namedtuple("max", ["values", "indices"])
@@ -382,7 +383,6 @@ def _extreme(a, dim, keepdim, find, arg_find, names, wrap):
 def max(a, dim=None, keepdim: bool = False):  # noqa: A001
     """``max()`` of everything, ``max(dim)`` -> (values, indices), ``max(other)`` -> maximum."""
     if isinstance(dim, _core.Tensor):
-        from .pointwise import maximum
         return maximum(a, dim)
     return _extreme(a, dim, keepdim, np.max, np.argmax, ("MaxBackward0", "MaxBackward1", "max"),
                     max_result)
@@ -390,7 +390,6 @@ def max(a, dim=None, keepdim: bool = False):  # noqa: A001
 
 def min(a, dim=None, keepdim: bool = False):  # noqa: A001
     if isinstance(dim, _core.Tensor):
-        from .pointwise import minimum
         return minimum(a, dim)
     return _extreme(a, dim, keepdim, np.min, np.argmin, ("MinBackward0", "MinBackward1", "min"),
                     min_result)

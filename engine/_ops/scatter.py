@@ -17,6 +17,7 @@ import numpy as np
 import engine._ops._core as _core
 
 from ._core import result, wrap_dim
+from .indexing import _check_bounds
 
 _REDUCE_NAMES = ("sum", "prod", "mean", "amax", "amin")
 
@@ -45,7 +46,6 @@ def _check(x: np.ndarray, d: int, idx: np.ndarray, src: np.ndarray | None) -> No
         if src is not None:
             msg += f" and to be no larger size than src {list(src.shape)}"
         raise RuntimeError(msg)
-    from .indexing import _check_bounds
     _check_bounds(idx, d, x.shape[d] if x.ndim else 1)
 
 
@@ -246,7 +246,6 @@ def index_add(a, dim: int, index, source, *, alpha=1):
             "source tensor shape must match self tensor shape, excluding the specified dimension. "
             f"Got self.shape = {list(x.shape)} source.shape = {list(s.shape)}"
         )
-    from .indexing import _check_bounds
     _check_bounds(idx, d, x.shape[d] if x.ndim else 1)
     key = (slice(None),) * d + (idx,)
     out = x.copy()

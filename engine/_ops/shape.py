@@ -302,7 +302,7 @@ def stack(tensors: Sequence, dim: int = 0):
         return tuple(np.moveaxis(g, d, 0))
 
     def tensor_backward(g):
-        from .indexing import select
+        from .indexing import select  # indexing imports shape's views: a cycle at import
         return tuple(select(g, d, i) for i in range(len(tensors)))
 
     return result(out, "StackBackward0", tensors, backward, tensor_backward=tensor_backward)
@@ -382,7 +382,7 @@ def narrow(a, dim: int, start, length: int):
     start = start + n if start < 0 else start
     if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    from .indexing import slice_dim
+    from .indexing import slice_dim  # indexing imports shape's views: a cycle at import
     return slice_dim(a, d, start, start + length, 1)
 
 
@@ -586,7 +586,7 @@ def repeat_interleave(a, repeats=None, dim=None, *, output_size=None):
     counts = _check_repeats(counts)
     if output_size is not None and int(counts.sum()) != output_size:
         raise RuntimeError("allocated size does not match required size")
-    from .indexing import index_select
+    from .indexing import index_select  # indexing imports shape's views: a cycle at import
     index = _core.Tensor._wrap(np.repeat(np.arange(n, dtype=np.int64), counts))
     return index_select(src, d, index)
 
@@ -658,5 +658,5 @@ def tensor_split(a, indices_or_sections, dim: int = 0):
         bounds = np.cumsum([0] + sizes).tolist()
     else:
         bounds = [0] + [int(i) for i in ios] + [n]
-    from .indexing import slice_dim
+    from .indexing import slice_dim  # indexing imports shape's views: a cycle at import
     return tuple(slice_dim(a, d, lo, hi, 1) for lo, hi in zip(bounds[:-1], bounds[1:]))

@@ -12,6 +12,7 @@ import numpy as np
 import engine._ops._core as _core
 import engine._ops.shape as _shape
 
+from .._tensor import Size
 from ._core import broadcast_error
 
 
@@ -43,7 +44,6 @@ def movedim(a, source, destination):
 
 def broadcast_shapes(*shapes) -> tuple:
     """The shape all ``shapes`` broadcast to, with torch's error naming the first misfit."""
-    from .._tensor import Size
     result: list[int] = []
     for index, shape in enumerate(shapes):
         shape = (shape,) if isinstance(shape, int) else tuple(shape)

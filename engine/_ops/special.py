@@ -8,31 +8,31 @@ from __future__ import annotations
 import numpy as np
 
 import engine._ops._core as _core
+import engine._ops._erf as _erf
 
 from .. import _dtype
 from ._core import broadcast_error, float_like, result, unbroadcast
+from .pointwise import _unary
 
 _TWO_OVER_SQRT_PI = 1.1283791670955125738961589031
 _SQRT_PI_OVER_TWO = 0.8862269254527580136490837417
 
 
 def _erf_array(x: np.ndarray) -> np.ndarray:
-    from ..nn._functional._erf import erf  # lazily: engine.nn imports the ops
-    return erf(x)
+    return _erf.erf(x)
 
 
 def _erfc_array(x: np.ndarray) -> np.ndarray:
     """erfc without the cancellation of 1 - erf(x) for large x (erfc(5) is 1.5e-12, not 0)."""
-    import engine.nn._functional._erf as e
     xd = x.astype(np.float64).reshape(-1)
     y = np.abs(xd)
-    out = 1.0 - e.erf(xd)
-    mid = (y > e._THRESH) & (y <= 4.0)
-    out[mid & (xd > 0)] = (np.exp(-(y * y)) * e._mid(np.clip(y, e._THRESH, 4.0)))[mid & (xd > 0)]
+    out = 1.0 - _erf.erf(xd)
+    mid = (y > _erf._THRESH) & (y <= 4.0)
+    out[mid & (xd > 0)] = (np.exp(-(y * y)) * _erf._mid(np.clip(y, _erf._THRESH, 4.0)))[mid & (xd > 0)]
     big = (y > 4.0) & (xd > 0)
     if big.any():
         yb = np.minimum(y[big], 26.6)
-        out[big] = np.exp(-(yb * yb)) * e._large(yb)
+        out[big] = np.exp(-(yb * yb)) * _erf._large(yb)
     return out.reshape(x.shape).astype(x.dtype, copy=False)
 
 
@@ -206,7 +206,6 @@ def _sinc_grad(x: np.ndarray, out: np.ndarray) -> np.ndarray:
 
 
 def _build_unary():
-    from .pointwise import _unary
     ln2, ln10 = float(np.log(2.0)), float(np.log(10.0))
     return {
         "exp2": _unary("Exp2Backward0", np.exp2, lambda x, y: y * ln2, "output"),

@@ -13,9 +13,13 @@ import math
 import numpy as np
 
 import engine._ops._core as _core
+import engine._ops._erf as e
+import engine._ops.pointwise as pointwise
+import engine._ops.special as special
 
 from .. import _dtype
 from ._core import float_like, result, unbroadcast
+from .special import _erfc_array
 
 _SQRT1_2 = 0.70710678118654752440
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -33,7 +37,6 @@ def _input(a) -> np.ndarray:
 
 def erfcx_array(x: np.ndarray) -> np.ndarray:
     """exp(x²) erfc(x) in float64: finite for every large positive x, inf once 2 exp(x²) overflows."""
-    import engine.nn._functional._erf as e
     with np.errstate(over="ignore", invalid="ignore"):
         xd = x.astype(np.float64)
         y = np.abs(xd)
@@ -48,7 +51,6 @@ def erfcx_array(x: np.ndarray) -> np.ndarray:
 def log_ndtr_array(x: np.ndarray) -> np.ndarray:
     """log of the standard normal CDF, torch's split: log(erfcx(-x/√2)/2) - x²/2 below -1,
     log1p(-erfc(x/√2)/2) above, so neither tail underflows."""
-    from .special import _erfc_array
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         xd = x.astype(np.float64)
         low = np.log(erfcx_array(-xd * _SQRT1_2) / 2) - xd * xd / 2
@@ -166,8 +168,6 @@ def entr(a):
 def ndtr(a):
     """The standard normal CDF written as torch writes it, ``(1 + erf(x/√2)) / 2`` (so the far
     left tail rounds to 0 where ``erfc`` would not: torch's values)."""
-    import engine._ops.pointwise as pointwise
-    import engine._ops.special as special
     return pointwise.mul(pointwise.add(special.erf(pointwise.mul(a, _SQRT1_2)), 1), 0.5)
 
 

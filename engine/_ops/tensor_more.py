@@ -15,12 +15,15 @@ from typing import Any
 import numpy as np
 
 import engine._ops._core as _core
+import engine._ops.linalg as linalg
 import engine._ops.pointwise as pointwise
 import engine._ops.shape as shape
 
 from .. import _dtype
 from ._core import multi_result, result, unbroadcast, wrap_dim
-from .reduction import _empty_dim_error, _evenly, _select_backward
+from .fft import conj
+from .reduction import _empty_dim_error, _evenly, _select_backward, median
+from .reduction import sum as _sum
 
 frexp_result = namedtuple("frexp", ["mantissa", "exponent"])
 nanmedian_result = namedtuple("nanmedian", ["values", "indices"])
@@ -154,7 +157,6 @@ def vdot(input, other):  # noqa: A002
     if input.ndim == 1 and other.ndim == 1 and input._data.dtype != other._data.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                            f"{_type_name(input._data.dtype)} and {_type_name(other._data.dtype)}")
-    import engine._ops.linalg as linalg
     if input.ndim != 1 or other.ndim != 1 or input.shape != other.shape:
         linalg.dot(input, other)  # raises torch's message for the shapes
     x, y = input._data, other._data
@@ -200,7 +202,6 @@ def nanmedian(input, dim: int | None = None, keepdim: bool = False):  # noqa: A0
     if x.dtype.kind == "b":
         raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
     if x.dtype.kind != "f":
-        from .reduction import median
         return median(input, dim, keepdim) if dim is not None else median(input)
     if dim is None:
         flat = x.reshape(-1)
@@ -267,7 +268,6 @@ def sum_to_size(input, *size):  # noqa: A002
         return input
     lead = len(have) - len(target)
     dims = tuple(range(lead)) + tuple(i + lead for i, t in enumerate(target) if t == 1 and have[i + lead] != 1)
-    from .reduction import sum as _sum
     out = _sum(input, dims, keepdim=True) if dims else input
     return shape.view(out, target) if lead else out
 
@@ -291,7 +291,6 @@ def hermitian_mt(input):  # noqa: A002
 def _conj_if_complex(t):
     if t._data.dtype.kind != "c":
         return t
-    from .fft import conj
     return conj(t)
 
 

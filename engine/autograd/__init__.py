@@ -22,6 +22,7 @@ import engine.autograd.anomaly_mode as anomaly_mode
 import engine.autograd.functional as functional
 import engine.autograd.graph as graph
 
+from .._tensor import Size, Tensor
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .executor import queue_callback, run_backward
 from .function import Function, FunctionCtx, once_differentiable
@@ -45,7 +46,6 @@ __all__ = [
 
 class _VariableMeta(type):
     def __instancecheck__(cls, other: Any) -> bool:
-        from .._tensor import Tensor
 
         return isinstance(other, Tensor)
 
@@ -56,7 +56,6 @@ class Variable(metaclass=_VariableMeta):
     instance of it. ``volatile`` only warns, as in torch."""
 
     def __new__(cls, data: Any, requires_grad: bool = False, volatile: bool = False) -> Any:  # type: ignore[misc]
-        from .._tensor import Tensor
 
         if volatile:
             import warnings
@@ -78,7 +77,6 @@ def _as_list(x: Any) -> list:
 
 
 def _root_grads(outputs: list, grad_outputs: Any) -> list[np.ndarray]:
-    from .._tensor import Tensor
 
     given = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
     if len(given) != len(outputs):
@@ -101,7 +99,6 @@ def _root_grads(outputs: list, grad_outputs: Any) -> list[np.ndarray]:
             continue
         arr = g._data if isinstance(g, Tensor) else np.asarray(g, dtype=out._data.dtype)
         if arr.shape != out._data.shape:
-            from .._tensor import Size
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {Size(arr.shape)!r} and "
                 f"output[{i}] has a shape of {Size(out._data.shape)!r}."
@@ -113,7 +110,6 @@ def _root_grads(outputs: list, grad_outputs: Any) -> list[np.ndarray]:
 def _tensor_grads(outputs: list, grad_outputs: Any, grads: list[np.ndarray]) -> list:
     """The root gradients for ``create_graph``: the given Tensors themselves (a graph may flow
     through them, as in torch), the implicit ones as constant Tensors."""
-    from .._tensor import Tensor
 
     given = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
     return [g if isinstance(g, Tensor) and g.shape == out.shape else Tensor._wrap(arr)
@@ -147,7 +143,6 @@ def backward(
     inputs = _as_list(inputs)
     captured = run_backward(outputs, grads, bool(retain_graph), inputs=inputs, allow_unused=True,
                             create_graph=create_graph)
-    from .._tensor import Tensor
     if create_graph:
         for t, g in zip(inputs, captured):
             if g is not None:
@@ -176,7 +171,6 @@ def grad(
 
         >>> (gx,) = engine.autograd.grad((x * x).sum(), [x])
     """
-    from .._tensor import Tensor
 
     outs = _as_list(outputs)
     ins = _as_list(inputs)

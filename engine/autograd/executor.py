@@ -20,6 +20,8 @@ import numpy as np
 
 import engine.autograd.grad_mode as grad_mode
 
+from .._ops.double_backward import tensor_backward_of
+from .._tensor import Tensor
 from ..utils._backward_hook import _unwrap_all, _wrap_all
 from .anomaly_mode import _state as _anomaly
 from .anomaly_mode import check_nan, warn_failed_node
@@ -209,7 +211,6 @@ def _topological(root: Node, deps: dict[Node, int]) -> list[Node]:
 
 
 def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
-    from .._tensor import Tensor
 
     tick = count()
     ready = [(-root._seq, next(tick), root)]
@@ -278,7 +279,6 @@ def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
 def _execute_graph(root, deps, needed, captures, captured, retain_graph) -> None:
     """``_execute`` for ``create_graph=True``: the same order, Tensors in the buffers, and each
     node's ``_tbw`` (tensor backward) in place of its array backward."""
-    from .._tensor import Tensor
 
     tick = count()
     ready = [(-root._seq, next(tick), root)]
@@ -345,7 +345,6 @@ def _tensor_backward(node: Node):
     tbw = getattr(node, "_tbw", None)
     if tbw is not None:
         return tbw
-    from .._ops.double_backward import tensor_backward_of
 
     return tensor_backward_of(node)
 

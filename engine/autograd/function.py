@@ -32,6 +32,8 @@ import numpy as np
 
 import engine.autograd.grad_mode as grad_mode
 
+from .._ops._core import edge, needs_graph, sum_to, to_tensor, unbroadcast
+from .._tensor import Tensor
 from .graph import FREED_GRAPH_ERROR, INFERENCE_SAVED_ERROR, Node, check_saved_versions
 
 
@@ -183,8 +185,6 @@ def once_differentiable(fn: Callable) -> Callable:
 
 def _run(name: str, node: BackwardCFunction, state: Any, forward: Callable,
          backward: Callable, args: tuple) -> Any:
-    from .._ops._core import edge, needs_graph
-    from .._tensor import Tensor
 
     tensor_args = [a for a in args if isinstance(a, Tensor)]
     state.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
@@ -260,7 +260,6 @@ def _check_dirty(state: Any, outs: tuple, recording: bool) -> None:
 def _backward_fn(name, node, state, backward, args, positions, in_meta, tensors: bool = False):
     """The node's backward on arrays, or with ``tensors`` on Tensors (``create_graph=True``:
     the user's backward then records a graph unless it is ``once_differentiable``)."""
-    from .._tensor import Tensor
 
     validated = _validated_tensor if tensors else _validated
 
@@ -306,7 +305,6 @@ def _backward_fn(name, node, state, backward, args, positions, in_meta, tensors:
 def _validated_tensor(name: str, index: int, grad: Any, meta: tuple) -> Any:
     """``_validated`` for a Tensor gradient that keeps its graph (summed to the input's shape
     with engine ops)."""
-    from .._ops._core import sum_to, to_tensor
 
     g = to_tensor(grad)
     _validated(name, index, g, meta)  # the same checks and errors
@@ -316,7 +314,6 @@ def _validated_tensor(name: str, index: int, grad: Any, meta: tuple) -> Any:
 
 
 def _validated(name: str, index: int, grad: Any, meta: tuple) -> np.ndarray:
-    from .._ops._core import unbroadcast
 
     g = grad._data if hasattr(grad, "_data") else np.asarray(grad)
     shape, dtype = meta

@@ -15,12 +15,14 @@ import numpy as np
 
 import engine.autograd.grad_mode as grad_mode
 
+from .. import _ops
+from .._tensor import Tensor
+
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 
 
 def _as_tuple(inp: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
     """``(was_a_tuple, inp as a tuple of tensors)`` with torch's error for anything else."""
-    from .._tensor import Tensor
 
     is_tuple = isinstance(inp, tuple)
     items = inp if is_tuple else (inp,)
@@ -53,8 +55,7 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
         >>> jacobian(lambda x: x.exp().sum(dim=1), engine.rand(2, 2)).shape
         engine.Size([2, 2, 2])
     """
-    from .._tensor import Tensor
-    from . import grad
+    from . import grad  # grad is defined in engine/autograd/__init__, which imports this module
 
     if strategy == "forward-mode":
         raise NotImplementedError("jacobian: strategy='forward-mode' needs forward-mode AD, which engine does not have")
@@ -106,8 +107,6 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
 def _jacobian_graph(outs: tuple, ins: tuple, grad: Callable) -> list:
     """The Jacobian blocks ``[output][input]`` as Tensors with a graph: one ``create_graph``
     backward per output element, rows stacked with engine ops."""
-    from .. import _ops
-    from .._tensor import Tensor
 
     stack = _ops.shape.stack
     result = []
@@ -132,7 +131,6 @@ def _no_strict(strict: bool, fn_name: str) -> None:
 
 def _prepare(func: Callable, inputs: Any, v: Any, fn_name: str, create_graph: bool, strict: bool = False):
     """``(inputs_were_tuple, inputs as leaves or graph tensors, outputs, v as a tuple)``."""
-    from .._tensor import Tensor
 
     _no_strict(strict, fn_name)
     is_tuple, ins = _as_tuple(inputs, "inputs", fn_name)
@@ -163,7 +161,7 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     Raises:
         NotImplementedError: ``strict=True`` (here and in jvp, vhp, hvp, hessian).
     """
-    from . import grad
+    from . import grad  # grad is defined in engine/autograd/__init__, which imports this module
 
     is_tuple, ins, out, vs, Tensor = _prepare(func, inputs, v, "vjp", create_graph, strict)
     with grad_mode.enable_grad():
@@ -175,7 +173,7 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         strict: bool = False) -> tuple:
     """``(func(inputs), J v)``: the Jacobian-vector product, by the double-vjp trick torch uses
     (the vjp with a dummy ``u`` is linear in ``u``; its vjp with ``v`` is ``J v``)."""
-    from . import grad
+    from . import grad  # grad is defined in engine/autograd/__init__, which imports this module
 
     is_tuple, ins, out, vs, Tensor = _prepare(func, inputs, v, "jvp", create_graph, strict)
     if vs is None:
@@ -196,7 +194,7 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple:
     """``(func(inputs), v^T H)`` for a scalar ``func``: the gradient of ``<grad func, v>``."""
-    from . import grad
+    from . import grad  # grad is defined in engine/autograd/__init__, which imports this module
 
     is_tuple, ins, out, vs, Tensor = _prepare(func, inputs, v, "vhp", create_graph, strict)
     if out.numel() != 1:
@@ -235,7 +233,7 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, s
         tensor([[ 6.,  0.],
                 [ 0., 12.]])
     """
-    from . import grad
+    from . import grad  # grad is defined in engine/autograd/__init__, which imports this module
 
     _no_strict(strict, "hessian")
     if outer_jacobian_strategy == "forward-mode":

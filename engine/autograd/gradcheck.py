@@ -23,6 +23,11 @@ from typing import Any
 
 import numpy as np
 
+import engine.autograd.grad_mode as grad_mode
+
+from .._random import normal_array
+from .._tensor import Tensor
+
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
 
@@ -35,7 +40,6 @@ def _as_tuple(x: Any) -> tuple:
 
 
 def _check_inputs(inputs: tuple) -> list:
-    from .._tensor import Tensor
 
     diff = []
     for idx, inp in enumerate(inputs):
@@ -64,9 +68,7 @@ def _check_inputs(inputs: tuple) -> list:
 
 def _evaluate(func: Callable, inputs: tuple) -> list[np.ndarray]:
     """All tensor outputs of ``func`` as float64 arrays (copies), without recording a graph."""
-    import engine.autograd.grad_mode as grad_mode
 
-    from .._tensor import Tensor
 
     with grad_mode.no_grad():
         outs = _as_tuple(func(*inputs))
@@ -98,8 +100,7 @@ def _numerical_jacobians(func: Callable, inputs: tuple, diff: list, eps: float) 
 
 def _analytical_jacobian(output: Any, diff: list) -> list[np.ndarray]:
     """``[input] -> (input.numel(), output.numel())``: one backward per output element."""
-    from .._tensor import Tensor
-    from . import grad
+    from . import grad  # grad is defined in engine/autograd/__init__, which imports this module
 
     jac = [np.zeros((x.numel(), output.numel())) for x in diff]
     for k in range(output.numel()):
@@ -124,8 +125,7 @@ def _analytical_jacobian(output: Any, diff: list) -> list[np.ndarray]:
 
 def _check_zero_grad_outputs(outputs: list, diff: list) -> None:
     """Zero output gradients must give zero (or no) input gradients."""
-    from .._tensor import Tensor
-    from . import grad
+    from . import grad  # grad is defined in engine/autograd/__init__, which imports this module
 
     zeros = [Tensor._wrap(np.zeros_like(o._data)) for o in outputs]
     for gi, x in zip(grad(outputs, diff, zeros, retain_graph=True, allow_unused=True), diff):
@@ -140,14 +140,12 @@ def _check_zero_grad_outputs(outputs: list, diff: list) -> None:
 
 
 def _mismatch(analytical: np.ndarray, numerical: np.ndarray, out_idx: int, in_idx: int) -> str:
-    from .._tensor import Tensor
 
     return (f"Jacobian mismatch for output {out_idx:d} with respect to input {in_idx:d},\n"
             f"numerical:{Tensor._wrap(numerical)!r}\nanalytical:{Tensor._wrap(analytical)!r}\n")
 
 
 def _gradcheck(func: Callable, inputs: Any, eps: float, atol: float, rtol: float) -> bool:
-    from .._tensor import Tensor
 
     tupled = _as_tuple(inputs)
     diff = _check_inputs(tupled)
@@ -229,9 +227,7 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
         >>> engine.autograd.gradgradcheck(lambda t: (t * t).sin(), (x,))
         True
     """
-    from .._random import normal_array
-    from .._tensor import Tensor
-    from . import grad, grad_mode
+    from . import grad, grad_mode  # grad is defined in engine/autograd/__init__, which imports this module
 
     if check_fwd_over_rev or check_batched_grad:
         raise NotImplementedError(

@@ -7,6 +7,7 @@ from typing import Any
 
 import engine.autograd.grad_mode as grad_mode
 import engine.distributions.constraints as constraints
+import engine.nn.functional as functional
 
 from .. import _creation
 from .._tensor import Tensor
@@ -59,12 +60,10 @@ class Bernoulli(ExponentialFamily):
         return enumerate_values(_creation.arange(2, dtype=self._param.dtype), tuple(self._batch_shape), expand)
 
     def log_prob(self, value: Tensor) -> Tensor:
-        import engine.nn.functional as functional
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         return -functional.binary_cross_entropy_with_logits(logits, value, reduction="none")
 
     def entropy(self) -> Tensor:
-        import engine.nn.functional as functional
         return functional.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")

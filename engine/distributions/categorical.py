@@ -12,6 +12,7 @@ import engine._ops.sampling as sampling
 import engine._ops.shape as shape
 import engine.autograd.grad_mode as grad_mode
 import engine.distributions.constraints as constraints
+import engine.nn.functional as functional
 
 from .. import _creation
 from .._finfo import finfo
@@ -127,12 +128,10 @@ class OneHotCategorical(Distribution):
 
     @property
     def mode(self) -> Tensor:
-        import engine.nn.functional as functional
         probs = self._categorical.probs
         return functional.one_hot(probs.argmax(-1), probs.shape[-1]).to(probs.dtype)
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
-        import engine.nn.functional as functional
         probs = self._categorical.probs
         indices = self._categorical.sample(sample_shape)
         return functional.one_hot(indices, self._categorical._num_events).to(probs.dtype)

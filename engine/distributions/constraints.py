@@ -8,6 +8,7 @@ from typing import Any
 
 import engine._ops.pointwise as pointwise
 import engine._ops.reduction as reduction
+import engine._ops.shape as shape
 
 from .._tensor import Tensor
 
@@ -161,7 +162,6 @@ class _LowerCholesky(Constraint):
     event_dim = 2
 
     def check(self, value: Tensor) -> Tensor:
-        import engine._ops.shape as shape
         lower = reduction.all(reduction.all(pointwise.eq(shape.tril(value), value), -1), -1)
         diag = reduction.all(pointwise.gt(shape.diagonal(value, 0, -2, -1), 0), -1)
         return pointwise.logical_and(lower, diag)

@@ -12,6 +12,7 @@ import engine._ops.gamma as gamma_ops
 import engine._ops.special as special
 import engine.autograd.grad_mode as grad_mode
 import engine.distributions.constraints as constraints
+import engine.nn.functional as functional
 
 from .. import _creation, _random
 from .._finfo import finfo
@@ -181,7 +182,6 @@ class Geometric(_ProbsOrLogits):
         return value * (-probs).log1p() + self.probs.log()
 
     def entropy(self) -> Tensor:
-        import engine.nn.functional as functional
         return functional.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none") / self.probs
 
 
@@ -208,7 +208,6 @@ class NegativeBinomial(_ProbsOrLogits):
             return _draw(lambda rng, r: rng.poisson(r), rate.numpy().astype(np.float64), dtype=rate.numpy().dtype)
 
     def log_prob(self, value: Tensor) -> Tensor:
-        import engine.nn.functional as functional
         if self._validate_args:
             self._validate_sample(value)
         n = self.total_count

@@ -13,8 +13,11 @@ from typing import Any
 import numpy as np
 
 import engine._ops.gamma as gamma_ops
+import engine._ops.indexing as indexing
+import engine._ops.shape as shape
 import engine._ops.special as special
 import engine.distributions.constraints as constraints
+import engine.nn.functional as functional
 
 from .. import _creation
 from .._finfo import finfo
@@ -126,7 +129,6 @@ class Dirichlet(ExponentialFamily):
     def mode(self) -> Tensor:
         """(a - 1) / sum(a - 1) with a - 1 clamped at 0; where every a < 1, the one-hot of the
         largest a, as torch's."""
-        import engine.nn.functional as functional
         cm1 = (self.concentration - 1).clamp(min=0.0)
         mode = cm1 / cm1.sum(-1, keepdim=True)
         corner = functional.one_hot(self.concentration.argmax(-1), cm1.shape[-1]).to(mode.dtype)
@@ -154,7 +156,6 @@ class Dirichlet(ExponentialFamily):
 
 
 def _where(cond: Tensor, a: Tensor, b: Tensor) -> Tensor:
-    import engine._ops.indexing as indexing
     return indexing.where(cond, a, b)
 
 
@@ -168,7 +169,6 @@ class Beta(ExponentialFamily):
 
     def __init__(self, concentration1: Any, concentration0: Any, validate_args: bool | None = None) -> None:
         c1, c0 = broadcast_all(concentration1, concentration0)
-        import engine._ops.shape as shape
         self._dirichlet = Dirichlet(shape.stack([c1, c0], -1), validate_args=validate_args)
         super().__init__(self._dirichlet.batch_shape, validate_args=validate_args)
 
@@ -192,7 +192,6 @@ class Beta(ExponentialFamily):
         return self._dirichlet.rsample(sample_shape).select(-1, 0)
 
     def log_prob(self, value: Tensor) -> Tensor:
-        import engine._ops.shape as shape
         if self._validate_args:
             self._validate_sample(value)
         return self._dirichlet.log_prob(shape.stack([value, 1.0 - value], -1))

@@ -10,8 +10,9 @@ from collections.abc import Callable
 
 import engine._ops.gamma as gamma_ops
 import engine._ops.special as special
+import engine.nn.functional as functional
 
-from .. import _creation
+from .. import _creation, linalg
 from .._tensor import Tensor
 from .bernoulli import Bernoulli
 from .categorical import Categorical, OneHotCategorical
@@ -71,7 +72,6 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
 
 
 def _softplus(x: Tensor) -> Tensor:
-    import engine.nn.functional as functional
     return functional.softplus(x)
 
 
@@ -166,7 +166,6 @@ def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
 
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_multivariatenormal_multivariatenormal(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
-    from .. import linalg
     if tuple(p.event_shape) != tuple(q.event_shape):
         raise ValueError("KL-divergence between two Multivariate Normals with different event shapes cannot be "
                          "computed")

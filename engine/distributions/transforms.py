@@ -11,7 +11,9 @@ from typing import Any
 
 import engine._ops.pointwise as pointwise
 import engine.distributions.constraints as constraints
+import engine.nn.functional as functional
 
+from .. import _creation
 from .._finfo import finfo
 from .._tensor import Tensor
 
@@ -20,7 +22,6 @@ __all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform"
 
 
 def _softplus(x: Tensor) -> Tensor:
-    import engine.nn.functional as functional
     return functional.softplus(x)
 
 
@@ -237,7 +238,6 @@ class AffineTransform(Transform):
         return (y - self.loc) / self.scale
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
-        from .. import _creation
         if isinstance(self.scale, numbers.Real):
             result = _creation.full_like(x, math.log(abs(self.scale)))
         else:
@@ -286,7 +286,6 @@ class ComposeTransform(Transform):
         return x
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
-        from .. import _creation
         if not self.parts:
             return _creation.zeros_like(x)
         total: Any = 0.0

@@ -15,10 +15,10 @@ import numpy as np
 
 import engine.autograd.grad_mode as grad_mode
 
+from .._ops._erf import erf
 from .._ops.special import _erfinv_array
 from .._random import Generator, normal_array, uniform_array
 from .._tensor import Tensor
-from ._functional._erf import erf
 
 __all__ = [
     "calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._creation import empty
 from .._tensor import Tensor
 
 __all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter", "UninitializedTensorMixin",
@@ -115,7 +116,6 @@ def _use_error(what: str, owner: str) -> str:
 
 
 def _uninitialized_tensor(cls: type, dtype: Any, requires_grad: bool) -> Any:
-    from .._creation import empty
 
     data = empty(0, dtype=dtype)._data.view(_UninitializedData)
     data.owner = cls.__name__
@@ -155,7 +155,6 @@ class UninitializedTensorMixin:
     def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
         """Give the tensor uninitialized memory of ``shape`` (and ``dtype``, default its own)
         and make it a ``cls_to_become`` (``Parameter`` or ``Tensor``) in place."""
-        from .._creation import empty
 
         data = empty(shape, dtype=dtype if dtype is not None else self.dtype)._data
         object.__setattr__(self, "_data", data)

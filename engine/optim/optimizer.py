@@ -390,8 +390,6 @@ class Optimizer:
         """What ``step(closure)`` returns: the closure re-evaluated with grad enabled, or None."""
         if closure is None:
             return None
-        import engine.autograd.grad_mode as grad_mode
-
         with grad_mode.enable_grad():
             return closure()
 

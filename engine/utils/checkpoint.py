@@ -28,9 +28,13 @@ from typing import Any
 
 import engine.autograd.executor as executor
 import engine.autograd.grad_mode as grad_mode
+import engine.nn.modules.module as M
 
+from .. import _random, autograd
+from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.graph import AccumulateGrad, Node, check_saved_versions, current_sequence_nr
+from ..nn import Sequential
 
 __all__ = [
     "CheckpointError", "CheckpointFunction", "check_backward_validity", "checkpoint", "checkpoint_sequential",
@@ -85,7 +89,6 @@ def set_checkpoint_early_stop(enable: bool) -> Iterator[None]:
 
 def detach_variable(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
     """Each tensor of ``inputs`` detached with its ``requires_grad`` kept; other values as they are."""
-    from .._tensor import Tensor
 
     if not isinstance(inputs, tuple):
         raise RuntimeError(
@@ -96,7 +99,6 @@ def detach_variable(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def check_backward_validity(inputs: Iterable[Any]) -> None:
     """torch's warning when no tensor input requires grad (reentrant checkpoint)."""
-    from .._tensor import Tensor
 
     if not any(x.requires_grad for x in inputs if isinstance(x, Tensor)):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
@@ -107,8 +109,6 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def forward(ctx: Any, run_function: Callable, preserve_rng_state: bool, *args: Any) -> Any:
-        from .. import _random
-        from .._tensor import Tensor
 
         check_backward_validity(args)
         ctx.run_function = run_function
@@ -122,8 +122,6 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple:
-        from .. import autograd
-        from .._tensor import Tensor
 
         if not _is_checkpoint_valid():
             raise RuntimeError(
@@ -161,7 +159,6 @@ def _rng_of_forward(state: Any) -> Iterator[None]:
     if state is None:
         yield
         return
-    from .. import _random
 
     outer = _random.get_rng_state()
     _random.set_rng_state(state)
@@ -211,7 +208,6 @@ def checkpoint_sequential(functions: Any, segments: int, input: Any,  # noqa: A0
                           use_reentrant: bool | None = None, **kwargs: Any) -> Any:
     """Run ``functions`` (a ``Sequential`` or a list of callables) in order on ``input``, every
     segment but the last under ``checkpoint``; ``len(functions) // segments`` per segment."""
-    from ..nn import Sequential
 
     if use_reentrant is None:
         warnings.warn(
@@ -255,7 +251,6 @@ class _StopRecomputation(Exception):  # noqa: N818 - torch's private name is _St
 
 def _tensors_in(value: Any) -> Iterator[Any]:
     """Every tensor in ``value`` (nested tuples, lists and dicts)."""
-    from .._tensor import Tensor
 
     if isinstance(value, Tensor):
         yield value
@@ -292,7 +287,6 @@ class _Region:
 def _watching_modules(on_hook: Callable[[Any], None]) -> Iterator[None]:
     """Call ``on_hook(tensors)`` at every module forward pre-hook (its inputs) and forward hook
     (its output) while the block runs, before any other global hook."""
-    import engine.nn.modules.module as M
 
     pre = M.register_module_forward_pre_hook(lambda mod, args: on_hook(args))
     post = M.register_module_forward_hook(lambda mod, args, out: on_hook(out))
@@ -367,7 +361,6 @@ class _Frame:
     def recompute(self) -> None:
         """Re-run ``fn`` with grad enabled and the forward's RNG state, and give each stubbed node
         the backward of its recomputed twin; queue giving them up again after this backward."""
-        from .._tensor import Tensor
 
         region = _Region(current_sequence_nr())
         last = max(rank for rank, _, _ in self.stubbed)
@@ -449,7 +442,6 @@ def _meta(out_meta: tuple) -> str:
 def _checkpoint_without_reentrant(function: Callable, preserve: bool, context_fn: Callable,
                                   determinism_check: str, debug: bool, early_stop: bool,
                                   args: tuple, kwargs: dict) -> Any:
-    from .. import _random
 
     debug = _checkpoint_debug_enabled if _checkpoint_debug_enabled is not None else debug
     if debug and context_fn is not noop_context_fn:

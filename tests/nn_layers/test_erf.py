@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from engine.nn._functional._erf import erf
+from engine._ops._erf import erf
 
 
 def test_erf_matches_math_erf_to_double_precision():

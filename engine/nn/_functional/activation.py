@@ -10,10 +10,13 @@ import warnings
 import numpy as np
 
 import engine._ops.pointwise as pointwise
+import engine._ops.reduction as red
 import engine._ops.reduction as reduction
 
+from ... import _random
 from ..._ops._core import result, wrap_dim
-from ._erf import TWO_OVER_SQRT_PI, erf
+from ..._ops._erf import TWO_OVER_SQRT_PI, erf
+from ..._tensor import Tensor
 from ._utils import legacy_type_name
 
 tanh = pointwise.tanh
@@ -297,3 +300,21 @@ def glu(input, dim: int = -1):  # noqa: A002
         return (np.concatenate([g * s, g * a * s * (1 - s)], axis=d),)
 
     return result(out, "GluBackward0", (input,), backward, saved=(input,))
+
+
+def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1):
+    """A sample from the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` with
+    ``g ~ Gumbel(0, 1)``; ``hard`` returns the one-hot of the sample's argmax with the soft
+    sample's gradient (straight-through: ``y_hard - y_soft.detach() + y_soft``)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    x = logits._data
+    u = _random.uniform_array(x.shape, 0.0, 1.0, np.float64)
+    gumbels = Tensor._wrap((-np.log(-np.log1p(-u))).astype(x.dtype))  # -log(Exp(1))
+    y_soft = red.softmax(pointwise.div(pointwise.add(logits, gumbels), tau), dim)
+    if not hard:
+        return y_soft
+    d = wrap_dim(dim, x.ndim)
+    hot = np.zeros_like(x)
+    np.put_along_axis(hot, np.expand_dims(y_soft._data.argmax(axis=d), d), 1.0, axis=d)
+    return pointwise.add(pointwise.sub(Tensor._wrap(hot), y_soft.detach()), y_soft)

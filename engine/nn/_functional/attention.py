@@ -28,8 +28,7 @@ __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
 
 def _linear(x, weight, bias=None):
-    # Imported late: engine.nn.functional imports this module.
-    from ..functional import linear
+    from .linear import linear  # engine.nn's __init__ (run by its imports) imports this module
 
     return linear(x, weight, bias)
 

@@ -12,10 +12,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+import engine._ops.pointwise as pointwise
+import engine._ops.reduction as red
 import engine._ops.shape as shape_ops
 
 from ..._ops._core import result
+from ..._tensor import Size
 from ._utils import shape_str
+from .loss import _add_scalar
 
 
 def _check_param(name: str, t, c: int) -> None:
@@ -245,7 +249,6 @@ def _verify_spatial_size(size) -> None:
     for s in size[2:]:
         n *= s
     if n == 1:
-        from ..._tensor import Size
 
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {Size(size)!r}")
 
@@ -253,8 +256,8 @@ def _verify_spatial_size(size) -> None:
 def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):  # noqa: A002
     """``x / (k + alpha/size · Σ x²)^beta``, the sum over ``size`` neighbouring channels
     (zero-padded), composed from small ops as torch composes it."""
-    from .pooling import avg_pool2d
-    from .sampling import pad
+    from .pooling import avg_pool2d  # engine.nn's __init__ (run by its imports) imports this module
+    from .sampling import pad  # engine.nn's __init__ (run by its imports) imports this module
 
     dim = input.ndim
     if dim < 3:
@@ -273,3 +276,20 @@ def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.7
         div = avg_pool2d(div, (size, 1), stride=1).squeeze(1).view(*sizes)
     div = div.mul(alpha).add(k).pow(beta)
     return input / div
+
+
+def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):  # noqa: A002
+    """``x / sqrt(mean(x², last dims) + eps)`` (times ``weight``); ``eps`` defaults to the
+    dtype's machine epsilon, as in torch."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
+        raise RuntimeError(
+            f"Given normalized_shape={shape_str(shape)}, expected input with shape [*"
+            f"{', '.join(str(s) for s in shape)}], but got input of size{shape_str(input.shape)}"
+        )
+    eps_val = float(np.finfo(input._data.dtype).eps) if eps is None else float(eps)
+    dims = list(range(input.ndim - k, input.ndim))
+    ms = red.mean(pointwise.pow(input, 2), dims, keepdim=True)
+    out = pointwise.mul(input, pointwise.rsqrt(_add_scalar(ms, eps_val)))
+    return out if weight is None else pointwise.mul(out, weight)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import engine._ops.pointwise as pointwise
 import engine._ops.reduction as reduction
 
 from ... import _creation
@@ -104,7 +105,6 @@ def _scatter_backward(idx: np.ndarray, x_shape: tuple, spatial: int):
 # --- power-average pools: torch's composition ---------------------------------------------------
 
 def _lp_finish(out, norm_type: float, window: int):
-    import engine._ops.pointwise as pointwise
 
     return (pointwise.sign(out) * relu(out.abs())).mul(window).pow(1.0 / norm_type)
 

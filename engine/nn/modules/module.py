@@ -26,6 +26,7 @@ from typing import Any, Self
 import engine.autograd.grad_mode as grad_mode
 
 from ... import _dtype
+from ..._creation import empty_like
 from ..._tensor import Tensor, device
 from ...utils._backward_hook import BackwardHook
 from ...utils.hooks import RemovableHandle
@@ -503,7 +504,6 @@ class Module:
 
     def to_empty(self, *, device: Any, recurse: bool = True) -> Self:
         """Replace parameters and buffers by uninitialised tensors of the same shape."""
-        from ..._creation import empty_like
         return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def to(self, *args: Any, **kwargs: Any) -> Self:

@@ -16,6 +16,7 @@ import engine.nn._functional.attention as _attention
 import engine.nn.functional as F
 import engine.nn.init as init
 
+from ..._creation import full
 from ..._tensor import Tensor
 from .activation import GELU, ReLU
 from .attention import MultiheadAttention
@@ -31,7 +32,6 @@ __all__ = ["Transformer", "TransformerDecoder", "TransformerDecoderLayer", "Tran
 
 def _generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
     """(sz, sz) float mask: ``-inf`` above the diagonal (future positions), 0 elsewhere."""
-    from ..._creation import full
 
     return Tensor._wrap(np.triu(full((sz, sz), float("-inf"), dtype=dtype)._data, 1))
 

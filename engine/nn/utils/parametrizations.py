@@ -8,10 +8,13 @@ from typing import Any
 
 import numpy as np
 
+import engine._ops.linalg_more as linalg_more
+import engine._ops.shape as shape
 import engine.autograd.grad_mode as grad_mode
 import engine.nn.functional as F
 import engine.nn.utils.parametrize as parametrize
 
+from ... import _creation
 from ..._tensor import Tensor
 from ..modules.module import Module
 from .weight_norm import _weight_norm, norm_except_dim
@@ -56,7 +59,6 @@ def _householder_product(a: Tensor, tau: Tensor) -> Tensor:
 
 
 def engine_eye(n: int, m: int, dtype: Any) -> Tensor:
-    from ... import _creation
 
     return _creation.eye(n, m, dtype=dtype)
 
@@ -110,10 +112,7 @@ class _Orthogonal(Module):
         return q.mT if transposed else q
 
     def _skew_map(self, X: Tensor, n: int, k: int) -> Tensor:  # noqa: N803
-        import engine._ops.linalg_more as linalg_more
-        import engine._ops.shape as shape
 
-        from ... import _creation
 
         X = X.tril()  # noqa: N806
         if n != k:
@@ -131,9 +130,7 @@ class _Orthogonal(Module):
             return self._right_inverse(Q)
 
     def _right_inverse(self, Q: Tensor) -> Tensor:  # noqa: N803
-        import engine._ops.shape as shape
 
-        from ... import _creation
 
         if Q.shape != self.shape:
             raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
@@ -205,7 +202,6 @@ class _SpectralNorm(Module):
         self.dim = dim if dim >= 0 else dim + ndim
         self.eps = eps
         if ndim > 1:
-            from ... import _creation
 
             self.n_power_iterations = n_power_iterations
             weight_mat = self._reshape_weight_to_matrix(weight.detach())
@@ -250,7 +246,11 @@ def spectral_norm(module: Any, name: str = "weight", n_power_iterations: int = 1
     ``n_power_iterations`` of power iteration per training-mode access (torch's new-style
     ``parametrizations.spectral_norm``; buffers ``parametrizations.<name>.0._u``/``_v``).
     ``dim`` defaults to 1 for transposed convolutions, 0 otherwise."""
-    from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+    from ..modules.conv import (  # engine.nn's __init__ imports this module; these import engine.nn
+        ConvTranspose1d,
+        ConvTranspose2d,
+        ConvTranspose3d,
+    )
 
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):

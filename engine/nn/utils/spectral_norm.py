@@ -89,7 +89,11 @@ def spectral_norm(module: Any, name: str = "weight", n_power_iterations: int = 1
     """Divide ``module.<name>`` by its spectral norm, estimated by power iteration (``dim``
     defaults to 1 for transposed convolutions, 0 otherwise)."""
     if dim is None:
-        from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+        from ..modules.conv import (  # engine.nn's __init__ imports this module; conv imports engine.nn
+            ConvTranspose1d,
+            ConvTranspose2d,
+            ConvTranspose3d,
+        )
 
         dim = 1 if isinstance(module, ConvTranspose1d | ConvTranspose2d | ConvTranspose3d) else 0
     SpectralNorm.apply(module, name, n_power_iterations, dim, eps)

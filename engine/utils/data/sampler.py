@@ -16,6 +16,8 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from ... import _random
+from ..._ops.sampling import multinomial
+from ..._tensor import Tensor
 
 __all__ = [
     "BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler", "WeightedRandomSampler",
@@ -147,7 +149,6 @@ class WeightedRandomSampler(Sampler[int]):
 
     def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
                  generator: Any = None) -> None:
-        from ..._tensor import Tensor
 
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
@@ -165,7 +166,6 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def _index_array(self) -> np.ndarray:
-        from ..._ops.sampling import multinomial
 
         return multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)._data
 
