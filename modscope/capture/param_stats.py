@@ -327,20 +327,21 @@ def _checked_single(path: str, p: Any, old: np.ndarray | None) -> dict[str, Any]
 def grad_norm(tensors: list[Any]) -> tuple[float | None, bool]:
     """``(global gradient norm, whether a gradient holds a NaN/Inf)`` of ``tensors``' gradients
     (``t._grad._data``), as ``clip_grad_norm_`` measures it: what a light step records
-    (``capture.sampling``). One BLAS dot per gradient, no copy; the NaN/Inf search runs only when
-    the sum is not finite. ``None`` for the norm when no tensor has a gradient or it overflows."""
-    sq, seen = 0.0, False
-    grads = []
-    for t in tensors:
-        g = t._grad
-        if g is None:
-            continue
-        a = _in_memory_order(g._data)
-        grads.append(a)
-        sq += _sumsq(a) if a.dtype.kind == "f" and a.dtype.itemsize >= 4 else _sumsq(a.astype(np.float64))
-        seen = True
-    if not seen:
+    (``capture.sampling``). ``None`` for the norm when no tensor has a gradient or it overflows."""
+    return arrays_norm([g._data for g in (t._grad for t in tensors) if g is not None])
+
+
+def arrays_norm(arrays: list[np.ndarray]) -> tuple[float | None, bool]:
+    """``grad_norm`` of the gradients' arrays: one BLAS dot each, no copy; the NaN/Inf search
+    runs only when the sum is not finite."""
+    if not arrays:
         return None, False
+    sq = 0.0
+    flat = []
+    for a in arrays:
+        a = _in_memory_order(a)
+        flat.append(a)
+        sq += _sumsq(a) if a.dtype.kind == "f" and a.dtype.itemsize >= 4 else _sumsq(a.astype(np.float64))
     if math.isfinite(sq):
         return math.sqrt(sq), False
-    return None, any(not np.isfinite(a).all() for a in grads if a.dtype.kind == "f")
+    return None, any(not np.isfinite(a).all() for a in flat if a.dtype.kind == "f")

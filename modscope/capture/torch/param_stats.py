@@ -41,7 +41,7 @@ from typing import Any
 import torch
 
 from ...events.schema import finite_or_none
-from ..param_stats import StatsPlan
+from ..param_stats import StatsPlan, arrays_norm
 from .summaries import numpy_readable
 
 CHUNK = 64  # values per chunk: each chunk summed along its row, then the chunks per tensor
@@ -315,6 +315,8 @@ def grad_norm(tensors: list[torch.Tensor]) -> tuple[float | None, bool]:
     grads = [g for g in (t.grad for t in tensors) if g is not None]
     if not grads:
         return None, False
+    if all(map(numpy_readable, grads)):  # CPU: one BLAS dot per gradient (a third of _foreach_norm's time)
+        return arrays_norm([g.detach().numpy() for g in grads])
     dense = [g.to_dense() if g.layout != torch.strided else g for g in grads]
     with torch.no_grad():
         try:
