@@ -1,0 +1,203 @@
+"""What watching a long run costs (issue 31, "cost on long runs"), by hand:
+
+a 60-step training loop in a fresh process, timed by the script itself around the loop (process
+start, imports and the trace's start before the loop are not counted; the trace's first step is),
+under each way of running it:
+
+- ``plain``, twice (``plain A/A``: the noise floor of one launch against another);
+- ``record``: ``python -m modscope record --trace-file F script`` with modscope's defaults
+  (``--every 50``: the first 2 steps and every 50th watched in full, the others light);
+- ``record --full``: every step in full;
+- ``run``: what ``modscope run`` does without its screen: the child (``modscope.capture.child``)
+  streaming to a ``SocketSource`` in this process that folds every event into the TUI's
+  ``SessionState`` (the live view's own path), defaults, and ``run --full``;
+- ``4 no-op hooks``: the plain script with four no-op torch hooks on every module (forward pre,
+  forward, full backward pre, full backward): the floor any per-module hook observer pays.
+
+Models: ``gpt2``, transformers' ``GPT2LMHeadModel`` with a small config (2 layers, 128 wide, 4 heads,
+vocabulary 1,000, batch 8 x 64 tokens, AdamW, random weights; ``pip install transformers``, a
+bench-only extra), and ``engine``, the demo's MNIST ``Net`` on the bundled engine (batch 64 of random
+digits, SGD; no hook floor: the engine's hooks are not torch's). One BLAS/torch thread everywhere.
+
+Launches run in rounds, each round in a new random order; the table gives per variant the median
+over rounds of the loop's CPU time (the process's: a writer thread's work counts; waiting for the
+CPU on a shared machine does not) and of its wall time, and the median of the per-round ratios to
+that round's first plain launch (the machine's load moves between rounds more than within one).
+
+Run: ``.venv/bin/python bench/bench_long_run.py [--model gpt2|engine|both] [--rounds 5] [--steps 60]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import _common  # noqa: F401 - one BLAS thread, before NumPy or torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SCRIPT = '''
+import os, sys, time
+model_name, steps, hooks = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "hooks"
+if model_name == "gpt2":
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+    from transformers.utils import logging
+    logging.set_verbosity_error()
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=128, n_head=4, n_positions=64, vocab_size=1000))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    x = torch.randint(0, 1000, (8, 64))
+    def step():
+        out = model(x, labels=x)
+        opt.zero_grad()
+        out.loss.backward()
+        opt.step()
+else:
+    import engine as torch
+    import engine.nn.functional as F
+    from modscope.examples.mnist_net import Net
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
+    x, y = torch.randn(64, 1, 28, 28), torch.randint(0, 10, (64,))
+    def step():
+        opt.zero_grad()
+        loss = F.nll_loss(model(x), y)
+        loss.backward()
+        opt.step()
+if hooks:
+    import warnings
+    warnings.simplefilter("ignore")  # torch warns that hooks on a ModelOutput-returning module never fire
+    def noop(*args):
+        return None
+    for m in model.modules():
+        m.register_forward_pre_hook(noop)
+        m.register_forward_hook(noop)
+        m.register_full_backward_pre_hook(noop)
+        m.register_full_backward_hook(noop)
+cpu, wall = time.process_time(), time.perf_counter()
+for _ in range(steps):
+    step()
+print(f"LOOP cpu={time.process_time() - cpu:.6f} wall={time.perf_counter() - wall:.6f}", flush=True)
+'''
+
+_LOOP = re.compile(r"LOOP cpu=([\d.]+) wall=([\d.]+)")
+
+
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                "PYTHONPATH": str(ROOT)})
+    env.pop("MODSCOPE_DETAIL", None)
+    env.update(extra or {})
+    return env
+
+
+def _parse(output: str, what: str) -> tuple[float, float]:
+    m = _LOOP.search(output)
+    if m is None:
+        raise RuntimeError(f"{what}: no LOOP line in its output:\n{output[-2000:]}")
+    return float(m.group(1)), float(m.group(2))
+
+
+def launch(cmd: list[str], what: str) -> tuple[float, float]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=1800)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{what} failed ({proc.returncode}):\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+    return _parse(proc.stdout + proc.stderr, what)
+
+
+def launch_live(script: str, args: list[str], trace: str, detail: str) -> tuple[float, float]:
+    """``modscope run`` without its screen: the child streaming to a socket source folding
+    every event into the TUI's state, as the app's source does."""
+    from modscope.views.tui.sources import ChildProcess, SocketSource
+    from modscope.views.tui.state import SessionState
+
+    source = SocketSource()
+    state = SessionState()
+    source.start(state)
+    os.environ.update(_env({"MODSCOPE_DETAIL": detail}))
+    try:
+        child = ChildProcess(source, script, args, trace, backend="auto")
+        child.proc.wait(timeout=1800)
+        done = threading.Event()
+        threading.Timer(0.5, done.set).start()  # the reader thread takes the last lines
+        done.wait()
+        output = "\n".join(child.log)
+    finally:
+        os.environ.pop("MODSCOPE_DETAIL", None)
+        source.stop()
+    if child.proc.returncode != 0:
+        raise RuntimeError(f"run ({detail}) failed ({child.proc.returncode}):\n{output[-2000:]}")
+    if state.events_total == 0:
+        raise RuntimeError(f"run ({detail}): the viewer's state folded no event")
+    return _parse(output, f"run ({detail})")
+
+
+def variants(model: str, script: str, steps: int, folder: str) -> dict[str, callable]:
+    py = sys.executable
+    args = [model, str(steps), "none"]
+    trace = os.path.join(folder, f"{model}.jsonl.gz")
+    out = {
+        "plain": lambda: launch([py, script, *args], "plain"),
+        "plain A/A": lambda: launch([py, script, *args], "plain A/A"),
+        "record (defaults)": lambda: launch([py, "-m", "modscope", "record", "--trace-file", trace, script, *args],
+                                            "record"),
+        "record --full": lambda: launch([py, "-m", "modscope", "record", "--full", "--trace-file", trace, script,
+                                         *args], "record --full"),
+        "run (defaults)": lambda: launch_live(script, args, trace, "every=50,first=2"),
+        "run --full": lambda: launch_live(script, args, trace, "full"),
+    }
+    if model == "gpt2":
+        out["4 no-op hooks"] = lambda: launch([py, script, model, str(steps), "hooks"], "4 no-op hooks")
+    return out
+
+
+def bench(model: str, rounds: int, steps: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-long-run-") as folder:
+        script = os.path.join(folder, "train.py")
+        Path(script).write_text(SCRIPT)
+        cands = variants(model, script, steps, folder)
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cands}
+        order = list(cands)
+        shuffle = random.Random(0).shuffle
+        for r in range(rounds):
+            shuffle(order)
+            for name in order:
+                samples[name].append(cands[name]())
+            print(f"  round {r + 1}/{rounds} done", file=sys.stderr, flush=True)
+    base = samples["plain"]
+    print(f"\n{model}: {steps}-step loop, {rounds} rounds (median; ratio: median of per-round ratios to plain)")
+    print(f"{'variant':<20} {'cpu s':>8} {'ratio':>7} {'wall s':>8} {'ratio':>7}")
+    for name, s in samples.items():
+        cpu = statistics.median(c for c, _ in s)
+        wall = statistics.median(w for _, w in s)
+        rc = statistics.median(c / b[0] for (c, _), b in zip(s, base, strict=True))
+        rw = statistics.median(w / b[1] for (_, w), b in zip(s, base, strict=True))
+        print(f"{name:<20} {cpu:8.3f} {rc:7.3f} {wall:8.3f} {rw:7.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", choices=("gpt2", "engine", "both"), default="both")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=60)
+    opts = parser.parse_args()
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1, 5, 15 min)")
+    for model in (("gpt2", "engine") if opts.model == "both" else (opts.model,)):
+        bench(model, opts.rounds, opts.steps)
+
+
+if __name__ == "__main__":
+    main()
