@@ -1,13 +1,13 @@
 """The optimizer's side of a trace: ``step`` and ``params`` events.
 
 The optimizer step pre-hook snapshots the parameters (for update ratios); the post-hook emits
-the ``step`` event with the learning rates, then the ``params`` event (norm, grad norm, update
-ratio, mean, std, NaN/Inf of every parameter, then of every buffer), and ends the step. In a
-rank of several each parameter also gets ``fp``, a fingerprint of its value bytes
-(``param_stats.fingerprint``): data-parallel ranks hold bitwise-equal parameters after every step, so the first
-step and parameter whose fingerprints part on two ranks is where they diverged. The
-statistics come from the backend's ``stats_plan``, made once per parameter list.
-``ParamEvents`` is that part of ``Trace``.
+the ``step`` event with the learning rates (and ``state_bytes``, what the optimizer's state
+tensors hold), then the ``params`` event (norm, grad norm, update ratio, mean, std, NaN/Inf of
+every parameter, then of every buffer), and ends the step. In a rank of several each parameter
+also gets ``fp``, a fingerprint of its value bytes (``param_stats.fingerprint``): data-parallel
+ranks hold bitwise-equal parameters after every step, so the first step and parameter whose
+fingerprints part on two ranks is where they diverged. The statistics come from the backend's
+``stats_plan``, made once per parameter list. ``ParamEvents`` is that part of ``Trace``.
 """
 
 from __future__ import annotations
@@ -46,12 +46,28 @@ class ParamEvents:
             self._opt_steps[id(optimizer)] = index + 1
             lrs = [finite_or_none(float(g["lr"])) for g in optimizer.param_groups]
             # what every step records, full or light: loss, time, gradient norm, NaN/Inf (``sampling``)
-            self._emit_step_event(type(optimizer).__name__, index, lrs, self._plans[id(optimizer)][0].tensors)
+            self._emit_step_event(type(optimizer).__name__, index, lrs, self._plans[id(optimizer)][0].tensors,
+                                  state_bytes=self._state_bytes(optimizer))
             if self._full or self._fingerprints:  # a rank of several: its fingerprints at every step
                 self._emit_params(id(optimizer))
             self._advance()
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="optimizer step post hook")
+
+    def _state_bytes(self, optimizer: Any) -> int:
+        """Bytes of the tensors the optimizer keeps per parameter (Adam's two moments, SGD's
+        momentum buffers), for the summary's memory block: summed again only when the number of
+        parameters with state changes (optimizers make it on their first step), so a step pays a
+        ``len``."""
+        state = optimizer.state
+        cache = self.__dict__.setdefault("_state_sizes", {})
+        known = cache.get(id(optimizer))
+        if known is not None and known[0] == len(state):
+            return known[1]
+        total = sum(v.nbytes for entry in state.values() if isinstance(entry, dict)
+                    for v in entry.values() if hasattr(v, "nbytes") and not isinstance(v, (int, float)))
+        cache[id(optimizer)] = (len(state), int(total))
+        return int(total)
 
     def _emit_params(self, optimizer: int | None) -> None:
         """Parameters (with update ratios after an optimizer step, whose pre-hook took a

@@ -88,10 +88,11 @@ KINDS = tuple(FIELDS)
 # was watched (``capture.sampling``): ``detail`` ``"full"`` (module events, ``params``) or
 # ``"light"`` (per-module hooks detached: only this event), ``why`` a full step was full, ``loss``
 # (the scalar ``backward`` was called on), ``grad_norm`` (global, over the optimizer's
-# parameters), ``nonfinite`` (a NaN/Inf in a gradient) and ``dur_ns`` (since the previous step's end).
+# parameters), ``nonfinite`` (a NaN/Inf in a gradient), ``dur_ns`` (since the previous step's end)
+# and ``state_bytes`` (what the optimizer's state tensors hold: the summary's memory block).
 OPTIONAL_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
     "step": {"detail": (str,), "why": (str,), "loss": _OPT_NUM, "grad_norm": _OPT_NUM, "nonfinite": (bool,),
-             "dur_ns": (int,)},
+             "dur_ns": (int,), "state_bytes": (int,)},
 }
 DETAILS = ("full", "light")
 MODULE_EVENTS = ("forward_pre", "forward", "backward_pre", "backward")

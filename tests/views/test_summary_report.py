@@ -141,6 +141,34 @@ def _memory(tr) -> dict[str, str]:
     return rows
 
 
+def test_the_memory_block_measures_the_optimizers_state():
+    torch = pytest.importorskip("torch")
+    model = tied(torch)
+    model.enc.requires_grad_(False)
+    opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad])
+    tr = run(torch, model, torch.randn(2, 16), optimizer=lambda _: opt)
+    state = sum(t.nbytes for s in opt.state.values() for t in s.values())
+    step = next(e for e in tr.events if e["kind"] == "step")
+    assert step["state_bytes"] == state == 2 * 4 * (272 + 136) + 4 * 4  # two moments, four step counters
+    memory = _memory(tr)
+    params = sum(p.numel() for p in model.parameters())
+    assert memory["parameters"].startswith(f"{params * 4 / 1024:.1f} KiB")
+    assert memory["gradients"].startswith(f"{(params - 272) * 4 / 1024:.1f} KiB")  # trainable only
+    assert memory["optimizer state"].startswith(f"{state / 1024:.1f} KiB") and "measured" in memory["optimizer state"]
+    assert memory["total"].endswith("the items above")
+
+
+
+
+def test_an_optimizer_without_state_takes_none(lib):
+    tr = run(lib, tied(lib), lib.randn(2, 16), optimizer=lambda p: lib.optim.SGD(p, lr=0.1))  # no momentum
+    assert _memory(tr)["optimizer state"].startswith("0 B")
+    momentum = run(lib, tied(lib), lib.randn(2, 16), optimizer=lambda p: lib.optim.SGD(p, lr=0.1, momentum=0.9))
+    params = sum(e["numel"] for e in next(e for e in momentum.events if e["kind"] == "model")["params"])
+    step = next(e for e in momentum.events if e["kind"] == "step")
+    assert step["state_bytes"] == (params - 12) * 4  # a momentum buffer per parameter with a gradient (not unused's)
+
+
 def test_the_memory_block_says_what_it_does_not_know(lib):
     tr = run(lib, tied(lib), lib.randn(2, 16))  # no optimizer
     memory = _memory(tr)
