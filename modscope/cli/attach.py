@@ -51,9 +51,12 @@ def _run(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as e:
         return _fail(str(e))
     from ..views.tui.app import ModscopeApp
+    from ..views.tui.driver import typeahead_driver
 
+    app = ModscopeApp(source)
+    typeahead_driver(app)  # keys typed after q reach the shell
     try:
-        ModscopeApp(source).run()
+        app.run()
     finally:
         source.stop()
     return 0
