@@ -249,9 +249,9 @@ def memory_lines(events: list[dict], model: dict, rows: list[Row]) -> list[tuple
     if measured is not None:
         optimizer = (measured["state_bytes"], f"{measured['optimizer']}'s state tensors, measured after its step")
     elif steps:
-        optimizer = (None, f"unknown: the trace of {steps[-1]['optimizer']}'s step does not say")
+        optimizer = (None, f"the trace of {steps[-1]['optimizer']}'s step does not say")
     else:
-        optimizer = (None, "unknown: no optimizer step in this trace (Adam keeps 2 values per trainable "
+        optimizer = (None, "no optimizer step in this trace (Adam keeps 2 values per trainable "
                            "parameter, SGD with momentum 1)")
     graph = any(e["kind"] == "graph" for e in events)
     saved = sum(r.saved for r in rows if r.parent is None and r.called)
@@ -262,7 +262,7 @@ def memory_lines(events: list[dict], model: dict, rows: list[Row]) -> list[tuple
         ("optimizer state", *optimizer),
         ("saved for backward", saved if graph else None,
          "the tensors the traced forward's autograd graph kept (outputs included), from its graph event"
-         if graph else "unknown: no autograd graph recorded (graph=False, or no forward needed a gradient)"),
+         if graph else "no autograd graph recorded (graph=False, or no forward needed a gradient)"),
     ]
 
 
