@@ -225,3 +225,12 @@ def test_the_html_summary_says_no_backward_too(lib):
     bwd = [row.split("<td>")[-2].removesuffix("</td>") for row in rows]  # the column before Saved for bwd
     assert bwd[0] == bwd[1] == "—" and bwd[3].replace(".", "").isdigit()
     assert "no backward of its own" in html
+
+
+def test_saved_for_backward_is_unknown_without_a_graph(lib):
+    model = tied(lib)
+    with modscope.trace(model, graph=False) as tr:
+        model(lib.randn(2, 16)).sum().backward()
+    memory = _memory(tr)
+    assert memory["saved for backward"].startswith("unknown") and "no autograd graph" in memory["saved for backward"]
+    assert "saved for backward" in memory["total"]  # at least: optimizer state, saved for backward unknown
