@@ -177,7 +177,14 @@ def bench(model: str, rounds: int, steps: int) -> None:
             for name in order:
                 samples[name].append(cands[name]())
             print(f"  round {r + 1}/{rounds} done", file=sys.stderr, flush=True)
+            if r + 1 < rounds:  # what a long run has so far, should it be stopped
+                table(model, steps, samples)
+    table(model, steps, samples)
+
+
+def table(model: str, steps: int, samples: dict[str, list[tuple[float, float]]]) -> None:
     base = samples["plain"]
+    rounds = len(base)
     print(f"\n{model}: {steps}-step loop, {rounds} rounds (median; ratio: median of per-round ratios to plain)")
     print(f"{'variant':<20} {'cpu s':>8} {'ratio':>7} {'wall s':>8} {'ratio':>7}")
     for name, s in samples.items():
@@ -185,7 +192,7 @@ def bench(model: str, rounds: int, steps: int) -> None:
         wall = statistics.median(w for _, w in s)
         rc = statistics.median(c / b[0] for (c, _), b in zip(s, base, strict=True))
         rw = statistics.median(w / b[1] for (_, w), b in zip(s, base, strict=True))
-        print(f"{name:<20} {cpu:8.3f} {rc:7.3f} {wall:8.3f} {rw:7.3f}")
+        print(f"{name:<20} {cpu:8.3f} {rc:7.3f} {wall:8.3f} {rw:7.3f}", flush=True)
 
 
 def main() -> None:
