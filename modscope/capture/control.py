@@ -141,10 +141,12 @@ class Controller:
         light = kind == "step" and event.get("detail") == "light"
         if light:
             self._light_step(event)
-        if self.pause_requested and not getattr(self.trace, "_batch_rest", 0):
+        if self.pause_requested and not getattr(self.trace, "_batch_rest", 0) and kind != "step":
             # Module events reach the observer at their step's end (unless ``immediate``): that
             # step has run already, so the pause waits for the last event of the batch. The
-            # paused step is then complete on screen, and a single step runs the next one.
+            # paused step is then complete on screen, and a single step runs the next one. Not
+            # on an optimizer's ``step`` event: its ``params`` event follows at once, and the
+            # step boundary is after it (ranks are held there, and ``n`` runs the next step).
             return "paused from the viewer"
         if kind == "forward_pre" and event["path"] in self.break_modules:
             return f"breakpoint: forward of module {event['path'] or '(root)'}"
@@ -155,6 +157,8 @@ class Controller:
                 return "paused from the viewer"
             if self.step_mode:
                 return f"stepped: step {event['step']} done"
+            if self.until_step is not None and event["step"] >= self.until_step:
+                return f"held at the end of step {event['step']} with the other ranks"
         if kind == "params":
             if self.break_grad_norm is not None:
                 limit = self.break_grad_norm

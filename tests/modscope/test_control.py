@@ -349,3 +349,13 @@ def test_a_pause_from_the_viewer_waits_for_the_steps_parameters():
     send(c, cmd="pause")
     assert c._reason({"kind": "step", "step": 4, "optimizer": "SGD", "index": 4, "lrs": [0.1]}) == ""
     assert c._reason({"kind": "params", "step": 4, "items": []}) == "paused from the viewer"
+
+
+def test_resume_until_holds_at_a_light_steps_step_event():
+    # a light step (capture.sampling) sends no params event: its step event ends it
+    c = Controller()
+    c.trace = type("Trace", (), {"_batch_rest": 0, "immediate": False})()
+    send(c, cmd="resume", until=5)
+    light = {"kind": "step", "optimizer": "SGD", "index": 0, "lrs": [0.1], "detail": "light"}
+    assert c._reason({**light, "step": 4}) == ""
+    assert c._reason({**light, "step": 5}) == "held at the end of step 5 with the other ranks"

@@ -295,3 +295,14 @@ async def test_a_replay_of_a_run_of_several_ranks_opens_every_rank(events, tmp_p
 
 def test_fixture_is_json(events):
     json.dumps(two_ranks(events))  # (what a socket would carry)
+
+
+def test_a_light_steps_step_event_is_its_boundary():
+    board = RankBoard(clock=lambda: 0.0)
+    base = {"v": 1, "seq": 0, "t": 0, "world_size": 2, "optimizer": "SGD", "index": 0, "lrs": [0.1]}
+    board.saw({**base, "kind": "step", "step": 7, "rank": 1, "detail": "light"})
+    assert board.last[1].params_step == 7
+    hold = RankHold()
+    hold.start()
+    states = {0: _Rank("paused", 6), 1: _Rank("running", 7)}
+    assert hold.settle(board, states)[0] == {"cmd": "resume", "until": 8}

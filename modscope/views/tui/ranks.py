@@ -79,9 +79,12 @@ class RankBoard:
             last.status = event["state"]
         elif kind == "end":
             last.status, last.ended = "ended", f"ended ({event['status']})"
-        elif kind == "params":
-            last.params_step = event["step"]
-            self._fold_params(rank, event)
+        elif kind in ("step", "params"):
+            # the step boundary is passed once the optimizer's step event comes (a light step,
+            # ``capture.sampling``, sends no params event)
+            last.params_step = max(event["step"], last.params_step if last.params_step is not None else -1)
+            if kind == "params":
+                self._fold_params(rank, event)
         self.rev += 1
 
     def gone(self, rank: int, reason: str) -> None:
