@@ -2,11 +2,16 @@
 
 Code written for torch runs after ``import engine as torch``. Map of the package:
 
-- ``_tensor.py``      the Tensor class (attributes, in-place rules, operators)
-- ``_ops/``           every differentiable op with its backward, grouped by kind
-- ``autograd/``       graph nodes, the backward executor, grad mode, custom Function
-- ``_creation.py``    factories (tensor, zeros, randn, arange, ...)
-- ``utils/hooks.py``  RemovableHandle
+- ``_tensor.py``          the Tensor class: storage, autograd state, in-place rules; it imports no op
+- ``_ops/``               every differentiable op with its backward, grouped by kind; each imports Tensor
+- ``_tensor_methods.py``  Tensor's methods that run ops (operators, reductions, shapes, ...), bound once
+- ``autograd/``           graph nodes, the backward executor, grad mode, custom Function
+- ``_creation.py``        factories (tensor, zeros, randn, arange, ...)
+- ``utils/hooks.py``      RemovableHandle, BackwardHook (torch.utils.hooks)
+
+Dependencies run one way: ``autograd.graph`` <- ``_tensor`` <- ``_ops/*`` <- ``_tensor_methods``,
+``nn``, ``optim``, ... (``scripts/engine_imports.py`` measures it; tests/engine/test_structure.py
+holds the limits).
 """
 
 from __future__ import annotations
@@ -165,10 +170,10 @@ from ._ops.fft import angle, complex, conj, imag, real, view_as_complex, view_as
 from ._ops.gamma import digamma, lgamma, mvlgamma, polygamma
 from ._ops.indexing import gather, index_select, masked_select, nonzero, select, take_along_dim, where
 from ._ops.linalg import addmm, bmm, cdist, cross, dot, einsum, matmul, mm, mv, outer
-from ._ops.linalg_more import (
+from ._ops.linalg_decompositions import (
     cholesky_deprecated as cholesky,
 )
-from ._ops.linalg_more import (
+from ._ops.linalg_decompositions import (
     cholesky_inverse,
     cholesky_solve,
     det,
@@ -179,8 +184,8 @@ from ._ops.linalg_more import (
     pinverse,
     slogdet,
 )
-from ._ops.linalg_more import qr_torch as qr
-from ._ops.linalg_more import svd_torch as svd
+from ._ops.linalg_decompositions import qr_torch as qr
+from ._ops.linalg_decompositions import svd_torch as svd
 from ._ops.misc import (
     addbmm,
     addmv,
@@ -408,7 +413,7 @@ from ._ops.special import (
     sinh,
     xlogy,
 )
-from ._ops.special_more import i0
+from ._ops.special_functions import i0
 from ._ops.tensor_more import (
     bitwise_left_shift,
     bitwise_right_shift,

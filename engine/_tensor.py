@@ -1,7 +1,11 @@
 """``engine.Tensor``: a NumPy array plus autograd bookkeeping, with torch's names and rules.
 
+This file imports no op: every op module imports ``Tensor`` from here, and the methods that run
+ops (arithmetic, reductions, shapes, indexing, conversions) are written in ``_tensor_methods.py``
+and bound onto the class once, so dependencies run one way.
+
 Where to look:
-- ops and their backward formulas: ``engine/_ops/*`` (bound as methods at the bottom);
+- ops and their backward formulas: ``engine/_ops/*``; the methods calling them: ``_tensor_methods.py``;
 - the graph and hooks: ``engine/autograd/graph.py``; running it backwards: ``executor.py``;
 - in-place updates (version counters, leaf checks, ``CopySlices`` for views): ``_inplace``.
 """

@@ -28,7 +28,7 @@ from ._ops import (
     gamma,
     indexing,
     linalg,
-    linalg_more,
+    linalg_decompositions,
     misc,
     pointwise,
     reduction,
@@ -37,7 +37,7 @@ from ._ops import (
     shape_composite,
     sorting,
     special,
-    special_more,
+    special_functions,
     tensor_more,
 )
 from ._size import broadcast_error
@@ -188,7 +188,7 @@ class _TensorMethods:
     def digamma_(self): return self._inplace_unary(gamma.digamma)  # noqa: E704
     def polygamma_(self, n): return self._inplace_unary(lambda t: gamma.polygamma(n, t))  # noqa: E704
     def mvlgamma_(self, p): return self._inplace_unary(gamma.mvlgamma, p)  # noqa: E704
-    def i0_(self): return self._inplace_unary(special_more.i0)  # noqa: E704
+    def i0_(self): return self._inplace_unary(special_functions.i0)  # noqa: E704
     def polygamma(self, n): return gamma.polygamma(n, self)  # noqa: E704
     def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):  # noqa: E704
         return self._inplace_unary(special.nan_to_num, nan, posinf, neginf)
@@ -340,7 +340,7 @@ class _TensorMethods:
     arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
     deg2rad, rad2deg, hypot, logaddexp, xlogy, signbit = (special.deg2rad, special.rad2deg, special.hypot,
                                                           special.logaddexp, special.xlogy, special.signbit)
-    lgamma, digamma, mvlgamma, i0 = gamma.lgamma, gamma.digamma, gamma.mvlgamma, special_more.i0
+    lgamma, digamma, mvlgamma, i0 = gamma.lgamma, gamma.digamma, gamma.mvlgamma, special_functions.i0
     eq, ne, lt, le, gt, ge = (pointwise.eq, pointwise.ne, pointwise.lt, pointwise.le,
                               pointwise.gt, pointwise.ge)
     logical_and, logical_or, logical_xor = (pointwise.logical_and, pointwise.logical_or,
@@ -393,17 +393,19 @@ class _TensorMethods:
     index_fill, index_copy, masked_scatter, index_put = (misc.index_fill, misc.index_copy, misc.masked_scatter,
                                                          misc.index_put)
     baddbmm, addbmm, addmv, addr = misc.baddbmm, misc.addbmm, misc.addmv, misc.addr
-    det, slogdet, logdet, inverse = linalg_more.det, linalg_more.slogdet, linalg_more.logdet, linalg_more.inverse
-    svd, pinverse, matrix_power = linalg_more.svd_torch, linalg_more.pinverse, linalg_more.matrix_power
-    matrix_exp = linalg_more.matrix_exp
-    qr, cholesky_solve = linalg_more.qr_torch, linalg_more.cholesky_solve
-    cholesky_inverse = linalg_more.cholesky_inverse
+    det, slogdet = linalg_decompositions.det, linalg_decompositions.slogdet
+    logdet, inverse = linalg_decompositions.logdet, linalg_decompositions.inverse
+    svd, pinverse = linalg_decompositions.svd_torch, linalg_decompositions.pinverse
+    matrix_power = linalg_decompositions.matrix_power
+    matrix_exp = linalg_decompositions.matrix_exp
+    qr, cholesky_solve = linalg_decompositions.qr_torch, linalg_decompositions.cholesky_solve
+    cholesky_inverse = linalg_decompositions.cholesky_inverse
     inner, dist, diag_embed, diagflat, ravel, msort = (misc.inner, misc.dist, misc.diag_embed, misc.diagflat,
                                                        misc.ravel, misc.msort)
     fmax, fmin, logaddexp2, float_power = misc.fmax, misc.fmin, misc.logaddexp2, misc.float_power
     swapdims = misc.swapdims
     isposinf, isneginf, argwhere = misc.isposinf, misc.isneginf, misc.argwhere
-    cholesky = linalg_more.cholesky_deprecated
+    cholesky = linalg_decompositions.cholesky_deprecated
 
     def where(self, condition: Any, other: Any) -> Tensor:
         return indexing.where(condition, self, other)

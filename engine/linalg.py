@@ -2,12 +2,12 @@
 
 A real submodule, so ``import engine.linalg`` and ``from engine.linalg import solve`` work as
 they do for torch. The ops live in ``engine._ops.linalg_api`` (norms, cross, svdvals) and
-``engine._ops.linalg_more`` (det, inv, solve, cholesky, qr, eigh, svd, pinv, lstsq, ...).
+``engine._ops.linalg_decompositions`` (det, inv, solve, cholesky, qr, eigh, svd, pinv, lstsq, ...).
 """
 
 from ._ops.linalg import matmul
 from ._ops.linalg_api import cross, matrix_norm, norm, svdvals, vector_norm
-from ._ops.linalg_more import (
+from ._ops.linalg_decompositions import (
     LinAlgError,
     cholesky,
     cholesky_ex,

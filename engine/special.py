@@ -4,7 +4,7 @@ engine already has (expit is sigmoid, gammaln is lgamma, psi is digamma, ...).
 
 A real submodule, so ``import engine.special`` and ``from engine.special import gammaln`` work as
 they do for torch. The ops live in ``engine._ops.gamma`` (lgamma, digamma, polygamma, mvlgamma,
-zeta, gammainc/gammaincc), ``engine._ops.special_more`` (erfcx, entr, ndtr, ndtri, log_ndtr, i0/i0e/i1/i1e,
+zeta, gammainc/gammaincc), ``engine._ops.special_functions`` (erfcx, entr, ndtr, ndtri, log_ndtr, i0/i0e/i1/i1e,
 xlog1py) and the existing ``pointwise``/``special``/``reduction`` modules.
 """
 
@@ -17,7 +17,7 @@ from ._ops.gamma import digamma, gammainc, gammaincc, polygamma, zeta
 from ._ops.gamma import lgamma as gammaln
 from ._ops.gamma import mvlgamma as _mvlgamma
 from ._ops.special import erf, erfc, erfinv, exp2, logit, sinc, xlogy
-from ._ops.special_more import entr, erfcx, i0, i0e, i1, i1e, log_ndtr, ndtr, ndtri, xlog1py
+from ._ops.special_functions import entr, erfcx, i0, i0e, i1, i1e, log_ndtr, ndtr, ndtri, xlog1py
 from ._tensor import Tensor
 
 psi = digamma

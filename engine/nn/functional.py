@@ -9,6 +9,7 @@ from ._functional.activation import (
     gelu,
     glu,
     gumbel_softmax,
+    hardshrink,
     hardsigmoid,
     hardswish,
     hardtanh,
@@ -16,18 +17,22 @@ from ._functional.activation import (
     log_softmax,
     logsigmoid,
     mish,
+    prelu,
     relu,
     relu6,
+    rrelu,
     selu,
     sigmoid,
     silu,
     softmax,
+    softmin,
     softplus,
+    softshrink,
     softsign,
     tanh,
     tanhshrink,
+    threshold,
 )
-from ._functional.activation_more import hardshrink, prelu, rrelu, softmin, softshrink, threshold
 from ._functional.attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._functional.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ._functional.ctc import ctc_loss
@@ -37,21 +42,19 @@ from ._functional.linear import bilinear, linear
 from ._functional.loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
-    cross_entropy,
-    l1_loss,
-    mse_loss,
-    nll_loss,
-)
-from ._functional.loss_more import (
     cosine_embedding_loss,
+    cross_entropy,
     gaussian_nll_loss,
     hinge_embedding_loss,
     huber_loss,
     kl_div,
+    l1_loss,
     margin_ranking_loss,
+    mse_loss,
     multi_margin_loss,
     multilabel_margin_loss,
     multilabel_soft_margin_loss,
+    nll_loss,
     poisson_nll_loss,
     smooth_l1_loss,
     soft_margin_loss,
@@ -69,7 +72,7 @@ from ._functional.pooling import (
     max_pool2d,
 )
 from ._functional.pooling3d import adaptive_max_pool1d, avg_pool3d, max_pool3d
-from ._functional.pooling_more import (
+from ._functional.pooling_adaptive3d_lp_fractional import (
     adaptive_avg_pool3d,
     adaptive_max_pool3d,
     adaptive_max_pool3d_with_indices,

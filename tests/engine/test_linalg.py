@@ -1,4 +1,4 @@
-"""engine.linalg's decompositions and solvers (engine/_ops/linalg_more.py) against torch:
+"""engine.linalg's decompositions and solvers (engine/_ops/linalg_decompositions.py) against torch:
 values, gradients, grad_fn names and errors; finite-difference gradchecks without torch.
 
 Eigen- and singular vectors are only defined up to sign, so the cases compare (and

@@ -1,4 +1,4 @@
-"""engine.special and the gamma family (engine/_ops/gamma.py, engine/_ops/special_more.py):
+"""engine.special and the gamma family (engine/_ops/gamma.py, engine/_ops/special_functions.py):
 values against torch over wide ranges (negative non-integers, near poles, large x) in float32
 and float64, torch's values at poles/inf/NaN, gradients against torch and finite differences,
 grad_fn names, Tensor methods and torch's errors."""

@@ -1,4 +1,5 @@
-"""dropout and dropout2d: multiply by a scaled Bernoulli mask (``MulBackward0``, as torch records).
+"""dropout, dropout1d/2d/3d, alpha_dropout and feature_alpha_dropout:
+multiply by a scaled Bernoulli mask (``MulBackward0``, as torch records).
 
 Elements (or, for dropout2d, whole channels) are kept with probability ``1 - p`` and scaled by
 ``1 / (1 - p)`` so the expectation is unchanged. Outside training, or with ``p == 0``, the input

@@ -1,5 +1,6 @@
 """batch_norm and layer_norm, each one fused node (``NativeBatchNormBackward0``,
-``NativeLayerNormBackward0``) with the closed-form backward.
+``NativeLayerNormBackward0``) with the closed-form backward; group/instance/local-response norms
+and rms_norm composed as torch composes them.
 
 With x̂ = (x - μ)·σ⁻¹ over M reduced elements and ĝ = g·γ, the input gradient in training mode is
 ``σ⁻¹/M · (M·ĝ - Σĝ - x̂·Σ(ĝ·x̂))``; in evaluation mode the statistics are constants and it is

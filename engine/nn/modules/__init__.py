@@ -1,4 +1,7 @@
-"""All nn layers; each file adds its own import lines here."""
+"""All nn layers; each file adds its own import lines here. ``__all__`` is derived from them, and
+``engine.nn`` re-exports it whole: one export list."""
+
+from types import FunctionType as _FunctionType
 
 from .activation import (
     CELU,
@@ -108,23 +111,21 @@ from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
     AdaptiveMaxPool1d,
     AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
     AvgPool1d,
     AvgPool2d,
     AvgPool3d,
-    MaxPool1d,
-    MaxPool2d,
-    MaxPool3d,
-)
-from .pooling_more import (
-    AdaptiveAvgPool3d,
-    AdaptiveMaxPool3d,
     FractionalMaxPool2d,
     FractionalMaxPool3d,
     LPPool1d,
     LPPool2d,
     LPPool3d,
+    MaxPool1d,
+    MaxPool2d,
+    MaxPool3d,
     MaxUnpool1d,
     MaxUnpool2d,
     MaxUnpool3d,
@@ -139,3 +140,6 @@ from .transformer import (
     TransformerEncoderLayer,
 )
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+
+__all__ = sorted(name for name, value in globals().items()
+                 if not name.startswith("_") and isinstance(value, type | _FunctionType))

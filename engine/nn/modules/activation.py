@@ -290,7 +290,7 @@ class GLU(Module):
         return f"dim={self.dim}"
 
 
-# --- the remaining activations (engine/nn/_functional/activation_more.py) ----------------------
+# --- the remaining activations (engine/nn/_functional/activation.py) ----------------------
 
 class PReLU(Module):
     """``x`` for x > 0, ``a·x`` otherwise, with a learnable ``a`` (one, or one per channel)."""

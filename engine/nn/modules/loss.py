@@ -135,7 +135,7 @@ class BCEWithLogitsLoss(_Loss):
                           pos_weight=self.pos_weight)
 
 
-# --- the remaining losses (engine/nn/_functional/loss_more.py) ---------------------------------
+# --- the remaining losses (engine/nn/_functional/loss.py) ---------------------------------
 
 class SmoothL1Loss(_Loss):
     """Squared error below ``beta``, absolute error (less ``beta/2``) above it."""

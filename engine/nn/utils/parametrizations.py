@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-import engine._ops.linalg_more as linalg_more
+import engine._ops.linalg_decompositions as linalg_decompositions
 import engine._ops.shape as shape
 import engine.autograd.grad_mode as grad_mode
 import engine.nn.functional as F
@@ -119,10 +119,10 @@ class _Orthogonal(Module):
             X = shape.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)  # noqa: N806
         a = X - X.mT
         if self.orthogonal_map == "matrix_exp":
-            q = linalg_more.matrix_exp(a)
+            q = linalg_decompositions.matrix_exp(a)
         else:
             eye = _creation.eye(n, dtype=a.dtype)
-            q = linalg_more.solve(eye - 0.5 * a, eye + 0.5 * a)
+            q = linalg_decompositions.solve(eye - 0.5 * a, eye + 0.5 * a)
         return q[..., :k] if n != k else q
 
     def right_inverse(self, Q: Tensor) -> Tensor:  # noqa: N803
