@@ -306,3 +306,17 @@ def test_a_light_steps_step_event_is_its_boundary():
     hold.start()
     states = {0: _Rank("paused", 6), 1: _Rank("running", 7)}
     assert hold.settle(board, states)[0] == {"cmd": "resume", "until": 8}
+
+
+def test_a_step_from_the_viewer_ignores_the_pause_statuses_from_before_it():
+    # n on ranks held at step 4: rank 1 already reported its step 5 (its optimizer step event)
+    # while rank 0's status still says "paused at 4" from before the step. That pause is stale:
+    # taking it for a rank stopped behind would send rank 0 on to step 6, past the others.
+    hold = RankHold()
+    states = {0: _Rank("paused", 4), 1: _Rank("paused", 4)}
+    hold.start(states)
+    states[1].status, states[1].step, states[1].rev.status = "running", 5, 1
+    assert hold.settle(_board({0: 4, 1: 5}), states) == {}
+    states[1].status, states[1].rev.status = "paused", 2  # rank 1 stopped at 5
+    states[0].status, states[0].step, states[0].rev.status = "paused", 5, 2  # so did rank 0
+    assert hold.settle(_board({0: 5, 1: 5}), states) == {} and RankHold.held_at(states) == 5

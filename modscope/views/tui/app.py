@@ -643,7 +643,7 @@ class ModscopeApp(App[int]):
             if self._control({"cmd": "resume"}, "resume"):
                 self._release_hold()
         elif self._control({"cmd": "pause"}, "pause"):
-            self.hold.start()
+            self._start_hold()
             self.notify("pausing at the next hook…" if not self.root.rank_states else
                         "pausing every rank at the next step boundary…", timeout=2)
 
@@ -654,7 +654,11 @@ class ModscopeApp(App[int]):
 
     def action_step(self) -> None:
         if self._control({"cmd": "step"}, "single step"):
-            self.hold.start()
+            self._start_hold()
+
+    def _start_hold(self) -> None:
+        with self.root.lock:
+            self.hold.start(self.root.all_ranks())
 
     def _release_hold(self) -> None:
         with self.root.lock:

@@ -219,8 +219,13 @@ class RankHold:
         self._sent: dict[int, Any] = {}  # rank -> the last message settle sent it
         self._released: dict[int, int] = {}  # rank -> its status revision when the viewer resumed
 
-    def start(self) -> None:
+    def start(self, states: dict[int, Any] | None = None) -> None:
+        """The viewer paused or stepped every rank (``states``: their states now; caller holds
+        the lock): a pause status they show now is from before the command and holds nothing,
+        only one that comes after it (each rank's status revision moves)."""
         self.holding, self._sent = True, {}
+        if states is not None:
+            self._released = {rank: s.rev.status for rank, s in states.items()}
 
     def release(self, states: dict[int, Any]) -> None:
         """The viewer resumed every rank: until a rank reports a new pause (a breakpoint), its
@@ -234,7 +239,7 @@ class RankHold:
         live = {r: s for r, s in states.items() if not (board.last.get(r) and board.last[r].ended)
                 and s.status not in ("ended", "disconnected")}
         paused = {r: s.step for r, s in live.items() if s.status == "paused"
-                  and (self.holding or self._released.get(r) != s.rev.status)}
+                  and self._released.get(r) != s.rev.status}
         if not paused:
             return {}
         if not self.holding:  # a breakpoint stopped a rank: hold the others with it
