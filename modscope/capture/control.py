@@ -152,7 +152,8 @@ class Controller:
             return f"breakpoint: forward of module {event['path'] or '(root)'}"
         if kind == "error" and event["etype"] == "NonFiniteValue" and self.break_nan:
             return f"breakpoint: {event['message']}"
-        if light:
+        # (a rank of several sends a light step's params event too, its fingerprints: it ends there)
+        if light and not getattr(self.trace, "_fingerprints", False):
             if self.pause_requested:
                 return "paused from the viewer"
             if self.step_mode:

@@ -359,3 +359,14 @@ def test_resume_until_holds_at_a_light_steps_step_event():
     light = {"kind": "step", "optimizer": "SGD", "index": 0, "lrs": [0.1], "detail": "light"}
     assert c._reason({**light, "step": 4}) == ""
     assert c._reason({**light, "step": 5}) == "held at the end of step 5 with the other ranks"
+
+
+def test_a_ranks_light_step_ends_at_its_params_event():
+    # a rank of several sends a light step's fingerprints in a params event after its step event:
+    # the step boundary (where every rank is held) is after it
+    c = Controller()
+    c.trace = type("Trace", (), {"_batch_rest": 0, "immediate": False, "_fingerprints": True})()
+    send(c, cmd="pause")
+    light = {"kind": "step", "step": 4, "optimizer": "SGD", "index": 4, "lrs": [0.1], "detail": "light"}
+    assert c._reason(light) == ""
+    assert c._reason({"kind": "params", "step": 4, "items": []}) == "paused from the viewer"
