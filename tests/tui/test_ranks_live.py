@@ -55,8 +55,13 @@ async def test_two_live_ranks_held_switched_stepped_and_one_killed(tmp_path, mon
             assert held_at(app) == step and child.returncode is None
             await pilot.press("r")
             await wait_for(pilot, lambda: app.state.rank == 1 and "rank 1 of 2" in app.title)
-            await pilot.press("n")  # every rank runs one step and is held again
-            await wait_for(pilot, lambda: held_at(app) == step + 1, timeout=60)
+            await pilot.press("n")  # every rank runs one whole step and is held again
+
+            def stepped() -> bool:
+                with app.root.lock:
+                    return all(s.status_reason.startswith("stepped") for s in app.root.all_ranks().values())
+
+            await wait_for(pilot, lambda: stepped() and held_at(app) == step + 1, timeout=60)
             await pilot.press("space")
             await wait_for(pilot, lambda: min(s.step for s in app.root.all_ranks().values()) > step + 3, timeout=60)
             assert not app.hold.holding
