@@ -477,8 +477,10 @@ class Recorder(Delivery, ParamEvents, EventSource):
             return False
         return not any(fnmatch.fnmatchcase(path, p) for p in self.exclude)
 
-    def _add_root(self, root: Any, prefix: str) -> None:
-        """Map every module of ``root`` to its path and emit the ``model`` event."""
+    def _add_root(self, root: Any, prefix: str, called: bool = False) -> None:
+        """Map every module of ``root`` to its path and emit the ``model`` event. ``called``: the
+        root was found by its own call (global mode), so the program calls it and not a compiled
+        wrapper of it (that wrapper would have been the root)."""
         self._roots.append(root)
         modules, aliases, first = [], {}, []
         # One walk: a module's first path is the one named_modules() gives it (a shared module's
@@ -504,13 +506,13 @@ class Recorder(Delivery, ParamEvents, EventSource):
         self._emit("model", model=prefix or type(root).__name__, modules=modules, params=params,
                    buffers=buffers)
         if not self._eager:
-            self._say_compiled(root, prefix or "the traced model", prefix)
+            self._say_compiled(root, prefix or "the traced model", prefix, look_for_wrapper=not called)
 
-    def _say_compiled(self, root: Any, name: str, path: str) -> None:
+    def _say_compiled(self, root: Any, name: str, path: str, look_for_wrapper: bool) -> None:
         """A model run through compiled code records no module calls: say so at once, in an
         ``error`` event (the TUI shows it) and a warning (``capture.compiled``)."""
         try:
-            note = compiled_note(root, name)
+            note = compiled_note(root, name, look_for_wrapper)
         except Exception as exc:  # noqa: BLE001 - the tracer never breaks training
             self._emit_error(exc, where="compiled-model check")
             return
@@ -598,7 +600,7 @@ class Recorder(Delivery, ParamEvents, EventSource):
         path = self._paths.get(id(module))
         if path is None and self.model is None:  # global mode: a new root model
             prefix = "" if not self._roots else f"{type(module).__name__}{len(self._roots) + 1}"
-            self._add_root(module, prefix)
+            self._add_root(module, prefix, called=True)
             path = self._paths[id(module)]
         if path is None or not self._traced(path):
             return None

@@ -149,6 +149,22 @@ def test_a_global_trace_names_a_compiled_wrapper_when_it_first_runs():
     assert event["module"] == "" and "--eager" in event["message"]
 
 
+def test_a_global_trace_does_not_search_for_a_wrapper_of_a_model_it_saw_called(monkeypatch):
+    # The program called the root itself (a wrapper would have been the root): the garbage
+    # collector's referrers (hundreds of ms in a large program, inside the loop) are not asked.
+    import modscope.capture.compiled as compiled_mod
+
+    model = small()
+    compiled = torch.compile(model, backend="eager")  # dynamo loaded, and a wrapper exists
+    asked = []
+    monkeypatch.setattr(compiled_mod, "_wrapped", lambda module: asked.append(module) or True)
+    with modscope.trace(backend="torch") as tr:
+        train(model, model, 1)
+    assert asked == [] and compiled_events(tr) == []
+    assert compiled_note(model, "m") is not None and asked == [model]  # trace(model) still asks
+    del compiled
+
+
 def test_eager_full_runs_full_steps_eagerly_and_light_steps_compiled():
     from torch._dynamo import eval_frame
 
