@@ -18,7 +18,7 @@ SMOKE_TESTS  := pytest pytest-timeout
 # Other interpreters `make test-pythons` runs the suite on (without torch: its wheel here is for 3.11).
 PYTHONS      ?= 3.12 3.13
 
-.PHONY: demo test lint setup dot chromium torch bench clean wheel smoke smoke-floors test-pythons
+.PHONY: demo test lint setup dot chromium torch bench bench-zoo clean wheel smoke smoke-floors test-pythons
 
 $(STAMP): pyproject.toml
 	@$(PY) -c 'import sys; assert sys.version_info >= (3, 11), "modscope needs Python 3.11+, found " + sys.version.split()[0]'
@@ -104,5 +104,10 @@ test-pythons:
 bench: setup torch
 	for b in bench/bench_*.py; do echo "== $$b"; $(VPY) $$b || exit 1; done
 
+# Real models (bench/bench_zoo.py) in their own venv: torchvision needs torch 2.14.1 here (~5.5 GB, x86_64).
+bench-zoo:
+	bash scripts/zoo_venv.sh
+	OMP_NUM_THREADS=1 .venv-zoo/bin/python bench/bench_zoo.py
+
 clean:
-	rm -rf $(VENV) $(SMOKE_VENV) $(FLOORS_VENV) .venv-py3.* build modscope.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(SMOKE_VENV) $(FLOORS_VENV) .venv-py3.* .venv-zoo build modscope.egg-info .pytest_cache .ruff_cache .hypothesis

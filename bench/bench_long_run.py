@@ -30,6 +30,7 @@ Run: ``.venv/bin/python bench/bench_long_run.py [--model gpt2|engine|both] [--ro
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import random
 import re
@@ -202,7 +203,13 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=60)
     opts = parser.parse_args()
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1, 5, 15 min)")
-    for model in (("gpt2", "engine") if opts.model == "both" else (opts.model,)):
+    models = ("gpt2", "engine") if opts.model == "both" else (opts.model,)
+    if "gpt2" in models and importlib.util.find_spec("transformers") is None:
+        if opts.model == "gpt2":
+            sys.exit("bench_long_run: --model gpt2 needs transformers (pip install transformers)")
+        print("gpt2: skipped, transformers is not installed here (pip install transformers)")
+        models = ("engine",)
+    for model in models:
         bench(model, opts.rounds, opts.steps)
 
 
