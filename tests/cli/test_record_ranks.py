@@ -46,7 +46,7 @@ def test_torchrun_ranks_record_one_run_and_a_healthy_run_diffs_clean(tmp_path):
         trace = run.rank_trace(rank)
         assert not trace.truncated
         name = run.ranks[rank].name
-        assert closing[rank] == (f"modscope record: rank {rank} of 2: trace {name}: 4 steps, 5 modules, "
+        assert closing[rank] == (f"modscope record: rank {rank} of 2: trace {name}: 4 steps (2 full, 2 light), 5 modules, "
                                  f"{len(trace)} events, 0 dropped")
         assert {(e["rank"], e["local_rank"], e["world_size"]) for e in trace.iter_events()} == {(rank, rank, 2)}
     same = _diff(tmp_path, "run.jsonl.gz#0", "run.jsonl.gz#1")
@@ -57,7 +57,7 @@ def test_torchrun_ranks_record_one_run_and_a_healthy_run_diffs_clean(tmp_path):
     # the replay opens a rank's file by the same name
     replay = ReplaySource(f"{tmp_path / 'run.jsonl.gz'}#1")
     assert replay.path == tmp_path / "run.rank1.jsonl.gz"
-    assert replay.description == "replay run.rank1.jsonl.gz · rank 1 of 2 (run.jsonl.gz#R opens rank R)"
+    assert replay.description == "replay run.rank1.jsonl.gz · rank 1 of 2 (r: next rank)"
 
 
 def test_modscope_launches_ranks_names_a_diverging_parameter_and_a_killed_rank(tmp_path):
