@@ -655,7 +655,8 @@ def with_a_loss_root(events):
 async def test_a_module_called_outside_the_model_is_in_the_tree_as_in_the_timeline(events):
     app = ModscopeApp(EventListSource(with_a_loss_root(events)))
     async with app.run_test(size=(160, 45)) as pilot:
-        await settle(pilot, app, loaded)
+        # (the second root grows the state's module dict in place: the tree is rebuilt for it)
+        await settle(pilot, app, lambda a: loaded(a) and "CrossEntropyLoss2" in a.query_one(ModuleTree)._node_by_path)
         tree = app.query_one(ModuleTree)
         node = tree._node_by_path.get("CrossEntropyLoss2")
         assert node is not None and node.parent is tree.root  # listed with the model's children

@@ -454,7 +454,7 @@ class ModscopeApp(App[int]):
     def _refresh_tree(self, snap: dict[str, Any]) -> None:
         tree = self.query_one(ModuleTree)
         modules, order, name, count = snap["tree"]
-        if count != len(tree.modules) or tree.root_name != name or tree.modules is not modules:  # (or another rank)
+        if count != tree.built_with or tree.root_name != name or tree.modules is not modules:  # (or another rank)
             tree.set_model(modules, order, name)
             if self.first_model_at is None and count:
                 self.first_model_at = time.perf_counter()

@@ -99,6 +99,9 @@ class ModuleTree(Tree[str]):
         super().__init__("(waiting for a model)", data="", **kwargs)
         self.border_title = "Modules"
         self.modules: dict[str, ModuleInfo] = {}
+        # how many modules it was built with: ``modules`` is the state's own dict, which grows in
+        # place when the program calls another root (a loss module), so its length says nothing
+        self.built_with = 0
         self.root_name = ""
         self._node_by_path: dict[str, TreeNode[str]] = {}
         self._populated: set[str] = set()
@@ -113,7 +116,7 @@ class ModuleTree(Tree[str]):
     def set_model(self, modules: dict[str, ModuleInfo], order: list[str], root_name: str) -> None:
         """(Re)build from the model structure; keeps what was expanded when paths still exist."""
         expanded = {p for p, n in self._node_by_path.items() if n.is_expanded}
-        self.modules, self.root_name = modules, root_name
+        self.modules, self.root_name, self.built_with = modules, root_name, len(modules)
         self.set_class(len(modules) > AUTO_EXPAND_LIMIT, "-large")
         self.clear()
         self._node_by_path = {}
