@@ -24,7 +24,8 @@ def test_run_starts_ranks_through_torchs_launcher_and_the_viewer_follows_every_r
                                                             backend="torch", nproc=2), timeout=300, ranks=2)
     assert code == 0, "\n".join(child.log)
     assert child.proc.args[2:4] == ["-m", "torch.distributed.run"]
-    assert sorted(line for line in child.log if line.endswith(" done")) == ["rank 0 done", "rank 1 done"]
+    # (two ranks share the launcher's stdout: a line of one may land inside a line of the other)
+    assert all("".join(child.log).count(f"rank {r} done") == 1 for r in (0, 1)), "\n".join(child.log)
     ranks = state.all_ranks()  # every rank, folded live
     assert sorted(ranks) == [0, 1] and all(r.model_name == "DistributedDataParallel" and r.step >= 3
                                            for r in ranks.values())
