@@ -77,35 +77,6 @@ class DetailPolicy:
             raise ValueError(f"${ENV_VARIABLE}={value!r}: expected 'full' or 'every=N[,first=K]' ({e})") from None
 
 
-def add_detail_flags(parser: Any) -> None:
-    """``--every N`` and ``--full`` (``modscope run`` and ``record``)."""
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--every", type=_positive, metavar="N", default=DEFAULT_EVERY,
-                       help=f"watch one step in N in full detail (and the first {DEFAULT_FIRST}, and steps asked "
-                            f"for from the TUI or after a breakpoint's condition), with the per-module hooks removed "
-                            f"in between: those light steps record the loss, learning rates, step time, global "
-                            f"gradient norm and NaN/Inf (default: {DEFAULT_EVERY})")
-    group.add_argument("--full", action="store_true", help="watch every step in full detail (costs what torch's own "
-                                                           "module hooks cost: 1.1-2x a small model's step)")
-
-
-def policy_from_flags(args: Any) -> DetailPolicy:
-    """The policy ``--every``/``--full`` chose."""
-    return DetailPolicy(None) if args.full else DetailPolicy(args.every)
-
-
-def _positive(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
-
-
 class BackwardWatch:
     """Calls every listener with ``(tensors, gradient)`` at each ``backward`` the program starts:
     ``Tensor.backward`` (``loss.backward()``) and the framework's ``autograd.backward`` are

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from .. import __version__
+
+if TYPE_CHECKING:
+    from ..capture.sampling import DetailPolicy
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,6 +102,27 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
     return value
+
+
+def add_detail_flags(parser: argparse.ArgumentParser) -> None:
+    """``--every N`` and ``--full`` (``modscope run`` and ``record``)."""
+    from ..capture.sampling import DEFAULT_EVERY, DEFAULT_FIRST
+
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--every", type=_positive, metavar="N", default=DEFAULT_EVERY,
+                       help=f"watch one step in N in full detail (and the first {DEFAULT_FIRST}, and steps asked "
+                            f"for from the TUI or after a breakpoint's condition), with the per-module hooks removed "
+                            f"in between: those light steps record the loss, learning rates, step time, global "
+                            f"gradient norm and NaN/Inf (default: {DEFAULT_EVERY})")
+    group.add_argument("--full", action="store_true", help="watch every step in full detail (costs what torch's own "
+                                                           "module hooks cost: 1.1-2x a small model's step)")
+
+
+def policy_from_flags(args: argparse.Namespace) -> DetailPolicy:
+    """The policy ``--every``/``--full`` chose."""
+    from ..capture.sampling import DetailPolicy
+
+    return DetailPolicy(None) if args.full else DetailPolicy(args.every)
 
 
 def _run_export(args: argparse.Namespace) -> int:

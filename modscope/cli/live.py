@@ -32,9 +32,8 @@ def add_commands(subcommands: argparse._SubParsersAction) -> None:
 
 def _add_run(subcommands: argparse._SubParsersAction) -> None:
     from ..capture.compiled import add_eager_flag
-    from ..capture.sampling import add_detail_flags
     from ..views.tui.launch import BACKENDS
-    from . import _positive
+    from . import _positive, add_detail_flags
 
     run = subcommands.add_parser(
         "run", help="run your training script with the live TUI",
@@ -91,8 +90,8 @@ def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..capture.compiled import apply_eager_flag
-    from ..capture.sampling import policy_from_flags
     from ..views.tui.launch import LaunchError, check_framework, run_script
+    from . import policy_from_flags
 
     _tell_child(policy_from_flags(args))
     apply_eager_flag(args)  # (the child inherits this environment)

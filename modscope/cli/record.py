@@ -39,8 +39,7 @@ SECRET_VARIABLE = "MODSCOPE_ATTACH_SECRET"  # set by --nproc-per-node --serve: t
 def add_command(subcommands: argparse._SubParsersAction) -> None:
     """Register ``record``."""
     from ..capture.compiled import add_eager_flag
-    from ..capture.sampling import add_detail_flags
-    from . import _positive
+    from . import _positive, add_detail_flags
 
     p = subcommands.add_parser(
         "record", help="run your training script with tracing on and no TUI (CI, SSH, batch jobs, torchrun)",
@@ -98,10 +97,10 @@ def record_here(args: argparse.Namespace) -> int:
     """Record the script in this process (a single process, or one rank of a launcher's)."""
     from ..capture.child import import_framework, run_traced
     from ..capture.ranks import RankEnvironmentError, rank_from_env
-    from ..capture.sampling import policy_from_flags
     from ..events.sinks import BackgroundSink, JsonlSink, TeeSink
     from ..events.trace_paths import default_trace_path, rank_path
     from ..tracing import Trace
+    from . import policy_from_flags
 
     try:
         origin = rank_from_env()

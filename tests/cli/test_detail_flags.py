@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from modscope.capture.sampling import DEFAULT_EVERY, DEFAULT_FIRST, ENV_VARIABLE, DetailPolicy, policy_from_flags
-from modscope.cli import build_parser
+from modscope.capture.sampling import DEFAULT_EVERY, DEFAULT_FIRST, ENV_VARIABLE, DetailPolicy
+from modscope.cli import build_parser, policy_from_flags
 
 
 @pytest.mark.parametrize("command", ["run", "record"])
