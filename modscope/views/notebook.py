@@ -5,8 +5,9 @@
   parameter counts, the summary table, and plots of metrics, learning rates and per-module
   gradient norms when it has them (``trace_html``); a run of several ranks (one file each) has
   every rank's lines in the same plots, a dash pattern per rank (``rank_digests``);
-- ``summary()``, ``tree()``, ``timeline()`` and a diff: the rich report as coloured HTML
-  (``printable_html``);
+- ``summary()``: the summary's rows (one per module call), columns and memory block as an HTML
+  table (``fragments.summary_html``, the rows ``views.summary`` prints);
+- ``tree()``, ``timeline()`` and a diff: the rich report as coloured HTML (``printable_html``);
 - a ``Diagram``: SVG laid out by graphviz (``diagram_bundle``).
 
 Everything is plain HTML and inline SVG, without scripts: ``<details>`` collapses without
@@ -23,8 +24,9 @@ from typing import Any
 
 from ..events.files import TraceFileError, TraceScan
 from .html.digest import Series, TraceDigest
-from .html.fragments import diagram_svg, module_tree_html, rich_html, style_tag, summary_table_html
+from .html.fragments import diagram_svg, module_tree_html, rich_html, style_tag, summary_html
 from .html.plots import COLORS, line_chart, rank_dash
+from .summary import SummaryReport
 
 GRAD_NORM_LINES = 8  # modules drawn in the gradient-norm plot (the largest norms)
 
@@ -46,7 +48,7 @@ def trace_html(trace: Any) -> str:
         parts.append("<details open><summary><b>Modules</b></summary>"
                      f"{module_tree_html(digest.figures)}</details>")
         parts.append("<details><summary><b>Summary</b></summary>"
-                     f"{summary_table_html(digest.figures)}</details>")
+                     f"{summary_html(digest_summary(digest))}</details>")
     plots = plots_html(digest, ranks=others)
     if plots:
         parts.append(f"<details open><summary><b>Over steps</b></summary>{plots}</details>")
@@ -142,8 +144,16 @@ def _overlay(runs: dict[int | None, TraceDigest], field: Callable[[TraceDigest],
     return line_chart(series, title=title, styles=styles)
 
 
+def digest_summary(digest: TraceDigest) -> SummaryReport:
+    """The summary (``views.summary``) of what a digest kept, from the figures it computed."""
+    return SummaryReport(digest.report_events, figures=digest.figures)
+
+
 def printable_html(renderable: Any) -> str:
-    """A rich renderable (summary, tree, timeline, diff) as coloured HTML."""
+    """A rich renderable (tree, timeline, diff) as coloured HTML; the summary as an HTML table
+    (``fragments.summary_html``)."""
+    if isinstance(renderable, SummaryReport):
+        return f'{style_tag()}<div class="ms">{summary_html(renderable)}</div>'
     return f'{style_tag()}<div class="ms">{rich_html(renderable)}</div>'
 
 

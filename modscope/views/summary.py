@@ -13,6 +13,10 @@ from the call's events); the footer's totals count shared parameters once.
 Columns (``COLUMNS``) can be chosen; left to itself the table leaves out the columns of
 ``FIT_ORDER``, in that order, while it is wider than where it is drawn (80 columns when piped)
 and says which in its caption.
+
+The notebook (``Trace.summary()``'s and a trace's ``_repr_html_``) and ``modscope report`` draw the
+same rows, columns and memory block as HTML (``views.html.fragments.summary_html``) from
+``SummaryReport.grid``: a page scrolls, so it shows every column unless some are chosen.
 """
 
 from __future__ import annotations
@@ -91,9 +95,11 @@ def _first_shape(summaries: list) -> list | None:
     return next((s["shape"] for s in summaries if s is not None), None)
 
 
-def call_rows(events: list[dict]) -> tuple[dict, dict[str, dict[str, Any]], dict[str, int], list[Row]]:
-    """``views.report``'s figures (model, per path, totals) and the summary's rows."""
-    model, figs, totals = _figures(events)
+def call_rows(events: list[dict], figures: tuple | None = None
+              ) -> tuple[dict, dict[str, dict[str, Any]], dict[str, int], list[Row]]:
+    """``views.report``'s figures (model, per path, totals) and the summary's rows; ``figures``:
+    those figures when the caller has them already (a page draws its module tree from them)."""
+    model, figs, totals = figures if figures is not None else _figures(events)
     cls = {m["path"]: m["cls"] for m in model["modules"]}
     steps = [e["step"] for e in events if e["kind"] == "forward"]
     last = max(steps) if steps else None
@@ -220,15 +226,32 @@ def _footer(rows: list[Row], totals: dict[str, int]) -> dict[str, str]:
             "saved": _fmt_bytes(sum(r.saved for r in tops))}
 
 
-def table_of(model: dict, figs: dict, totals: dict, rows: list[Row], columns: tuple[str, ...]) -> Table:
+LEFT = ("module", "type")  # the columns aligned left (the others are numbers and shapes)
+
+
+@dataclass
+class Grid:
+    """The summary's cells, every column: one dict (column key -> text) per row of ``rows``,
+    and the footer's. The text table (``table_of``) and the HTML one
+    (``views.html.fragments.summary_html``) both draw from it."""
+
+    title: str
+    rows: list[Row]
+    cells: list[dict[str, str]]
+    footer: dict[str, str]
+
+
+def grid_of(model: dict, figs: dict, totals: dict, rows: list[Row]) -> Grid:
+    return Grid(f"{model['model']} summary", rows, [_cells(r, rows, figs) for r in rows], _footer(rows, totals))
+
+
+def table_of(grid: Grid, columns: tuple[str, ...]) -> Table:
     """The summary table with ``columns`` (keys of ``COLUMNS``)."""
-    table = Table(title=f"{model['model']} summary", title_justify="left", show_footer=True)
-    footer = _footer(rows, totals)
+    table = Table(title=grid.title, title_justify="left", show_footer=True)
     for key in columns:
-        table.add_column(COLUMNS[key], footer=footer[key], justify="left" if key in ("module", "type") else "right",
-                         overflow="ellipsis" if key in ("module", "type") else "fold")
-    for row in rows:
-        cells = _cells(row, rows, figs)
+        table.add_column(COLUMNS[key], footer=grid.footer[key], justify="left" if key in LEFT else "right",
+                         overflow="ellipsis" if key in LEFT else "fold")
+    for cells in grid.cells:
         table.add_row(*(cells[k] for k in columns))
     return table
 
@@ -275,11 +298,16 @@ def memory_table(lines: list[tuple[str, int | None, str]]) -> Table:
     grid.title, grid.title_justify, grid.title_style = "Memory (estimated)", "left", "bold"
     for what, n, how in lines:
         grid.add_row(what, _fmt_bytes(n) if n is not None else Text("unknown", style="yellow"), how)
+    known, how = memory_total(lines)
+    grid.add_row(Text("total", style="bold"), Text(_fmt_bytes(known), style="bold"), how)
+    return grid
+
+
+def memory_total(lines: list[tuple[str, int | None, str]]) -> tuple[int, str]:
+    """The memory block's total: the bytes known, and what it is (``at least`` when some are not)."""
     known = sum(n for _, n, _ in lines if n is not None)
     unknown = [what for what, n, _ in lines if n is None]
-    grid.add_row(Text("total", style="bold"), Text(_fmt_bytes(known), style="bold"),
-                 f"at least: {', '.join(unknown)} unknown" if unknown else "the items above")
-    return grid
+    return known, f"at least: {', '.join(unknown)} unknown" if unknown else "the items above"
 
 
 # --- the renderable ---------------------------------------------------------------------------
@@ -290,10 +318,11 @@ class SummaryReport:
     by leaving out columns when ``columns`` is None, its legend, then the memory block."""
 
     def __init__(self, events: list[dict], columns: Iterable[str] | str | None = None,
-                 width: int | None = None, note: str = "") -> None:
+                 width: int | None = None, note: str = "", figures: tuple | None = None) -> None:
         self.columns = parse_columns(columns)
         self.width, self.note = width, note
-        self.model, self.figs, self.totals, self.rows = call_rows(events)
+        self.model, self.figs, self.totals, self.rows = call_rows(events, figures)
+        self.grid = grid_of(self.model, self.figs, self.totals, self.rows)
         self.memory = memory_lines(events, self.model, self.rows)
 
     def table(self, width: int | None = None, console: Console | None = None) -> Table:
@@ -303,7 +332,7 @@ class SummaryReport:
     def _fitted(self, width: int | None, console: Console | None) -> tuple[Table, tuple[str, ...]]:
         columns = self.columns or tuple(COLUMNS)
         left_out: list[str] = []
-        table = table_of(self.model, self.figs, self.totals, self.rows, columns)
+        table = table_of(self.grid, columns)
         if width is not None and self.columns is None:
             console = console or Console(width=width)
             for key in FIT_ORDER:
@@ -311,7 +340,7 @@ class SummaryReport:
                     break
                 left_out.append(key)
                 columns = tuple(k for k in columns if k != key)
-                table = table_of(self.model, self.figs, self.totals, self.rows, columns)
+                table = table_of(self.grid, columns)
         notes = [self.note] if self.note else []
         if left_out:
             notes.append(f"left out to fit {width} columns: {', '.join(left_out)} (columns= or --columns "
@@ -321,6 +350,10 @@ class SummaryReport:
         return table, columns
 
     def legend(self, columns: tuple[str, ...]) -> Text:
+        """What the table's marks mean, a line each (dim)."""
+        return Text("\n".join(self.legend_lines(columns)), style="dim")
+
+    def legend_lines(self, columns: tuple[str, ...]) -> list[str]:
         lines = []
         if any(r.repeat for r in self.rows):
             lines.append("(call N): a module called again in this forward; its parameters are counted at its "
@@ -329,7 +362,7 @@ class SummaryReport:
                                                                    for r in self.rows):
             lines.append(f"{NO_BACKWARD} in Bwd ms: no backward of its own: none of its inputs needs a gradient, "
                          "so torch runs its backward hook as soon as its output's gradient arrives")
-        return Text("\n".join(lines), style="dim")
+        return lines
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = min(self.width, options.max_width) if self.width else options.max_width

@@ -71,11 +71,11 @@ def test_a_cut_off_trace_says_so(traced, tmp_path):
 
 
 def test_summary_tree_timeline_and_diff_render_as_html(traced):
-    for printable, needle in ((traced.summary(), "Mult-adds"), (traced.tree(), "26 params"),
-                              (traced.timeline(), "forward_pre")):
+    for printable, needle, tag in ((traced.summary(), "Mult-adds", '<table class="ms-table ms-summary">'),
+                                   (traced.tree(), "26 params", "<pre"), (traced.timeline(), "forward_pre", "<pre")):
         bundle = printable._repr_mimebundle_()
         assert bundle["text/plain"] == str(printable)
-        assert needle in bundle["text/html"] and "<pre" in bundle["text/html"]
+        assert needle in bundle["text/html"] and tag in bundle["text/html"]
     other = _train(seed=1)
     html = modscope.diff(traced, other)._repr_html_()
     assert "<pre" in html and "first" in html.lower()
@@ -179,7 +179,8 @@ def test_a_real_notebook_displays_them(tmp_path):
     assert sys.prefix in data[0]["text/plain"]  # the kernel ran in this environment
     assert "modscope trace: Sequential" in data[1]["text/html"] and "<details" in data[1]["text/html"]
     assert "t.jsonl.gz" in data[2]["text/html"] and "26 params" in data[2]["text/html"]
-    assert "Mult-adds" in data[3]["text/html"]
+    assert "Mult-adds" in data[3]["text/html"] and "Input shape" in data[3]["text/html"]
+    assert "Memory (estimated)" in data[3]["text/html"]
     assert data[4]["image/svg+xml"].lstrip().startswith("<svg")
     assert "<pre" in data[5]["text/html"]
     assert "grad_norm" in data[6]["text/html"] and "<table" in data[6]["text/html"]

@@ -216,11 +216,11 @@ def test_the_no_backward_rule_is_torchs():
 
 
 def test_the_html_summary_says_no_backward_too(lib):
-    from modscope.views.html.fragments import figures, summary_table_html
+    from modscope.views.html.fragments import summary_html
 
     model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
     tr = run(lib, model, lib.randn(5, 3))
-    html = summary_table_html(figures(tr.events))
+    html = summary_html(SummaryReport(tr.events))
     rows = html.split("<tbody>")[1].split("</tbody>")[0].split("</tr>")[:-1]
     bwd = [row.split("<td>")[-2].removesuffix("</td>") for row in rows]  # the column before Saved for bwd
     assert bwd[0] == bwd[1] == "—" and bwd[3].replace(".", "").isdigit()

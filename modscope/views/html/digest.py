@@ -4,7 +4,9 @@ A trace file may hold a million events; the notebook and the report read it once
 time, and keep only what they draw:
 
 - the last ``model`` and ``graph`` events, the ``session`` and ``end`` events;
-- the module events of the last step that has a forward (what ``views.report``'s figures read);
+- the module events of the last step that has a forward (what ``views.report``'s figures read),
+  and the last ``step`` event and the last that measured the optimizer's state (the summary's
+  memory block reads them);
 - series over steps: every metric, every learning rate, and per top-level module the gradient
   norm of the parameters under it (``sqrt`` of the sum of their squared norms), each thinned to
   at most ``SERIES_POINTS`` points (``Series``);
@@ -172,6 +174,8 @@ class TraceDigest:
         self.model: dict[str, Any] | None = None
         self.graph: dict[str, Any] | None = None
         self.end: dict[str, Any] | None = None
+        self.last_step: dict[str, Any] | None = None  # the last optimizer step event
+        self.measured_step: dict[str, Any] | None = None  # ... the last with its optimizer's state_bytes
         self.count = 0
         self.rank: int | None = None  # the rank that recorded it (a run of several ranks: one file each)
         self.steps: list[int] = []  # every step that has an event, in order
@@ -253,6 +257,9 @@ class TraceDigest:
                     if isinstance(value, int | float) and not isinstance(value, bool):
                         self.metrics.setdefault(name, Series()).add(s, float(value))
             elif kind == "step":
+                self.last_step = e
+                if isinstance(e.get("state_bytes"), int):
+                    self.measured_step = e
                 for i, lr in enumerate(e["lrs"]):
                     if isinstance(lr, int | float) and not isinstance(lr, bool):
                         name = f"{e['optimizer']} group {i}" if len(e["lrs"]) > 1 else e["optimizer"]
@@ -282,7 +289,10 @@ class TraceDigest:
         if forward:
             best = current
         best = [e if type(e) is dict else loads(e.string) for e in best]  # (matched lines parsed now)
-        self.report_events = [e for e in (self.model, self.graph) if e is not None] + best
+        steps = [self.measured_step] if self.measured_step is not None else []
+        if self.last_step is not None and self.last_step is not self.measured_step:
+            steps.append(self.last_step)
+        self.report_events = [e for e in (self.model, self.graph) if e is not None] + steps + best
 
     def _read_params(self, e: dict[str, Any]) -> None:
         step = e["step"]

@@ -1,7 +1,7 @@
 """HTML fragments shared by the notebook views and the report: the module tree as nested
-``<details>`` (collapsible without a script), the summary table, a rich renderable as HTML, a
-diagram as inline SVG. Plain strings, every text escaped; no file is referenced and nothing is
-fetched, so a fragment works offline and inside any page.
+``<details>`` (collapsible without a script), the summary (``views.summary``'s rows and memory
+block), a rich renderable as HTML, a diagram as inline SVG. Plain strings, every text escaped; no
+file is referenced and nothing is fetched, so a fragment works offline and inside any page.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import io
 from html import escape
 from typing import Any
 
-from ..report import _figures, _fmt_bytes, _fmt_count, _fmt_ms, _fmt_params
-from ..summary import NO_BACKWARD
+from ..report import _figures, _fmt_bytes, _fmt_ms
+from ..summary import COLUMNS, LEFT, SummaryReport, memory_total
 
 OPEN_CHILDREN = 50  # the root's children start expanded when there are at most this many
 LABEL_REPR = 80  # characters of extra_repr shown in a tree label
@@ -37,6 +37,11 @@ CSS = """
 .ms table.ms-table th{background:#f6f8fa;position:sticky;top:0}
 .ms table.ms-table td.l,.ms table.ms-table th.l{text-align:left}
 .ms table.ms-table tfoot td{font-weight:600;border-top:2px solid #8c959f}
+.ms table.ms-table td.ms-pre{white-space:pre}
+.ms table.ms-table tr.ms-dim td{color:#6e7781}
+.ms table.ms-memory{margin-top:8px}
+.ms table.ms-memory td.ms-how{color:#57606a;white-space:normal}
+.ms table.ms-memory tr.ms-total td{font-weight:600;border-top:2px solid #8c959f}
 .ms pre.ms-rich{font-family:Menlo,"DejaVu Sans Mono",Consolas,monospace;font-size:12px;line-height:1.3;
  margin:0;white-space:pre;overflow-x:auto}
 .ms .ms-note{color:#9a6700}
@@ -116,36 +121,36 @@ def _label(m: dict[str, Any], f: dict[str, Any], model_name: str) -> str:
     return "".join(parts)
 
 
-SUMMARY_COLUMNS = ("Module", "Type", "Output shape", "Params", "Trainable", "Mult-adds", "Fwd ms", "Bwd ms",
-                   "Saved for bwd")
+def summary_html(report: SummaryReport) -> str:
+    """``views.summary``'s summary as HTML: the same rows (one per module call, a repeat marked),
+    columns (``report.columns``, else every one: a page scrolls), footer, caption and legend
+    (``report.grid``, ``report.legend_lines``), then the memory block."""
+    columns = report.columns or tuple(COLUMNS)
+    grid = report.grid
 
+    def cell(key: str, text: str, tag: str = "td") -> str:
+        return f"<{tag}{' class=l' if key in LEFT else ''}>{escape(text)}</{tag}>"
 
-def summary_table_html(figs: tuple) -> str:
-    """``views.report.summary_table`` as an HTML table (the same figures and footer), from
-    ``figures``."""
-    model, figs, totals = figs
-    root = figs.get("", {})
-    head = "".join(f'<th{" class=l" if c in ("Module", "Type") else ""}>{c}</th>' for c in SUMMARY_COLUMNS)
-    rows = []
-    for m in model["modules"]:
-        f = figs[m["path"]]
-        depth = m["path"].count(".") + (1 if m["path"] else 0)
-        name = m["path"].rsplit(".", 1)[-1] or "(root)"
-        cells = (str(f["output"]) if f["output"] is not None else "--", _fmt_params(f), _fmt_count(f["trainable"]),
-                 _fmt_count(f["macs"]), _fmt_ms(f["fwd_ns"]),
-                 NO_BACKWARD if f["no_backward"] else _fmt_ms(f["bwd_ns"]),
-                 _fmt_bytes(f["saved"]) if f["saved"] else "--")
-        rows.append(f'<tr><td class=l style="padding-left:{8 + 12 * depth}px">{escape(name)}</td>'
-                    f'<td class=l>{escape(m["cls"])}</td>' + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
-    foot = ("<tr><td class=l>Total</td><td></td><td></td>"
-            f"<td>{totals['params']:,}</td><td>{totals['trainable']:,}</td><td>{_fmt_count(totals['mult_adds'])}</td>"
-            f"<td>{_fmt_ms(root.get('fwd_ns', 0))}</td><td>{_fmt_ms(root.get('bwd_ns', 0))}</td>"
-            f"<td>{_fmt_bytes(root.get('saved', 0))}</td></tr>")
-    legend = (f'<p class="ms-note">{NO_BACKWARD} in Bwd ms: no backward of its own: none of its inputs needs a '
-              "gradient, so torch runs its backward hook as soon as its output's gradient arrives</p>"
-              if any(f["no_backward"] for f in figs.values()) else "")
-    return (f'<table class="ms-table"><caption style="text-align:left">{escape(model["model"])} summary</caption>'
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody><tfoot>{foot}</tfoot></table>{legend}")
+    head = "".join(cell(k, COLUMNS[k], "th") for k in columns)
+    body = []
+    for row, cells in zip(grid.rows, grid.cells):
+        # the module cell's indentation is the text table's ("  " per level), kept by pre
+        first = f'<td class="l ms-pre">{escape(cells["module"])}</td>'
+        rest = "".join(cell(k, cells[k]) for k in columns[1:])
+        body.append(f'<tr{"" if row.called else " class=ms-dim"}>{first}{rest}</tr>')
+    foot = "".join(cell(k, grid.footer[k]) for k in columns)
+    caption = "".join(f"<div>{escape(line)}</div>" for line in [grid.title, *filter(None, [report.note])])
+    legend = "".join(f'<p class="ms-note">{escape(line)}</p>' for line in report.legend_lines(columns))
+    lines = report.memory
+    known, how = memory_total(lines)
+    memory = "".join(f"<tr><td class=l>{escape(what)}</td><td>{_fmt_bytes(n) if n is not None else 'unknown'}</td>"
+                     f'<td class="l ms-how">{escape(text)}</td></tr>' for what, n, text in lines)
+    memory += (f"<tr class=ms-total><td class=l>total</td><td>{_fmt_bytes(known)}</td>"
+               f"<td class=l>{escape(how)}</td></tr>")
+    return (f'<table class="ms-table ms-summary"><caption style="text-align:left">{caption}</caption>'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody><tfoot><tr>{foot}</tr></tfoot></table>"
+            f'{legend}<table class="ms-table ms-memory"><caption style="text-align:left"><b>Memory (estimated)</b>'
+            f"</caption><tbody>{memory}</tbody></table>")
 
 
 def rich_html(renderable: Any, width: int = 120) -> str:

@@ -26,11 +26,11 @@ from typing import Any
 from ...events.files import TraceFileError, TraceScan
 from ..diagrams import BUDGET, build_autograd_graph_from_event, fit
 from ..diagrams.dot import DotFailed, DotMissing
-from ..notebook import meta_line, plots_html, rank_digests
+from ..notebook import digest_summary, meta_line, plots_html, rank_digests
 from ..trace import RecordedTrace, load_trace
 from .assets import PAGE_CSS, PAGE_JS
 from .digest import PARAM_FIELDS, TraceDigest
-from .fragments import CSS, diagram_svg, module_tree_html, rich_html, summary_table_html
+from .fragments import CSS, diagram_svg, module_tree_html, rich_html, summary_html
 
 SECTIONS = (("modules", "Modules"), ("summary", "Summary"), ("plots", "Over steps"),
             ("params", "Parameters and buffers"), ("timeline", "Hook firing order"),
@@ -191,7 +191,7 @@ def _modules(digest: TraceDigest) -> str:
 
 def _summary(digest: TraceDigest) -> str:
     return _section("summary", "<details><summary>the table (as <code>modscope summary</code> prints it)</summary>"
-                    f'<div class="ms-scroll">{summary_table_html(digest.figures)}</div></details>')
+                    f'<div class="ms-scroll">{summary_html(digest_summary(digest))}</div></details>')
 
 
 def _plots(digest: TraceDigest, loaded: Any) -> str:
