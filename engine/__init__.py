@@ -112,6 +112,15 @@ from ._legacy_types import (
 )
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ._ops import aliases as _aliases
+from ._ops.advanced_indexing import (
+    argwhere,
+    index_copy,
+    index_fill,
+    index_put,
+    masked_scatter,
+    put,
+    take,
+)
 from ._ops.aliases import (
     adaptive_avg_pool1d,
     adaptive_max_pool1d,
@@ -166,9 +175,24 @@ from ._ops.aliases import (
     triplet_margin_loss,
 )
 from ._ops.comparison import allclose, isclose
+from ._ops.constructors import (
+    block_diag,
+    cartesian_prod,
+    combinations,
+    diag_embed,
+    diagflat,
+    tril_indices,
+    triu_indices,
+    vander,
+)
 from ._ops.fft import angle, complex, conj, imag, real, view_as_complex, view_as_real  # noqa: A004
 from ._ops.gamma import digamma, lgamma, mvlgamma, polygamma
 from ._ops.indexing import gather, index_select, masked_select, nonzero, select, take_along_dim, where
+from ._ops.integration import (
+    cumulative_trapezoid,
+    trapezoid,
+    trapz,
+)
 from ._ops.linalg import addmm, bmm, cdist, cross, dot, einsum, matmul, mm, mv, outer
 from ._ops.linalg_decompositions import (
     cholesky_deprecated as cholesky,
@@ -186,61 +210,6 @@ from ._ops.linalg_decompositions import (
 )
 from ._ops.linalg_decompositions import qr_torch as qr
 from ._ops.linalg_decompositions import svd_torch as svd
-from ._ops.misc import (
-    addbmm,
-    addmv,
-    addr,
-    argwhere,
-    baddbmm,
-    block_diag,
-    cartesian_prod,
-    combinations,
-    corrcoef,
-    cov,
-    cummax,
-    cummin,
-    cumulative_trapezoid,
-    diag_embed,
-    diagflat,
-    diff,
-    dist,
-    fliplr,
-    flipud,
-    float_power,
-    fmax,
-    fmin,
-    histc,
-    index_copy,
-    index_fill,
-    index_put,
-    inner,
-    isin,
-    isneginf,
-    isposinf,
-    kron,
-    kthvalue,
-    logaddexp2,
-    logcumsumexp,
-    masked_scatter,
-    msort,
-    nanmean,
-    nanquantile,
-    put,
-    quantile,
-    ravel,
-    renorm,
-    rot90,
-    swapdims,
-    take,
-    tensordot,
-    trace,
-    trapezoid,
-    trapz,
-    tril_indices,
-    triu_indices,
-    vander,
-)
-from ._ops.misc import mode as _mode
 from ._ops.namespace import (
     asarray,
     bartlett_window,
@@ -261,6 +230,10 @@ from ._ops.namespace import (
     scalar_tensor,
     set_default_device,
     unravel_index,
+)
+from ._ops.norms import (
+    dist,
+    renorm,
 )
 from ._ops.pointwise import (
     abs,
@@ -316,6 +289,39 @@ from ._ops.pointwise import (
     tanh,
     trunc,
 )
+from ._ops.pointwise_float import (
+    copysign,
+    float_power,
+    fmax,
+    fmin,
+    frexp,
+    heaviside,
+    isneginf,
+    isposinf,
+    isreal,
+    ldexp,
+    logaddexp2,
+    nextafter,
+    positive,
+    sgn,
+)
+from ._ops.pointwise_integer import (
+    bitwise_left_shift,
+    bitwise_right_shift,
+    gcd,
+    lcm,
+)
+from ._ops.products import (
+    addbmm,
+    addmv,
+    addr,
+    baddbmm,
+    inner,
+    kron,
+    tensordot,
+    trace,
+    vdot,
+)
 from ._ops.reduction import (
     all,
     amax,
@@ -344,7 +350,17 @@ from ._ops.reduction import (
     var_mean,
 )
 from ._ops.sampling import multinomial
+from ._ops.scans import (
+    cummax,
+    cummin,
+    diff,
+    logcumsumexp,
+)
 from ._ops.scatter import index_add, scatter, scatter_add, scatter_reduce
+from ._ops.sets import (
+    isin,
+    unique_consecutive,
+)
 from ._ops.shape import (
     broadcast_to,
     cat,
@@ -385,7 +401,27 @@ from ._ops.shape_composite import (
     tile,
     vstack,
 )
-from ._ops.sorting import argsort, bincount, bucketize, searchsorted, sort, topk, unique
+from ._ops.shape_views import (
+    dsplit,
+    fliplr,
+    flipud,
+    hsplit,
+    ravel,
+    rot90,
+    split_with_sizes,
+    swapdims,
+    vsplit,
+)
+from ._ops.sorting import (
+    argsort,
+    bincount,
+    bucketize,
+    msort,
+    searchsorted,
+    sort,
+    topk,
+    unique,
+)
 from ._ops.special import (
     acos,
     acosh,
@@ -414,27 +450,17 @@ from ._ops.special import (
     xlogy,
 )
 from ._ops.special_functions import i0
-from ._ops.tensor_more import (
-    bitwise_left_shift,
-    bitwise_right_shift,
-    copysign,
-    dsplit,
-    frexp,
-    gcd,
-    heaviside,
-    hsplit,
-    isreal,
-    lcm,
-    ldexp,
+from ._ops.statistics import (
+    corrcoef,
+    cov,
+    histc,
+    kthvalue,
+    nanmean,
     nanmedian,
-    nextafter,
-    positive,
-    sgn,
-    split_with_sizes,
-    unique_consecutive,
-    vdot,
-    vsplit,
+    nanquantile,
+    quantile,
 )
+from ._ops.statistics import mode as _mode
 from ._random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ._tensor import Size, Tensor, device
 from ._tensor_str import set_printoptions

@@ -24,21 +24,30 @@ from . import _dtype, _memory_format
 from ._creation import bernoulli, tensor
 from ._ops import (
     _core,
+    advanced_indexing,
     comparison,
+    constructors,
+    fills,
     gamma,
     indexing,
     linalg,
     linalg_decompositions,
-    misc,
+    norms,
     pointwise,
+    pointwise_float,
+    pointwise_integer,
+    products,
     reduction,
     sampling,
+    scans,
     scatter,
+    sets,
     shape_composite,
+    shape_views,
     sorting,
     special,
     special_functions,
-    tensor_more,
+    statistics,
 )
 from ._size import broadcast_error
 from ._tensor import Tensor, _element_caster, _is_basic_key, _renamed, device
@@ -385,14 +394,19 @@ class _TensorMethods:
     scatter, scatter_add, scatter_reduce, index_add = (scatter.scatter, scatter.scatter_add,
                                                        scatter.scatter_reduce, scatter.index_add)
     outer, ger, cross = linalg.outer, linalg.outer, linalg.cross
-    kron, diff, cov, corrcoef, trace, histc = misc.kron, misc.diff, misc.cov, misc.corrcoef, misc.trace, misc.histc
-    quantile, nanquantile, kthvalue, mode, nanmean = (misc.quantile, misc.nanquantile, misc.kthvalue, misc.mode,
-                                                      misc.nanmean)
-    cummax, cummin, logcumsumexp, renorm = misc.cummax, misc.cummin, misc.logcumsumexp, misc.renorm
-    unfold, rot90, fliplr, flipud, take, put = misc.unfold, misc.rot90, misc.fliplr, misc.flipud, misc.take, misc.put
-    index_fill, index_copy, masked_scatter, index_put = (misc.index_fill, misc.index_copy, misc.masked_scatter,
-                                                         misc.index_put)
-    baddbmm, addbmm, addmv, addr = misc.baddbmm, misc.addbmm, misc.addmv, misc.addr
+    kron, trace, inner, vdot = products.kron, products.trace, products.inner, products.vdot
+    baddbmm, addbmm, addmv, addr = products.baddbmm, products.addbmm, products.addmv, products.addr
+    cov, corrcoef, histc = statistics.cov, statistics.corrcoef, statistics.histc
+    quantile, nanquantile, nanmean = statistics.quantile, statistics.nanquantile, statistics.nanmean
+    kthvalue, mode, nanmedian = statistics.kthvalue, statistics.mode, statistics.nanmedian
+    diff, cummax, cummin, logcumsumexp = scans.diff, scans.cummax, scans.cummin, scans.logcumsumexp
+    dist, renorm = norms.dist, norms.renorm
+    unfold, rot90, fliplr, flipud = shape_views.unfold, shape_views.rot90, shape_views.fliplr, shape_views.flipud
+    ravel, swapdims = shape_views.ravel, shape_views.swapdims
+    take, put, argwhere = advanced_indexing.take, advanced_indexing.put, advanced_indexing.argwhere
+    index_fill, index_copy = advanced_indexing.index_fill, advanced_indexing.index_copy
+    masked_scatter, index_put = advanced_indexing.masked_scatter, advanced_indexing.index_put
+    diag_embed, diagflat, msort = constructors.diag_embed, constructors.diagflat, sorting.msort
     det, slogdet = linalg_decompositions.det, linalg_decompositions.slogdet
     logdet, inverse = linalg_decompositions.logdet, linalg_decompositions.inverse
     svd, pinverse = linalg_decompositions.svd_torch, linalg_decompositions.pinverse
@@ -400,11 +414,8 @@ class _TensorMethods:
     matrix_exp = linalg_decompositions.matrix_exp
     qr, cholesky_solve = linalg_decompositions.qr_torch, linalg_decompositions.cholesky_solve
     cholesky_inverse = linalg_decompositions.cholesky_inverse
-    inner, dist, diag_embed, diagflat, ravel, msort = (misc.inner, misc.dist, misc.diag_embed, misc.diagflat,
-                                                       misc.ravel, misc.msort)
-    fmax, fmin, logaddexp2, float_power = misc.fmax, misc.fmin, misc.logaddexp2, misc.float_power
-    swapdims = misc.swapdims
-    isposinf, isneginf, argwhere = misc.isposinf, misc.isneginf, misc.argwhere
+    fmax, fmin, logaddexp2 = pointwise_float.fmax, pointwise_float.fmin, pointwise_float.logaddexp2
+    float_power, isposinf, isneginf = pointwise_float.float_power, pointwise_float.isposinf, pointwise_float.isneginf
     cholesky = linalg_decompositions.cholesky_deprecated
 
     def where(self, condition: Any, other: Any) -> Tensor:
@@ -428,59 +439,61 @@ class _TensorMethods:
         return self._inplace_unary(scatter.index_add, dim, index, source, alpha=alpha)
 
     def index_fill_(self, dim, index, value) -> Tensor:
-        return self._inplace_unary(misc.index_fill, dim, index, value)
+        return self._inplace_unary(advanced_indexing.index_fill, dim, index, value)
 
     def index_copy_(self, dim, index, source) -> Tensor:
-        return self._inplace_unary(misc.index_copy, dim, index, source)
+        return self._inplace_unary(advanced_indexing.index_copy, dim, index, source)
 
     def masked_scatter_(self, mask, source) -> Tensor:
-        return self._inplace_unary(misc.masked_scatter, mask, source)
+        return self._inplace_unary(advanced_indexing.masked_scatter, mask, source)
 
     def put_(self, index, source, accumulate=False) -> Tensor:
-        return self._inplace_unary(misc.put, index, source, accumulate)
+        return self._inplace_unary(advanced_indexing.put, index, source, accumulate)
 
     def index_put_(self, indices, values, accumulate=False) -> Tensor:
         if isinstance(indices, Tensor):
             raise TypeError("index_put_(): argument 'indices' (position 1) must be tuple of Tensors, not Tensor")
-        return self._inplace_unary(misc.index_put, indices, values, accumulate)
+        return self._inplace_unary(advanced_indexing.index_put, indices, values, accumulate)
 
     def addmm_(self, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
         return self._inplace_unary(linalg.addmm, mat1, mat2, beta=beta, alpha=alpha)
 
     def renorm_(self, p, dim, maxnorm) -> Tensor:
-        return self._inplace_unary(misc.renorm, p, dim, maxnorm)
+        return self._inplace_unary(norms.renorm, p, dim, maxnorm)
 
     def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
-        return self._inplace_unary(misc.baddbmm, batch1, batch2, beta=beta, alpha=alpha)
+        return self._inplace_unary(products.baddbmm, batch1, batch2, beta=beta, alpha=alpha)
 
     def addbmm_(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
-        return self._inplace_unary(misc.addbmm, batch1, batch2, beta=beta, alpha=alpha)
+        return self._inplace_unary(products.addbmm, batch1, batch2, beta=beta, alpha=alpha)
 
     def addmv_(self, mat, vec, *, beta=1, alpha=1) -> Tensor:
-        return self._inplace_unary(misc.addmv, mat, vec, beta=beta, alpha=alpha)
+        return self._inplace_unary(products.addmv, mat, vec, beta=beta, alpha=alpha)
 
     def addr_(self, vec1, vec2, *, beta=1, alpha=1) -> Tensor:
-        return self._inplace_unary(misc.addr, vec1, vec2, beta=beta, alpha=alpha)
+        return self._inplace_unary(products.addr, vec1, vec2, beta=beta, alpha=alpha)
 
     # --- round 3a: the rest of torch's Tensor methods real code reaches for ----------------------
-    # (ops in ``_ops/tensor_more.py``; in-place forms through ``_inplace``'s leaf and version rules)
+    # (ops in ``_ops/pointwise_float.py``, ``shape_views.py``, ...; in-place forms through ``_inplace``'s
+    # leaf and version rules)
 
     @property
     def H(self) -> Tensor:  # noqa: N802
-        return tensor_more.hermitian_t(self)
+        return shape_views.hermitian_t(self)
 
     @property
     def mH(self) -> Tensor:  # noqa: N802
-        return tensor_more.hermitian_mt(self)
+        return shape_views.hermitian_mt(self)
 
-    positive, sgn, absolute, fix = tensor_more.positive, tensor_more.sgn, pointwise.abs, pointwise.trunc
+    positive, sgn, absolute, fix = pointwise_float.positive, pointwise_float.sgn, pointwise.abs, pointwise.trunc
     greater, greater_equal, less, less_equal, not_equal = (pointwise.gt, pointwise.ge, pointwise.lt,
                                                            pointwise.le, pointwise.ne)
-    heaviside, copysign, gcd, lcm = tensor_more.heaviside, tensor_more.copysign, tensor_more.gcd, tensor_more.lcm
-    ldexp, frexp, nextafter, vdot = tensor_more.ldexp, tensor_more.frexp, tensor_more.nextafter, tensor_more.vdot
-    unique_consecutive, nanmedian = tensor_more.unique_consecutive, tensor_more.nanmedian
-    hsplit, vsplit, dsplit = tensor_more.hsplit, tensor_more.vsplit, tensor_more.dsplit
-    split_with_sizes, sum_to_size = tensor_more.split_with_sizes, tensor_more.sum_to_size
+    heaviside, copysign = pointwise_float.heaviside, pointwise_float.copysign
+    gcd, lcm = pointwise_integer.gcd, pointwise_integer.lcm
+    ldexp, frexp, nextafter = pointwise_float.ldexp, pointwise_float.frexp, pointwise_float.nextafter
+    unique_consecutive = sets.unique_consecutive
+    hsplit, vsplit, dsplit = shape_views.hsplit, shape_views.vsplit, shape_views.dsplit
+    split_with_sizes, sum_to_size = shape_views.split_with_sizes, shape_views.sum_to_size
 
     def bernoulli(self, p: Any = None, *, generator=None) -> Tensor:
         """Draws of 0/1 (this dtype) with probabilities ``self`` (or ``p``)."""
@@ -511,14 +524,14 @@ class _TensorMethods:
     def deg2rad_(self): return self._inplace_unary(special.deg2rad)  # noqa: E704
     def rad2deg_(self): return self._inplace_unary(special.rad2deg)  # noqa: E704
     def sinc_(self): return self._inplace_unary(special.sinc)  # noqa: E704
-    def sgn_(self): return self._inplace_unary(tensor_more.sgn)  # noqa: E704
+    def sgn_(self): return self._inplace_unary(pointwise_float.sgn)  # noqa: E704
     def hypot_(self, other): return self._inplace_unary(special.hypot, other)  # noqa: E704
     def xlogy_(self, other): return self._inplace_unary(special.xlogy, other)  # noqa: E704
-    def copysign_(self, other): return self._inplace_unary(tensor_more.copysign, other)  # noqa: E704
-    def gcd_(self, other): return self._inplace_unary(tensor_more.gcd, other)  # noqa: E704
-    def lcm_(self, other): return self._inplace_unary(tensor_more.lcm, other)  # noqa: E704
-    def heaviside_(self, values): return self._inplace_unary(tensor_more.heaviside, values)  # noqa: E704
-    def nextafter_(self, other): return self._inplace_unary(tensor_more.nextafter, other)  # noqa: E704
+    def copysign_(self, other): return self._inplace_unary(pointwise_float.copysign, other)  # noqa: E704
+    def gcd_(self, other): return self._inplace_unary(pointwise_integer.gcd, other)  # noqa: E704
+    def lcm_(self, other): return self._inplace_unary(pointwise_integer.lcm, other)  # noqa: E704
+    def heaviside_(self, values): return self._inplace_unary(pointwise_float.heaviside, values)  # noqa: E704
+    def nextafter_(self, other): return self._inplace_unary(pointwise_float.nextafter, other)  # noqa: E704
     absolute_, fix_, negative_, clip_ = abs_, trunc_, neg_, clamp_
     multiply_, subtract_, true_divide_ = mul_, sub_, div_
 
@@ -526,7 +539,7 @@ class _TensorMethods:
         if self._data.dtype.kind != "f":
             raise RuntimeError(f"ldexp can't be cast to the desired output type "
                                f"{_dtype.scalar_type_name(self._data.dtype)}")
-        return self._inplace_unary(tensor_more.ldexp, other)
+        return self._inplace_unary(pointwise_float.ldexp, other)
 
     def divide_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         if rounding_mode is None:
@@ -539,7 +552,7 @@ class _TensorMethods:
             raise RuntimeError(f"the base given to float_power_ has dtype "
                                f"{_dtype.scalar_type_name(self._data.dtype)} but the operation's result "
                                "requires dtype Double")
-        return self._inplace_unary(misc.float_power, exponent)
+        return self._inplace_unary(pointwise_float.float_power, exponent)
 
     def _inplace_compare(self, op: Callable, name: str, other: Any) -> Tensor:
         """``eq_`` and friends: the comparison's 0/1 in this dtype; zero gradient (torch's)."""
@@ -582,46 +595,47 @@ class _TensorMethods:
         """Set the main diagonal (all dims equal when more than 2; ``wrap``: restart below a tall
         matrix's square, as torch does)."""
         def compute(old):
-            data = tensor_more.fill_diagonal_values(old._data, fill_value, wrap)
-            mask = tensor_more.fill_diagonal_values(np.ones(old.shape, bool), False, wrap)
+            data = fills.fill_diagonal_values(old._data, fill_value, wrap)
+            mask = fills.fill_diagonal_values(np.ones(old.shape, bool), False, wrap)
             return _core.result(data, "FillBackward2", (old,), lambda g: (g * mask,))
         return self._inplace(compute, None)
 
     def random_(self, from_: Any = 0, to: Any = None, *, generator=None, **kw: Any) -> Tensor:
         """Integers drawn uniformly from [from, to) (``random_(to)``: [0, to); ``random_()``:
         [0, 2**mantissa] for floats, the non-negative range for integers), in this dtype."""
-        lo, hi = tensor_more.random_bounds(self._data.dtype, kw.pop("from", from_), kw.pop("to", to))
+        lo, hi = fills.random_bounds(self._data.dtype, kw.pop("from", from_), kw.pop("to", to))
         return self._random_fill(lambda rng: rng.integers(lo, hi, size=self.shape, dtype=np.int64), generator)
 
     def exponential_(self, lambd: float = 1, *, generator=None) -> Tensor:
-        tensor_more.check_float_fill("exponential_", self._data.dtype, "Exponential")
+        fills.check_float_fill("exponential_", self._data.dtype, "Exponential")
         if not lambd > 0:
             raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
         return self._random_fill(lambda rng: rng.exponential(1.0 / lambd, size=self.shape), generator)
 
     def log_normal_(self, mean: float = 1, std: float = 2, *, generator=None) -> Tensor:
-        tensor_more.check_float_fill("log_normal_", self._data.dtype, "LogNormal")
+        fills.check_float_fill("log_normal_", self._data.dtype, "LogNormal")
         if not std > 0:
             raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
         return self._random_fill(lambda rng: rng.lognormal(mean, std, size=self.shape), generator)
 
     def cauchy_(self, median: float = 0, sigma: float = 1, *, generator=None) -> Tensor:
-        tensor_more.check_float_fill("cauchy_", self._data.dtype, "Cauchy")
+        fills.check_float_fill("cauchy_", self._data.dtype, "Cauchy")
         if not sigma > 0:
             raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
         return self._random_fill(lambda rng: median + sigma * rng.standard_cauchy(size=self.shape), generator)
 
     addmm, histogram = linalg.addmm, _namespace.histogram
-    adjoint, isreal, dim_order, narrow_copy = (tensor_more.adjoint, tensor_more.isreal, tensor_more.dim_order,
-                                               tensor_more.narrow_copy)
-    bitwise_left_shift, bitwise_right_shift = tensor_more.bitwise_left_shift, tensor_more.bitwise_right_shift
+    adjoint, isreal, dim_order, narrow_copy = (shape_views.adjoint, pointwise_float.isreal, shape_views.dim_order,
+                                               shape_views.narrow_copy)
+    bitwise_left_shift = pointwise_integer.bitwise_left_shift
+    bitwise_right_shift = pointwise_integer.bitwise_right_shift
     __lshift__, __rshift__ = bitwise_left_shift, bitwise_right_shift
-    def __rlshift__(self, o): return tensor_more.bitwise_left_shift(o, self)  # noqa: E704
-    def __rrshift__(self, o): return tensor_more.bitwise_right_shift(o, self)  # noqa: E704
-    def bitwise_left_shift_(self, other): return self._inplace_unary(tensor_more.bitwise_left_shift, other)  # noqa: E704
-    def bitwise_right_shift_(self, other): return self._inplace_unary(tensor_more.bitwise_right_shift, other)  # noqa: E704
+    def __rlshift__(self, o): return pointwise_integer.bitwise_left_shift(o, self)  # noqa: E704
+    def __rrshift__(self, o): return pointwise_integer.bitwise_right_shift(o, self)  # noqa: E704
+    def bitwise_left_shift_(self, other): return self._inplace_unary(pointwise_integer.bitwise_left_shift, other)  # noqa: E704
+    def bitwise_right_shift_(self, other): return self._inplace_unary(pointwise_integer.bitwise_right_shift, other)  # noqa: E704
     __ilshift__, __irshift__ = bitwise_left_shift_, bitwise_right_shift_
-    unsafe_chunk, unsafe_split, unsafe_split_with_sizes = shape_ops.chunk, shape_ops.split, tensor_more.split_with_sizes
+    unsafe_chunk, unsafe_split, unsafe_split_with_sizes = shape_ops.chunk, shape_ops.split, shape_views.split_with_sizes
 
     def conj_physical(self) -> Tensor:
         """The conjugate as a new tensor (a copy of a real tensor)."""

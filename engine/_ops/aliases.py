@@ -16,7 +16,7 @@ from typing import Any
 
 import engine.nn.functional as F  # noqa: N812 - torch's own spelling
 
-from .misc import triu_indices
+from .constructors import triu_indices
 from .reduction import norm
 
 conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d

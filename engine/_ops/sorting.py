@@ -1,4 +1,4 @@
-"""Ordering ops: sort, argsort, topk, unique, searchsorted, bucketize, bincount.
+"""Ordering ops: sort, argsort, msort, topk, unique, searchsorted, bucketize, bincount.
 
 Sorting is always stable here (torch's unstable sort may order ties differently; ``stable=True``
 results match torch's exactly). NaN sorts as the largest value, as in torch. Indices are int64.
@@ -55,6 +55,11 @@ def sort(a, dim: int = -1, descending: bool = False, *, stable: bool | None = No
     v, i = multi_result([values, idx], name, (a,), _pick_backward(x.shape, idx, d_),
                         differentiable=(True, False))
     return sort_result(v, i)
+
+
+def msort(input):  # noqa: A002
+    """Sorted along dim 0 (the values of ``sort(input, 0)``)."""
+    return sort(input, 0).values
 
 
 def argsort(a, dim: int = -1, descending: bool = False, *, stable: bool = False):

@@ -1,4 +1,5 @@
-"""The less common tensor ops (engine/_ops/misc.py) against torch: values, dtypes, gradients,
+"""The less common tensor ops (engine/_ops/statistics.py, products.py, scans.py, advanced_indexing.py,
+constructors.py, ...) against torch: values, dtypes, gradients,
 grad_fn names and errors; finite-difference gradchecks without torch."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Tensor methods added in round 3a (engine/_ops/tensor_more.py and the in-place forms in
-engine/_tensor.py) against torch 2.13: values, dtypes, gradients, grad_fn names, version
+"""Tensor methods of engine/_ops/pointwise_float.py, pointwise_integer.py, shape_views.py, sets.py
+and fills.py (and their in-place forms in engine/_tensor_methods.py) against torch 2.13: values, dtypes, gradients, grad_fn names, version
 counters and torch's errors; the random fills by their support and statistics."""
 
 from __future__ import annotations
