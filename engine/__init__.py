@@ -9,6 +9,9 @@ Code written for torch runs after ``import engine as torch``. Map of the package
 - ``_creation.py``        factories (tensor, zeros, randn, arange, ...)
 - ``utils/hooks.py``      RemovableHandle, BackwardHook (torch.utils.hooks)
 
+The top-level names are each module's own ``__all__`` (star-imported below, as torch/__init__.py
+does): a name is listed once, beside its definition; only renames (``bool_`` as ``bool``) are named here.
+
 Dependencies run one way: ``autograd.graph`` <- ``_tensor`` <- ``_ops/*`` <- ``_tensor_methods``,
 ``nn``, ``optim``, ... (``scripts/engine_imports.py`` measures it; tests/engine/test_structure.py
 holds the limits).
@@ -47,423 +50,53 @@ from . import (
     testing,
     version,
 )
-from ._creation import (
-    arange,
-    as_tensor,
-    bernoulli,
-    empty,
-    empty_like,
-    eye,
-    from_numpy,
-    full,
-    full_like,
-    linspace,
-    normal,
-    ones,
-    ones_like,
-    rand,
-    rand_like,
-    randint,
-    randn,
-    randn_like,
-    randperm,
-    tensor,
-    zeros,
-    zeros_like,
-)
+from ._creation import *  # noqa: F403
+from ._dtype import *  # noqa: F403
 from ._dtype import (
     bool_ as bool,  # noqa: A004 - torch.bool
 )
-from ._dtype import (
-    cdouble,
-    cfloat,
-    complex64,
-    complex128,
-    double,
-    dtype,
-    float,
-    float16,
-    float32,
-    float64,
-    get_default_dtype,
-    half,
-    int,
-    int8,
-    int16,
-    int32,
-    int64,
-    long,
-    set_default_dtype,
-    short,
-    uint8,
-)
-from ._finfo import finfo, iinfo
-from ._layout import layout, strided
-from ._legacy_types import (
-    BoolTensor,
-    ByteTensor,
-    CharTensor,
-    DoubleTensor,
-    FloatTensor,
-    HalfTensor,
-    IntTensor,
-    LongTensor,
-    ShortTensor,
-)
-from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
+from ._finfo import *  # noqa: F403
+from ._layout import *  # noqa: F403
+from ._legacy_types import *  # noqa: F403
+from ._memory_format import *  # noqa: F403
 from ._ops import aliases as _aliases
-from ._ops.advanced_indexing import (
-    argwhere,
-    index_copy,
-    index_fill,
-    index_put,
-    masked_scatter,
-    put,
-    take,
-)
-from ._ops.aliases import (
-    adaptive_avg_pool1d,
-    adaptive_max_pool1d,
-    alpha_dropout,
-    alpha_dropout_,
-    avg_pool1d,
-    batch_norm,
-    bilinear,
-    binary_cross_entropy_with_logits,
-    celu,
-    celu_,
-    channel_shuffle,
-    conv1d,
-    conv2d,
-    conv3d,
-    conv_transpose1d,
-    conv_transpose2d,
-    conv_transpose3d,
-    cosine_embedding_loss,
-    cosine_similarity,
-    ctc_loss,
-    dropout,
-    dropout_,
-    embedding,
-    feature_alpha_dropout,
-    feature_alpha_dropout_,
-    fill,
-    group_norm,
-    hardshrink,
-    hinge_embedding_loss,
-    instance_norm,
-    kl_div,
-    layer_norm,
-    margin_ranking_loss,
-    max_pool1d,
-    max_pool2d,
-    max_pool3d,
-    pairwise_distance,
-    pdist,
-    pixel_shuffle,
-    pixel_unshuffle,
-    poisson_nll_loss,
-    prelu,
-    relu_,
-    rms_norm,
-    rrelu,
-    rrelu_,
-    selu,
-    selu_,
-    threshold,
-    threshold_,
-    triplet_margin_loss,
-)
-from ._ops.comparison import allclose, isclose
-from ._ops.constructors import (
-    block_diag,
-    cartesian_prod,
-    combinations,
-    diag_embed,
-    diagflat,
-    tril_indices,
-    triu_indices,
-    vander,
-)
-from ._ops.fft import angle, complex, conj, imag, real, view_as_complex, view_as_real  # noqa: A004
-from ._ops.gamma import digamma, lgamma, mvlgamma, polygamma
-from ._ops.indexing import gather, index_select, masked_select, nonzero, select, take_along_dim, where
-from ._ops.integration import (
-    cumulative_trapezoid,
-    trapezoid,
-    trapz,
-)
-from ._ops.linalg import addmm, bmm, cdist, cross, dot, einsum, matmul, mm, mv, outer
+from ._ops.advanced_indexing import *  # noqa: F403
+from ._ops.aliases import *  # noqa: F403
+from ._ops.comparison import *  # noqa: F403
+from ._ops.constructors import *  # noqa: F403
+from ._ops.fft import *  # noqa: F403
+from ._ops.gamma import *  # noqa: F403
+from ._ops.indexing import *  # noqa: F403
+from ._ops.integration import *  # noqa: F403
+from ._ops.linalg import *  # noqa: F403
+from ._ops.linalg_decompositions import *  # noqa: F403
 from ._ops.linalg_decompositions import (
     cholesky_deprecated as cholesky,
 )
-from ._ops.linalg_decompositions import (
-    cholesky_inverse,
-    cholesky_solve,
-    det,
-    inverse,
-    logdet,
-    matrix_exp,
-    matrix_power,
-    pinverse,
-    slogdet,
-)
 from ._ops.linalg_decompositions import qr_torch as qr
 from ._ops.linalg_decompositions import svd_torch as svd
-from ._ops.namespace import (
-    asarray,
-    bartlett_window,
-    binomial,
-    blackman_window,
-    can_cast,
-    dstack,
-    get_default_device,
-    hamming_window,
-    hann_window,
-    histogram,
-    kaiser_window,
-    logspace,
-    poisson,
-    promote_types,
-    randint_like,
-    result_type,
-    scalar_tensor,
-    set_default_device,
-    unravel_index,
-)
-from ._ops.norms import (
-    dist,
-    renorm,
-)
-from ._ops.pointwise import (
-    abs,
-    add,
-    atan2,
-    bitwise_and,
-    bitwise_not,
-    bitwise_or,
-    bitwise_xor,
-    ceil,
-    clamp,
-    clamp_max,
-    clamp_min,
-    cos,
-    div,
-    eq,
-    exp,
-    expm1,
-    floor,
-    floor_divide,
-    fmod,
-    frac,
-    ge,
-    gt,
-    le,
-    log,
-    log1p,
-    log2,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    lt,
-    masked_fill,
-    maximum,
-    minimum,
-    mul,
-    ne,
-    neg,
-    pow,
-    reciprocal,
-    relu,
-    remainder,
-    round,
-    rsqrt,
-    sigmoid,
-    sign,
-    sin,
-    sqrt,
-    square,
-    sub,
-    tan,
-    tanh,
-    trunc,
-)
-from ._ops.pointwise_float import (
-    copysign,
-    float_power,
-    fmax,
-    fmin,
-    frexp,
-    heaviside,
-    isneginf,
-    isposinf,
-    isreal,
-    ldexp,
-    logaddexp2,
-    nextafter,
-    positive,
-    sgn,
-)
-from ._ops.pointwise_integer import (
-    bitwise_left_shift,
-    bitwise_right_shift,
-    gcd,
-    lcm,
-)
-from ._ops.products import (
-    addbmm,
-    addmv,
-    addr,
-    baddbmm,
-    inner,
-    kron,
-    tensordot,
-    trace,
-    vdot,
-)
-from ._ops.reduction import (
-    all,
-    amax,
-    amin,
-    aminmax,
-    any,
-    argmax,
-    argmin,
-    count_nonzero,
-    cumprod,
-    cumsum,
-    log_softmax,
-    logsumexp,
-    max,
-    mean,
-    median,
-    min,
-    nansum,
-    norm,
-    prod,
-    softmax,
-    std,
-    std_mean,
-    sum,
-    var,
-    var_mean,
-)
-from ._ops.sampling import multinomial
-from ._ops.scans import (
-    cummax,
-    cummin,
-    diff,
-    logcumsumexp,
-)
-from ._ops.scatter import index_add, scatter, scatter_add, scatter_reduce
-from ._ops.sets import (
-    isin,
-    unique_consecutive,
-)
-from ._ops.shape import (
-    broadcast_to,
-    cat,
-    chunk,
-    clone,
-    diag,
-    diagonal,
-    flatten,
-    flip,
-    meshgrid,
-    narrow,
-    permute,
-    repeat,
-    repeat_interleave,
-    reshape,
-    roll,
-    split,
-    squeeze,
-    stack,
-    t,
-    tensor_split,
-    transpose,
-    tril,
-    triu,
-    unbind,
-    unflatten,
-    unsqueeze,
-)
-from ._ops.shape_composite import (
-    atleast_1d,
-    atleast_2d,
-    atleast_3d,
-    broadcast_shapes,
-    broadcast_tensors,
-    column_stack,
-    hstack,
-    movedim,
-    tile,
-    vstack,
-)
-from ._ops.shape_views import (
-    dsplit,
-    fliplr,
-    flipud,
-    hsplit,
-    ravel,
-    rot90,
-    split_with_sizes,
-    swapdims,
-    vsplit,
-)
-from ._ops.sorting import (
-    argsort,
-    bincount,
-    bucketize,
-    msort,
-    searchsorted,
-    sort,
-    topk,
-    unique,
-)
-from ._ops.special import (
-    acos,
-    acosh,
-    addcdiv,
-    addcmul,
-    asin,
-    asinh,
-    atan,
-    atanh,
-    cosh,
-    deg2rad,
-    erf,
-    erfc,
-    erfinv,
-    exp2,
-    hypot,
-    lerp,
-    log10,
-    logaddexp,
-    logit,
-    nan_to_num,
-    rad2deg,
-    signbit,
-    sinc,
-    sinh,
-    xlogy,
-)
-from ._ops.special_functions import i0
-from ._ops.statistics import (
-    corrcoef,
-    cov,
-    histc,
-    kthvalue,
-    nanmean,
-    nanmedian,
-    nanquantile,
-    quantile,
-)
+from ._ops.namespace import *  # noqa: F403
+from ._ops.norms import *  # noqa: F403
+from ._ops.pointwise import *  # noqa: F403
+from ._ops.pointwise_float import *  # noqa: F403
+from ._ops.pointwise_integer import *  # noqa: F403
+from ._ops.products import *  # noqa: F403
+from ._ops.reduction import *  # noqa: F403
+from ._ops.sampling import *  # noqa: F403
+from ._ops.scans import *  # noqa: F403
+from ._ops.scatter import *  # noqa: F403
+from ._ops.sets import *  # noqa: F403
+from ._ops.shape import *  # noqa: F403
+from ._ops.shape_composite import *  # noqa: F403
+from ._ops.shape_views import *  # noqa: F403
+from ._ops.sorting import *  # noqa: F403
+from ._ops.special import *  # noqa: F403
+from ._ops.special_functions import *  # noqa: F403
+from ._ops.statistics import *  # noqa: F403
 from ._ops.statistics import mode as _mode
-from ._random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from ._random import *  # noqa: F403
 from ._tensor import Size, Tensor, device
-from ._tensor_str import set_printoptions
+from ._tensor_str import *  # noqa: F403
 from .autograd import (
     enable_grad,
     inference_mode,
@@ -479,19 +112,9 @@ from .utils import data as _utils_data  # noqa: F401 - makes engine.utils.data i
 
 __version__ = "0.1.0"
 
-clip = clamp
-arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
-moveaxis = movedim
 autocast = amp.autocast
-concat = concatenate = cat
-multiply, subtract, divide, true_divide, negative = mul, sub, div, div, neg
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-fix, absolute = trunc, abs
-arctan2, row_stack = atan2, vstack
 for _name in _aliases.METHOD_ALIASES:  # torch.sin_(x), torch.zero_(x), torch.detach(x), ...: x.<name>()
     globals()[_name] = _aliases.method_alias(_name)
-ger = outer
-swapaxes = transpose
 
 
 def numel(input: Tensor) -> int:  # noqa: A002

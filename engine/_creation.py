@@ -13,6 +13,12 @@ from ._ops.shape import _sizes
 from ._tensor import Tensor, _plain
 from ._tensor import device as _device
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["arange", "as_tensor", "bernoulli", "empty", "empty_like", "eye", "from_numpy", "full", "full_like",
+           "linspace", "normal", "ones", "ones_like", "rand", "rand_like", "randint", "randn", "randn_like",
+           "randperm", "tensor", "zeros", "zeros_like"]
+
 
 def _np_dtype(dtype: Any, fallback: np.dtype | None = None) -> np.dtype:
     if dtype is None:

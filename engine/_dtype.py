@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports them;
+# ``bool_`` is imported there as ``bool``, a name a module of its own cannot define).
+__all__ = ["cdouble", "cfloat", "complex128", "complex64", "double", "dtype", "float", "float16", "float32",
+           "float64", "get_default_dtype", "half", "int", "int16", "int32", "int64", "int8", "long",
+           "set_default_dtype", "short", "uint8"]
+
 
 class dtype:  # noqa: N801 - torch spells it lower-case
     """A tensor element type. ``str(engine.float32) == 'engine.float32'``."""

@@ -7,6 +7,10 @@ import numpy as np
 
 from . import _dtype
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["finfo", "iinfo"]
+
 
 class finfo:  # noqa: N801 - torch's name
     """Limits of a floating dtype (the default dtype when none is given)."""

@@ -5,6 +5,10 @@ argument parser does."""
 
 from __future__ import annotations
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["layout", "strided"]
+
 
 class layout:  # noqa: N801 - torch's name
     def __init__(self, name: str) -> None:

@@ -9,6 +9,11 @@ import numbers
 from . import _creation, _dtype
 from ._tensor import _LEGACY, Size, Tensor
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor",
+           "LongTensor", "ShortTensor"]
+
 
 class tensortype(type):  # noqa: N801 - torch's name for the class of torch.FloatTensor
     """The metaclass of the legacy types; an instance check compares dtypes, as torch's does."""

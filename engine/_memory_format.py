@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["channels_last", "channels_last_3d", "contiguous_format", "memory_format", "preserve_format"]
+
 
 class memory_format:  # noqa: N801 - torch's name
     def __init__(self, name: str) -> None:

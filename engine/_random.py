@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["Generator", "get_rng_state", "initial_seed", "manual_seed", "seed", "set_rng_state"]
+
 
 class Generator:
     """A seedable source of random numbers (``engine.Generator().manual_seed(0)``)."""

@@ -11,6 +11,10 @@ import numpy as np
 
 from . import _dtype
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["set_printoptions"]
+
 
 class _PrintOptions:
     """torch's ``PRINT_OPTS``: what ``set_printoptions`` changes (``sci_mode`` None: chosen per

@@ -13,6 +13,10 @@ import engine._ops.indexing as indexing
 
 from ._core import result, unbroadcast, wrap_dim
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["argwhere", "index_copy", "index_fill", "index_put", "masked_scatter", "put", "take"]
+
 
 def _type_name(dt) -> str:
     return _core._dtype.scalar_type_name(np.dtype(dt))

@@ -19,6 +19,17 @@ import engine.nn.functional as F  # noqa: N812 - torch's own spelling
 from .constructors import triu_indices
 from .reduction import norm
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "alpha_dropout_", "avg_pool1d",
+           "batch_norm", "bilinear", "binary_cross_entropy_with_logits", "celu", "celu_", "channel_shuffle", "conv1d",
+           "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss",
+           "cosine_similarity", "ctc_loss", "dropout", "dropout_", "embedding", "feature_alpha_dropout",
+           "feature_alpha_dropout_", "fill", "group_norm", "hardshrink", "hinge_embedding_loss", "instance_norm",
+           "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d",
+           "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu", "relu_",
+           "rms_norm", "rrelu", "rrelu_", "selu", "selu_", "threshold", "threshold_", "triplet_margin_loss"]
+
 conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
 conv_transpose1d, conv_transpose2d, conv_transpose3d = F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d
 pixel_shuffle, pixel_unshuffle, channel_shuffle = F.pixel_shuffle, F.pixel_unshuffle, F.channel_shuffle

@@ -8,6 +8,10 @@ import numpy as np
 
 import engine._ops._core as _core
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["allclose", "isclose"]
+
 
 def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
     """Elementwise ``|a - b| <= atol + rtol * |b|`` (bool); equal infinities are close, NaNs

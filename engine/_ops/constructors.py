@@ -14,6 +14,11 @@ import engine._ops.shape as _shape
 
 from ._core import result, wrap_dim
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["block_diag", "cartesian_prod", "combinations", "diag_embed", "diagflat", "tril_indices", "triu_indices",
+           "vander"]
+
 
 def _indices(fn, row, col, offset, dtype):
     npdt = np.int64 if dtype is None else _core._dtype.to_numpy_dtype(dtype)

@@ -27,6 +27,10 @@ import numpy as np
 from .. import _dtype
 from ._core import result, unbroadcast, wrap_dim
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["angle", "complex", "conj", "imag", "real", "view_as_complex", "view_as_real"]
+
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 

@@ -23,6 +23,10 @@ import engine._ops._core as _core
 from .. import _random
 from ._core import float_like, result, unbroadcast
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["digamma", "lgamma", "mvlgamma", "polygamma"]
+
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 _LANCZOS_G = 7.0
 _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,

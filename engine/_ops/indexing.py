@@ -18,6 +18,10 @@ from ._core import result, unbroadcast, wrap_dim
 from .pointwise import where as where_
 from .shape import expand, reshape, unsqueeze, view_op
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["gather", "index_select", "masked_select", "nonzero", "select", "take_along_dim", "where"]
+
 
 def _normalise_key(key: Any) -> tuple:
     if not isinstance(key, tuple):

@@ -11,6 +11,10 @@ import engine._ops.shape as _shape
 from ._core import wrap_dim
 from .scans import diff
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["cumulative_trapezoid", "trapezoid", "trapz"]
+
 
 def trapezoid(y, x=None, *, dx=None, dim: int = -1):
     """The trapezoidal rule along ``dim``: spacing ``dx`` (default 1) or sample points ``x``."""

@@ -16,6 +16,10 @@ from ._core import result
 from .pointwise import mul
 from .shape import _unsafe_view, contiguous, expand, mT, reshape, squeeze, t, unsqueeze
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["addmm", "bmm", "cdist", "cross", "dot", "einsum", "ger", "matmul", "mm", "mv", "outer"]
+
 
 def _same_dtype(tensors) -> None:
     """torch's error when operands that must share a dtype do not."""
@@ -426,3 +430,7 @@ def _einsum_operand_grad(g, out_sub, terms, arrays, k, sizes) -> np.ndarray:
     key = tuple(np.arange(sizes[c]).reshape([-1 if m == c else 1 for m in uniq]) for c in term)
     full[key] = gu
     return full
+
+
+# torch's other names for the ops above
+ger = outer

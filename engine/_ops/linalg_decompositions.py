@@ -25,6 +25,11 @@ from ._core import multi_result, result
 from .linalg import matmul, mm
 from .linalg_api import svdvals
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["cholesky_inverse", "cholesky_solve", "det", "inverse", "logdet", "matrix_exp", "matrix_power", "pinverse",
+           "slogdet"]
+
 
 class LinAlgError(RuntimeError):
     """torch.linalg.LinAlgError: a matrix the operation cannot handle (singular, not positive

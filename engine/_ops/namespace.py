@@ -26,6 +26,12 @@ from .._tensor import _c_type as c_type
 from .._tensor import device as device_cls
 from ._core import result
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["asarray", "bartlett_window", "binomial", "blackman_window", "can_cast", "dstack", "get_default_device",
+           "hamming_window", "hann_window", "histogram", "kaiser_window", "logspace", "poisson", "promote_types",
+           "randint_like", "result_type", "scalar_tensor", "set_default_device", "unravel_index"]
+
 histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
 
 

@@ -10,6 +10,10 @@ import engine._ops._core as _core
 
 from ._core import result, unbroadcast, wrap_dim
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["dist", "renorm"]
+
 
 def renorm(input, p, dim: int, maxnorm):  # noqa: A002
     """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` is scaled down to norm

@@ -23,6 +23,16 @@ from ._core import (
     unbroadcast,
 )
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["abs", "absolute", "add", "arctan2", "atan2", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
+           "ceil", "clamp", "clamp_max", "clamp_min", "clip", "cos", "div", "divide", "eq", "exp", "expm1", "fix",
+           "floor", "floor_divide", "fmod", "frac", "ge", "greater", "greater_equal", "gt", "le", "less",
+           "less_equal", "log", "log1p", "log2", "logical_and", "logical_not", "logical_or", "logical_xor", "lt",
+           "masked_fill", "maximum", "minimum", "mul", "multiply", "ne", "neg", "negative", "not_equal", "pow",
+           "reciprocal", "relu", "remainder", "round", "rsqrt", "sigmoid", "sign", "sin", "sqrt", "square", "sub",
+           "subtract", "tan", "tanh", "true_divide", "trunc"]
+
 _SUB_BOOL_BOTH = ("Subtraction, the `-` operator, with two bool tensors is not supported. "
                   "Use the `^` or `logical_xor()` operator instead.")
 _SUB_BOOL_ONE = ("Subtraction, the `-` operator, with a bool tensor is not supported. "
@@ -787,3 +797,20 @@ def invert(a):
     if a._data.dtype.kind == "f":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
     return bitwise_not(a)
+
+
+# torch's other names for the ops above
+clip = clamp
+multiply = mul
+subtract = sub
+divide = div
+true_divide = div
+negative = neg
+fix = trunc
+absolute = abs
+arctan2 = atan2
+greater = gt
+greater_equal = ge
+less = lt
+less_equal = le
+not_equal = ne

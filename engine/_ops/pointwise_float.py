@@ -18,6 +18,11 @@ import engine._ops.pointwise as pointwise
 
 from ._core import result, unbroadcast
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["copysign", "float_power", "fmax", "fmin", "frexp", "heaviside", "isneginf", "isposinf", "isreal", "ldexp",
+           "logaddexp2", "nextafter", "positive", "sgn"]
+
 
 def isposinf(input):  # noqa: A002
     return _core.Tensor._wrap(np.isposinf(input._data))

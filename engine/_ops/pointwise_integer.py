@@ -11,6 +11,10 @@ import numpy as np
 import engine._ops._core as _core
 import engine._ops.pointwise as pointwise
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["bitwise_left_shift", "bitwise_right_shift", "gcd", "lcm"]
+
 
 def _integer_binary(name: str, fn: Callable) -> Callable:
     def op(input, other):  # noqa: A002

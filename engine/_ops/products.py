@@ -18,6 +18,10 @@ import engine._ops.shape as _shape
 from ._core import result, unbroadcast, wrap_dim
 from .linalg import dot, mm
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["addbmm", "addmv", "addr", "baddbmm", "inner", "kron", "tensordot", "trace", "vdot"]
+
 
 def _type_name(dt) -> str:
     return _core._dtype.scalar_type_name(np.dtype(dt))

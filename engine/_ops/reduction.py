@@ -23,6 +23,12 @@ import engine._ops._core as _core
 from ._core import float_like, multi_result, result, wrap_dim
 from .pointwise import maximum, minimum
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum",
+           "log_softmax", "logsumexp", "max", "mean", "median", "min", "nansum", "norm", "prod", "softmax", "std",
+           "std_mean", "sum", "var", "var_mean"]
+
 # torch.return_types equivalents: ``values, indices = x.max(1)`` and ``.values`` both work.
 max_result = namedtuple("max", ["values", "indices"])
 min_result = namedtuple("min", ["values", "indices"])

@@ -10,6 +10,10 @@ import engine._ops._core as _core
 from .. import _random
 from .._tensor import Tensor
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["multinomial"]
+
 
 def _check_probs(p: np.ndarray, num_samples: int, replacement: bool) -> None:
     if p.dtype.kind != "f":

@@ -15,6 +15,10 @@ import engine._ops.shape as _shape
 
 from ._core import multi_result, result, wrap_dim
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["cummax", "cummin", "diff", "logcumsumexp"]
+
 
 def _type_name(dt) -> str:
     return _core._dtype.scalar_type_name(np.dtype(dt))

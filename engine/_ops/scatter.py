@@ -19,6 +19,10 @@ import engine._ops._core as _core
 from ._core import result, wrap_dim
 from .indexing import _check_bounds
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["index_add", "scatter", "scatter_add", "scatter_reduce"]
+
 _REDUCE_NAMES = ("sum", "prod", "mean", "amax", "amin")
 
 

@@ -10,6 +10,10 @@ import engine._ops._core as _core
 
 from ._core import wrap_dim
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["isin", "unique_consecutive"]
+
 
 def _arr(x) -> np.ndarray:
     return x._data if isinstance(x, _core.Tensor) else np.asarray(x)

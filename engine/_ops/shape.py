@@ -20,6 +20,12 @@ from .. import _memory_format as _mf
 from .._size import sizes as _sizes
 from ._core import multi_result, result, wrap_dim
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["broadcast_to", "cat", "chunk", "clone", "concat", "concatenate", "diag", "diagonal", "flatten", "flip",
+           "meshgrid", "narrow", "permute", "repeat", "repeat_interleave", "reshape", "roll", "split", "squeeze",
+           "stack", "swapaxes", "t", "tensor_split", "transpose", "tril", "triu", "unbind", "unflatten", "unsqueeze"]
+
 
 def mark_view(out, base, view_fn: Callable[[np.ndarray], np.ndarray]):
     """Make ``out`` a view of ``base``: shared version counter, replayable from the root base."""
@@ -660,3 +666,9 @@ def tensor_split(a, indices_or_sections, dim: int = 0):
         bounds = [0] + [int(i) for i in ios] + [n]
     from .indexing import slice_dim  # indexing imports shape's views: a cycle at import
     return tuple(slice_dim(a, d, lo, hi, 1) for lo, hi in zip(bounds[:-1], bounds[1:]))
+
+
+# torch's other names for the ops above
+concat = cat
+concatenate = cat
+swapaxes = transpose

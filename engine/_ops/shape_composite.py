@@ -15,6 +15,11 @@ import engine._ops.shape as _shape
 from .._tensor import Size
 from ._core import broadcast_error
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "column_stack",
+           "hstack", "moveaxis", "movedim", "row_stack", "tile", "vstack"]
+
 
 def tile(a, *dims):
     """``a`` repeated ``dims`` times along each dimension; fewer dims than ``a.ndim`` are padded
@@ -122,3 +127,8 @@ def column_stack(tensors):
     items = [_shape.reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t
              for t in _tensor_list("column_stack", tensors)]
     return _shape.cat(items, 1)
+
+
+# torch's other names for the ops above
+moveaxis = movedim
+row_stack = vstack

@@ -19,6 +19,10 @@ from ._core import result, wrap_dim
 from .fft import conj
 from .reduction import sum as _sum
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["dsplit", "fliplr", "flipud", "hsplit", "ravel", "rot90", "split_with_sizes", "swapdims", "vsplit"]
+
 
 def _windows(arr: np.ndarray, d: int, size: int, step: int) -> np.ndarray:
     w = np.lib.stride_tricks.sliding_window_view(arr, size, axis=d, writeable=arr.flags.writeable)

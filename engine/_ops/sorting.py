@@ -15,6 +15,10 @@ import engine._ops._core as _core
 from .._tensor import Tensor
 from ._core import multi_result, wrap_dim
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["argsort", "bincount", "bucketize", "msort", "searchsorted", "sort", "topk", "unique"]
+
 # torch.return_types equivalents: ``values, indices = x.sort()`` and ``.values`` both work.
 sort_result = namedtuple("sort", ["values", "indices"])
 topk_result = namedtuple("topk", ["values", "indices"])

@@ -14,6 +14,12 @@ from .. import _dtype
 from ._core import broadcast_error, float_like, result, unbroadcast
 from .pointwise import _unary
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["acos", "acosh", "addcdiv", "addcmul", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh",
+           "asin", "asinh", "atan", "atanh", "cosh", "deg2rad", "erf", "erfc", "erfinv", "exp2", "hypot", "lerp",
+           "log10", "logaddexp", "logit", "nan_to_num", "rad2deg", "signbit", "sinc", "sinh", "xlogy"]
+
 _TWO_OVER_SQRT_PI = 1.1283791670955125738961589031
 _SQRT_PI_OVER_TWO = 0.8862269254527580136490837417
 
@@ -297,3 +303,12 @@ def xlogy(a, b):
 def signbit(a):
     """Whether the sign bit is set (so ``-0.0`` is True), as a bool tensor without a gradient."""
     return _core.Tensor._wrap(np.signbit(a._data))
+
+
+# torch's other names for the ops above
+arcsin = asin
+arccos = acos
+arctan = atan
+arcsinh = asinh
+arccosh = acosh
+arctanh = atanh

@@ -21,6 +21,10 @@ from .. import _dtype
 from ._core import float_like, result, unbroadcast
 from .special import _erfc_array
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["i0"]
+
 _SQRT1_2 = 0.70710678118654752440
 _SQRT_2PI = math.sqrt(2 * math.pi)
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)

@@ -22,6 +22,10 @@ from ._core import multi_result, result, wrap_dim
 from .linalg import mm
 from .reduction import _empty_dim_error, _evenly, _select_backward, median
 
+# The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
+# them: this list is the one place they are named).
+__all__ = ["corrcoef", "cov", "histc", "kthvalue", "nanmean", "nanmedian", "nanquantile", "quantile"]
+
 
 def _type_name(dt) -> str:
     return _core._dtype.scalar_type_name(np.dtype(dt))
