@@ -77,3 +77,39 @@ async def test_f_asks_the_program_for_a_full_step():
         await settle(pilot, app, lambda a: a.state.status == "ended")
         await pilot.press("F")
         await settle(pilot, app, lambda a: source.sent == [{"cmd": "full"}])
+
+
+
+def panel_lines(app) -> list[str]:
+    panel = app.query_one(TrainingPanel)
+    return [line.text for line in panel.render_lines(panel.region.reset_offset)]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(200, 55), (100, 30), (80, 24)])
+async def test_the_panel_wraps_what_it_cannot_fit(size):
+    """A light step's line and the learning rate were cropped without a mark at 200x55 (``AdamW
+    lr 6.85e``), the speed row at 100x30 (``210.2 steps/s   3,``) and ``threads`` in the names
+    column (``threa…``): a row wider than the panel goes on lines of its own, wrapped, the
+    learning rates below the step."""
+    model = nested_model(engine)
+    opt = engine.optim.AdamW(model.parameters(), lr=0.00685123)
+    x = engine.randn(3, 4)
+    with modscope.trace(model, every=2, first=1) as tr:
+        for _ in range(4):
+            opt.zero_grad()
+            model(x).pow(2).mean().backward()
+            opt.step()
+    app = ModscopeApp(EventListSource(tr.events))
+    wholes = ("3 · light (full: 2)", "AdamW lr 0.00685", "steps/s", "events/s", "74 events")
+
+    def values(a) -> str:  # the value column's text, each line's runs of spaces as one
+        lines = [line.strip("│╭╮╰╯─")[1:].rstrip() for line in panel_lines(a)]
+        return " ".join(" ".join(line[7:].split()) for line in lines if line)  # names: 6 wide, a gap
+
+    async with app.run_test(size=size) as pilot:
+        # (the panel's width settles with the layout: each width re-fits the rows)
+        await settle(pilot, app, lambda a: a.state.status == "ended" and all(w in values(a) for w in wholes))
+        width = app.query_one(TrainingPanel).content_region.width
+        assert all(len(line.strip("│╭╮╰╯─")[1:].rstrip()) <= width for line in panel_lines(app))
+        assert "threads" not in values(app)  # (EventListSource: no child, no thread note)
