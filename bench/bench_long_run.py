@@ -93,11 +93,18 @@ for _ in range(steps):
 print(f"LOOP cpu={time.process_time() - cpu:.6f} wall={time.perf_counter() - wall:.6f}", flush=True)
 '''
 
+# Imports read compiled bytecode, as from an installed package (pip compiles it): a session
+# environment with PYTHONDONTWRITEBYTECODE=1 would have every launch compile modscope's and the
+# script's sources again (tens of ms, counted in the first step when the import is lazy).
+BYTECODE = {"PYTHONPYCACHEPREFIX": os.path.join(tempfile.gettempdir(), "modscope-bench-pycache"),
+            "PYTHONDONTWRITEBYTECODE": ""}
+
 _LOOP = re.compile(r"LOOP cpu=([\d.]+) wall=([\d.]+)")
 
 
 def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
+    env.update(BYTECODE)
     env.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                 "PYTHONPATH": str(ROOT)})
     env.pop("MODSCOPE_DETAIL", None)
@@ -119,9 +126,10 @@ def launch(cmd: list[str], what: str) -> tuple[float, float]:
     return _parse(proc.stdout + proc.stderr, what)
 
 
-def launch_live(script: str, args: list[str], trace: str, detail: str) -> tuple[float, float]:
+def launch_live(script: str, args: list[str], trace: str, detail: str, parse=None) -> tuple[float, float]:
     """``modscope run`` without its screen: the child streaming to a socket source folding
-    every event into the TUI's state, as the app's source does."""
+    every event into the TUI's state, as the app's source does; ``parse(output, what)`` reads
+    the figures from the child's output (default: the LOOP line)."""
     from modscope.views.tui.sources import ChildProcess, SocketSource
     from modscope.views.tui.state import SessionState
 
@@ -143,7 +151,7 @@ def launch_live(script: str, args: list[str], trace: str, detail: str) -> tuple[
         raise RuntimeError(f"run ({detail}) failed ({child.proc.returncode}):\n{output[-2000:]}")
     if state.events_total == 0:
         raise RuntimeError(f"run ({detail}): the viewer's state folded no event")
-    return _parse(output, f"run ({detail})")
+    return (parse or _parse)(output, f"run ({detail})")
 
 
 def variants(model: str, script: str, steps: int, folder: str) -> dict[str, callable]:

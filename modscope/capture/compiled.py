@@ -4,12 +4,17 @@ traces, so a model called through its compiled wrapper records no forward or bac
 into its graphs (graph breaks, recompiles: slow). This file tells the trace so, and offers the
 way to see the model: run its compiled code eagerly.
 
-- ``compiled_note(root, name)``: what of ``root`` is compiled (called through ``torch.compile``'s
-  wrapper, compiled in place with ``model.compile()``, or compiled submodules), as one message for
-  a ``CompiledModel`` error event and a warning; ``None`` when nothing is. Cheap unless dynamo
-  has been imported (``import torch`` does not import it; ``torch.compile`` does), where finding
-  a wrapper of a module asks the garbage collector for its referrers once (tens to a few
-  hundred ms on a large program, once per traced model).
+- ``compiled_note(root, name, wrapper_search)``: what of ``root`` is compiled (called through
+  ``torch.compile``'s wrapper, compiled in place with ``model.compile()``, or compiled submodules),
+  as one message for a ``CompiledModel`` error event and a warning; ``None`` when nothing is.
+  Cheap unless dynamo has been imported (``import torch`` does not import it; ``torch.compile``
+  and transformers do). Then a wrapper of ``root`` is looked for either among the objects the
+  running frames hold (``"stack"``: the script's globals and locals, and the attributes of the
+  objects there, a trainer's ``self.model``; microseconds) or among every object that refers to
+  ``root`` (``"referrers"``: the garbage collector's, complete but 0.1-0.3 s in a process that
+  imported transformers). ``trace(model)`` searches the stack at its start; a wrapper it missed
+  (or made after the trace started) shows as a full step in which none of the model's hooks
+  fired, and only then does the recorder ask the referrers (``Recorder._check_silent_roots``).
 - ``force_eager()`` / ``EagerSwitch``: compiled code runs eagerly (hooks fire) until the undo:
   ``torch.compiler.set_stance("force_eager")`` once dynamo is loaded (torch 2.6+: compiled code is
   kept, and runs compiled again after the undo), else ``TORCHDYNAMO_DISABLE=1`` so a
@@ -27,10 +32,15 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.abc
+import importlib.machinery
 import os
 import sys
+import types
+import warnings
 from collections.abc import Callable
-from typing import Any
+from types import FrameType
+from typing import Any, Literal
 
 ETYPE = "CompiledModel"  # the error event's etype
 EAGER_ENVIRONMENT = {"TORCHDYNAMO_DISABLE": "1", "TORCH_COMPILE_DISABLE": "1"}
@@ -39,13 +49,16 @@ HOW_TO_SEE = ("To see it, run it uncompiled: --eager (modscope run/record) or mo
 _DYNAMO = "torch._dynamo.eval_frame"
 
 
-def compiled_note(root: Any, name: str, look_for_wrapper: bool = True) -> str | None:
+WrapperSearch = Literal["referrers", "stack", "none"]
+
+
+def compiled_note(root: Any, name: str, wrapper_search: WrapperSearch = "referrers") -> str | None:
     """What of the module ``root`` (traced as ``name``) runs compiled, and what that means for
     the trace; ``None`` when nothing does (or for an engine module, which cannot be compiled).
-    ``look_for_wrapper=False`` skips the search for a ``torch.compile`` wrapper of ``root`` (the
-    garbage collector's referrers: up to a few hundred ms in a large program) where ``root`` is
-    known to be called itself: a root found in global mode by its own first call, inside the
-    training loop, where that search once cost 5 % of a 60-step GPT-2 run under ``record``."""
+    ``wrapper_search``: where to look for a ``torch.compile`` wrapper of ``root`` (see the module
+    docstring): ``"referrers"`` (complete, up to a few hundred ms), ``"stack"`` (what the running
+    frames hold: cheap, may miss one) or ``"none"``, where ``root`` is known to be called itself
+    (a root found in global mode by its own first call: a wrapper would have been the root)."""
     if getattr(type(root), "_compiled_call_impl", False) is False:  # not a torch.nn.Module
         return None
     what = None
@@ -53,7 +66,8 @@ def compiled_note(root: Any, name: str, look_for_wrapper: bool = True) -> str | 
         what = f"{name} is torch.compile's wrapper of a {type(root._orig_mod).__name__}"
     elif root._compiled_call_impl is not None:
         what = f"{name} ({type(root).__name__}) was compiled in place (model.compile())"
-    elif look_for_wrapper and _DYNAMO in sys.modules and _wrapped(root):
+    elif wrapper_search != "none" and _DYNAMO in sys.modules and (
+            _wrapped(root) if wrapper_search == "referrers" else wrapped_in_stack(root)):
         what = f"{name} ({type(root).__name__}) is wrapped by torch.compile, and the program may call the wrapper"
     inner = _compiled_submodules(root, name) if _DYNAMO in sys.modules else []
     if what is None and not inner:
@@ -84,12 +98,136 @@ def _wrapped(module: Any) -> bool:
     return any(isinstance(ref, dict) and ref.get("_orig_mod") is module for ref in gc.get_referrers(module))
 
 
+def wrapped_in_stack(module: Any, frame: FrameType | None = None) -> bool:
+    """Is a ``torch.compile`` wrapper of ``module`` held by the running frames (from ``frame``,
+    default the caller's, out to the first): a value of their locals or globals, an attribute
+    of such a value (``self.model`` of a trainer), or an item of a list, tuple or dict there.
+    Looks at a few hundred objects and reads no attribute through a property or ``__getattr__``
+    (instance dictionaries only); modules, classes and functions are not looked into."""
+    frame = frame if frame is not None else sys._getframe(1)
+    seen: set[int] = set()
+    while frame is not None:
+        for scope in (frame.f_locals, frame.f_globals):
+            if id(scope) in seen:
+                continue
+            seen.add(id(scope))
+            for value in list(scope.values()):
+                if _holds_wrapper(value, module, seen):
+                    return True
+        frame = frame.f_back
+    return False
+
+
+_OPAQUE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, str, bytes,
+           int, float)
+_LOOK_INTO = 1000  # items of a container, attributes of an object: larger ones are not looked into
+
+
+def _is_wrapper_of(value: Any, module: Any) -> bool:
+    if type(value).__name__ != "OptimizedModule":
+        return False
+    children = vars(value).get("_modules")
+    return isinstance(children, dict) and children.get("_orig_mod") is module
+
+
+def _holds_wrapper(value: Any, module: Any, seen: set[int]) -> bool:
+    """``value`` is a wrapper of ``module``, or holds one one level down (see ``wrapped_in_stack``)."""
+    if _is_wrapper_of(value, module):
+        return True
+    if isinstance(value, _OPAQUE) or id(value) in seen:
+        return False
+    seen.add(id(value))
+    if isinstance(value, dict):
+        items = value.values()
+    elif isinstance(value, list | tuple):
+        items = value
+    else:
+        try:
+            items = object.__getattribute__(value, "__dict__").values()
+        except (AttributeError, TypeError):
+            return False
+    if len(items) > _LOOK_INTO:
+        return False
+    return any(_is_wrapper_of(item, module) for item in list(items))
+
+
 def _compiled_submodules(root: Any, name: str) -> list[str]:
     found = []
     for path, m in root.named_modules():
         if path and (type(m).__name__ == "OptimizedModule" or getattr(m, "_compiled_call_impl", None) is not None):
             found.append(f"{name}.{path}" if name else path)
     return found
+
+
+def skip_in_dynamo() -> None:
+    """Have dynamo never trace modscope's own code: a model compiled while modscope's hooks are on
+    (``torch.compile`` called after the trace started; any compile under ``modscope run``/``record``
+    without ``--eager``) had dynamo trace the hooks' bodies, recompile on the objects they touch
+    and give up at its recompile limit (9.3 s for a 3-layer model in ``tests``' setting, against 2.9
+    s with this). With modscope's files on dynamo's skip list (``trace_rules.add``, as for its own
+    builtin skips) each hook is a graph break: it runs eagerly, so the compiled model's module
+    calls are recorded, and compiling skips the tracer. Process-wide and kept (modscope's code is
+    never worth compiling); once dynamo is imported, which ``watch_dynamo_import`` waits for.
+
+    The directory goes into the set of module paths dynamo skips (``get_mod_skiplist()``, read per
+    file it checks), not through ``trace_rules.add``, which recompiles dynamo's skip regex (24 ms:
+    a third of a small GPT-2 step, paid by the first step of a trace); ``add`` where that set is
+    not there."""
+    if _SKIPPED[0] or _RULES not in sys.modules:
+        return
+    _SKIPPED[0] = True
+    rules = sys.modules[_RULES]
+    skiplist = getattr(rules, "get_mod_skiplist", None)
+    skipped = skiplist() if callable(skiplist) else None
+    if isinstance(skipped, set):
+        skipped.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))).replace(os.sep, "/") + "/")
+    else:
+        rules.add(__name__.partition(".")[0])
+
+
+_RULES = "torch._dynamo.trace_rules"
+_SKIPPED = [False]
+
+
+def watch_dynamo_import() -> None:
+    """``skip_in_dynamo`` now if dynamo is loaded, else as soon as it is imported (a script under
+    ``modscope run`` compiles after the trace started): a finder on ``sys.meta_path`` that runs it
+    after dynamo's ``trace_rules`` module has run, then takes itself off."""
+    if _SKIPPED[0]:
+        return
+    if _RULES in sys.modules:
+        skip_in_dynamo()
+    elif not any(isinstance(f, _AfterImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport(_RULES, skip_in_dynamo))
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs ``then()`` right after the module ``name`` is executed (its loader's ``exec_module``),
+    once; every other import passes through untouched."""
+
+    def __init__(self, name: str, then: Callable[[], None]) -> None:
+        self.name, self.then = name, then
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        run, then = spec.loader.exec_module, self.then
+
+        def exec_module(module: types.ModuleType) -> None:
+            run(module)
+            try:
+                then()
+            except Exception as exc:  # noqa: BLE001 - never break the program's import of dynamo
+                warnings.warn(f"modscope could not put its code on dynamo's skip list: {exc!r}", RuntimeWarning,
+                              stacklevel=2)
+
+        spec.loader.exec_module = exec_module
+        return spec
 
 
 def force_eager() -> Callable[[], None]:

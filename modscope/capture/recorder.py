@@ -39,7 +39,7 @@ from ..events.trace import EventSource
 from .attribution import label_call
 from .backends import Backend, UntraceableError, backend_for, global_backend, load
 from .compiled import ETYPE as COMPILED
-from .compiled import EagerSwitch, compiled_note, user_stacklevel
+from .compiled import EagerSwitch, WrapperSearch, compiled_note, user_stacklevel, watch_dynamo_import
 from .delivery import Delivery
 from .graph_event import model_tensors
 from .hook_handles import HookHandles
@@ -162,6 +162,9 @@ class Recorder(Delivery, ParamEvents, EventSource):
         self._thread: int | None = None
         self._fingerprints = False  # parameter fingerprints in ``params`` events (a rank of several)
         self._backward = None  # the backend's backward observer (torch), made at ``_attach``
+        # (root, path) of models given to the trace whose compiled wrapper, if any, is still to
+        # be looked for at the end of a full step where none of their hooks fired
+        self._silent_check: list[tuple[weakref.ref, str]] = []
 
     def _use_backend(self, model: Any) -> None:
         backend = backend_for(model)
@@ -184,6 +187,8 @@ class Recorder(Delivery, ParamEvents, EventSource):
         self._thread = threading.get_ident()  # the traced thread: the only one that delivers
         if self._backend is None:
             self._backend = global_backend()
+        if self._backend.name == "torch":
+            watch_dynamo_import()  # a model compiled while the hooks are on: dynamo skips them (capture.compiled)
         if self._seq == 0:
             origin = stamp_rank()  # one rank of several (torchrun): every event says which
             self._fingerprints = origin is not None and origin["world_size"] > 1
@@ -391,6 +396,8 @@ class Recorder(Delivery, ParamEvents, EventSource):
         so a metric logged or an error raised after ``optimizer.step()`` in iteration 30 is step
         30's (0-based, like the loop's own counter), as is a pause at the step's end."""
         self._deliver_pending()
+        if self._silent_check and self._full and self._modules_attached:
+            self._check_silent_roots()  # (before the step's calls are forgotten)
         self._backend.forget_arrays()  # this step's activations need no names any more
         self._step_over = True
         self._events_in_step = 0
@@ -506,19 +513,39 @@ class Recorder(Delivery, ParamEvents, EventSource):
         self._emit("model", model=prefix or type(root).__name__, modules=modules, params=params,
                    buffers=buffers)
         if not self._eager:
-            self._say_compiled(root, prefix or "the traced model", prefix, look_for_wrapper=not called)
+            # A root found by its own call is called itself; another is looked for among what
+            # the running frames hold, and, if a full step then passes with none of its hooks
+            # firing, among its referrers (``_check_silent_roots``).
+            said = self._say_compiled(root, prefix or "the traced model", prefix, "none" if called else "stack")
+            if not called and not said:
+                self._silent_check.append((weakref.ref(root), prefix))
 
-    def _say_compiled(self, root: Any, name: str, path: str, look_for_wrapper: bool) -> None:
+    def _say_compiled(self, root: Any, name: str, path: str, search: WrapperSearch) -> bool:
         """A model run through compiled code records no module calls: say so at once, in an
-        ``error`` event (the TUI shows it) and a warning (``capture.compiled``)."""
+        ``error`` event (the TUI shows it) and a warning (``capture.compiled``). True when said."""
         try:
-            note = compiled_note(root, name, look_for_wrapper)
+            note = compiled_note(root, name, search)
         except Exception as exc:  # noqa: BLE001 - the tracer never breaks training
             self._emit_error(exc, where="compiled-model check")
-            return
+            return True  # (not searched again)
         if note is not None:
             self._emit("error", etype=COMPILED, where="model", module=path, message=note, traceback="")
             warnings.warn(note, UserWarning, stacklevel=user_stacklevel())
+        return note is not None
+
+    def _check_silent_roots(self) -> None:
+        """A full step ended: a traced model none of whose hooks fired in it runs elsewhere (a
+        ``torch.compile`` wrapper the stack search missed, or one made after the trace started)
+        or not at all: its referrers are searched for the wrapper once, now (``capture.compiled``:
+        a few hundred ms, paid only by such a run). A step in which any module call was seen
+        ends the check."""
+        roots, self._silent_check = self._silent_check, []
+        if self._calls:
+            return
+        for ref, path in roots:
+            root = ref()
+            if root is not None:
+                self._say_compiled(root, path or "the traced model", path, "referrers")
 
     def _attach(self) -> None:
         """The hooks kept for the whole trace (optimizer steps, the user's global hooks, the

@@ -187,3 +187,129 @@ def test_eager_full_runs_full_steps_eagerly_and_light_steps_compiled():
     calls = {e["step"] for e in tr.events if e["kind"] == "forward_pre"}
     assert calls == {0, 3}  # the full steps' module calls, traced; the light ones ran compiled
     assert eval_frame._stance.stance == "default"
+
+
+# --- finding a wrapper without the garbage collector's referrers (issue 31: the first step) -----
+
+def _count_referrer_searches(monkeypatch):
+    import modscope.capture.compiled as compiled_mod
+
+    asked = []
+    real = compiled_mod._wrapped
+    monkeypatch.setattr(compiled_mod, "_wrapped", lambda module: asked.append(module) or real(module))
+    return asked
+
+
+class _Trainer:
+    def __init__(self, net):
+        self.net = net
+
+
+def test_a_wrapper_the_script_holds_is_found_at_start_without_the_referrers(monkeypatch):
+    model = small()
+    trainer = _Trainer(torch.compile(model, backend="eager"))  # trainer.net: one attribute down
+    train(trainer.net, model, 1)
+    asked = _count_referrer_searches(monkeypatch)
+    with pytest.warns(UserWarning, match=r"the traced model \(Sequential\) is wrapped by torch.compile"):
+        tr = modscope.trace(model).start()
+    tr.stop()
+    assert asked == [] and len(compiled_events(tr)) == 1
+
+
+def test_a_wrapper_out_of_the_stacks_reach_is_named_after_a_full_step_where_no_hook_fired(monkeypatch):
+    model = small()
+    box = {"deep": [torch.compile(model, backend="eager")]}  # two levels down: the stack search misses it
+    train(box["deep"][0], model, 1)
+    asked = _count_referrer_searches(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing said at the start
+        tr = modscope.trace(model).start()
+    assert compiled_events(tr) == [] and asked == []
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(4, 8)
+    with pytest.warns(UserWarning, match=r"the traced model \(Sequential\) is wrapped by torch.compile") as seen:
+        box["deep"][0](x).sum().backward()
+        opt.step()  # the step ends: none of the model's hooks fired in it
+    assert seen[0].filename == __file__ and asked == [model]
+    (event,) = compiled_events(tr)
+    assert event["step"] == 0 and "--eager" in event["message"]
+    box["deep"][0](x).sum().backward()
+    opt.step()
+    tr.stop()
+    assert asked == [model] and len(compiled_events(tr)) == 1  # searched once
+
+
+def test_a_model_called_itself_never_has_its_referrers_searched(monkeypatch):
+    model = small()
+    hidden = {"deep": [torch.compile(model, backend="eager")]}  # dynamo loaded, a wrapper exists
+    asked = _count_referrer_searches(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with modscope.trace(model) as tr:
+            train(model, model, 2)
+    assert asked == [] and compiled_events(tr) == []
+    assert tr.firing_order()[:2] == [("forward_pre", ""), ("forward_pre", "0")]
+    del hidden
+
+
+def test_the_stack_search_looks_one_level_into_objects_and_containers_and_no_further():
+    from modscope.capture.compiled import wrapped_in_stack
+
+    model = small()
+    wrapper = torch.compile(model, backend="eager")
+
+    def holding(value):
+        return wrapped_in_stack(model)  # ``value`` is a local of this frame
+
+    assert holding(wrapper) and holding([wrapper]) and holding({"k": wrapper}) and holding(_Trainer(wrapper))
+    del wrapper
+    assert not wrapped_in_stack(torch.nn.Linear(2, 2))
+    deep = [[torch.compile(model, backend="eager")]]
+    assert not holding(deep)
+
+
+def test_a_model_compiled_after_the_trace_started_is_traced_and_dynamo_skips_the_tracer():
+    # dynamo would trace modscope's hooks into the compiled graph (graph breaks, recompiles up to
+    # its limit: seconds for a 3-layer model); with modscope on its skip list each hook is a
+    # graph break that runs eagerly, so the compiled calls are recorded.
+    from torch._dynamo import trace_rules
+    from torch._dynamo.utils import counters
+
+    import modscope.capture.recorder as recorder_mod
+
+    torch._dynamo.reset()  # code compiled by earlier tests, hooks off, would be reused (no hook guards)
+    model = small()
+    before = counters["stats"]["unique_graphs"]
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with modscope.trace(model) as tr:
+            compiled = torch.compile(model, backend="eager")
+            train(compiled, model, 3)
+    # (without the skip list: "Dynamo does not know how to trace the builtin time.monotonic_ns")
+    assert [str(w.message) for w in seen if "does not know how to trace" in str(w.message)] == []
+    assert trace_rules.check_file(recorder_mod.__file__).skipped
+    order = tr.firing_order()
+    assert order.count(("forward_pre", "0")) == 3 and order.count(("backward", "2")) == 3
+    assert compiled_events(tr) == []
+    assert counters["stats"]["unique_graphs"] - before <= 3  # one graph per piece between hooks, no recompiles
+
+
+def test_dynamo_imported_after_the_trace_started_skips_modscope_from_its_first_compile():
+    code = """
+import sys, torch, modscope
+from modscope.capture import compiled
+m = torch.nn.Linear(2, 2)
+with modscope.trace(m) as tr:
+    assert "torch._dynamo" not in sys.modules
+    assert any(isinstance(f, compiled._AfterImport) for f in sys.meta_path)
+    c = torch.compile(m, backend="eager")  # imports dynamo: the finder puts modscope on its skip list
+    c(torch.randn(3, 2)).sum().backward()
+from torch._dynamo import trace_rules
+assert trace_rules.check_file(compiled.__file__).skipped
+assert not any(isinstance(f, compiled._AfterImport) for f in sys.meta_path)
+assert ("forward", "") in tr.firing_order()
+print("ok")
+"""
+    env = {k: v for k, v in os.environ.items() if k not in EAGER_ENVIRONMENT}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.stdout == "ok\n", done.stderr
