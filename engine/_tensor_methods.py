@@ -375,7 +375,7 @@ class _TensorMethods:
     swapaxes = transpose
     split, chunk, unbind, narrow, repeat, flip = (shape_ops.split, shape_ops.chunk, shape_ops.unbind,
                                                   shape_ops.narrow, shape_ops.repeat, shape_ops.flip)
-    gather, index_select, select = indexing.gather, indexing.index_select, indexing.select
+    gather, index_select, select = indexing.gather, indexing.index_select, shape_ops.select
 
     def view_as(self, other: Tensor) -> Tensor:
         return shape_ops.view(self, other.shape)
@@ -386,7 +386,7 @@ class _TensorMethods:
     nonzero, masked_select, take_along_dim = indexing.nonzero, indexing.masked_select, indexing.take_along_dim
     tril, triu, roll, diagonal, diag = (shape_ops.tril, shape_ops.triu, shape_ops.roll, shape_ops.diagonal,
                                         shape_ops.diag)
-    repeat_interleave, broadcast_to, tensor_split = (shape_ops.repeat_interleave, shape_ops.broadcast_to,
+    repeat_interleave, broadcast_to, tensor_split = (shape_composite.repeat_interleave, shape_ops.broadcast_to,
                                                      shape_ops.tensor_split)
     sort, argsort, topk, unique, bincount = (sorting.sort, sorting.argsort, sorting.topk, sorting.unique,
                                              sorting.bincount)

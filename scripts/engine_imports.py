@@ -256,7 +256,7 @@ def measure(root: Path = ROOT) -> Report:
                     if alias.name in modules and alias.asname:
                         imported_modules[alias.asname] = alias.name
             if id(node) in in_function and targets:
-                src = lines[node.lineno - 1].strip()
+                src = lines[node.lineno - 1].split("#")[0].strip()  # the reason is kept apart
                 function_imports.append((module, node.lineno, src, _reason(lines, node)))
         injections += [(module, line, what) for line, what in _injections(module, tree, imported_modules)]
         tricks += [(module, line, what) for line, what in _importlib_tricks(tree)]

@@ -1,7 +1,8 @@
 """Indexing: ``x[key]``, ``x[key] = v``, gather and index_select.
 
 ``getitem`` applies a key the way torch does: ints, slices and ``None`` one at a time as views
-(``SelectBackward0``, ``SliceBackward0``, ``UnsqueezeBackward0``), then every integer-array or
+(``shape.select``, ``shape.slice_dim``, ``shape.unsqueeze``: ``SelectBackward0``, ``SliceBackward0``,
+``UnsqueezeBackward0``), then every integer-array or
 boolean-mask index at once (``IndexBackward0``, a copy). ``index_put`` is the out-of-place half
 of ``x[key] = v``; ``Tensor.__setitem__`` turns it into an in-place update (``CopySlices``).
 """
@@ -16,11 +17,11 @@ import engine._ops._core as _core
 
 from ._core import result, unbroadcast, wrap_dim
 from .pointwise import where as where_
-from .shape import expand, reshape, unsqueeze, view_op
+from .shape import expand, reshape, select, slice_dim, unsqueeze, view_op
 
 # The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
 # them: this list is the one place they are named).
-__all__ = ["gather", "index_select", "masked_select", "nonzero", "select", "take_along_dim", "where"]
+__all__ = ["gather", "index_select", "masked_select", "nonzero", "take_along_dim", "where"]
 
 
 def _normalise_key(key: Any) -> tuple:
@@ -61,38 +62,6 @@ def _expand_ellipsis(key: tuple, ndim: int) -> tuple:
         return key
     i = next(i for i, k in enumerate(key) if k is Ellipsis)
     return key[:i] + (slice(None),) * (ndim - used) + key[i + 1:]
-
-
-def select(a, dim: int, index: int):
-    x = a._data
-    d = wrap_dim(dim, x.ndim)
-    n = x.shape[d]
-    if not -n <= index < n:
-        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
-    key = (slice(None),) * d + (index,)
-    in_shape = x.shape
-
-    def backward(g):
-        gx = np.zeros(in_shape, g.dtype)
-        gx[key] = g
-        return (gx,)
-
-    return view_op(a, x[key], "SelectBackward0", backward, lambda arr: arr[key])
-
-
-def slice_dim(a, dim: int, start, stop, step):
-    if step is not None and step <= 0:
-        raise ValueError("step must be greater than zero")
-    x = a._data
-    key = (slice(None),) * dim + (slice(start, stop, step),)
-    in_shape = x.shape
-
-    def backward(g):
-        gx = np.zeros(in_shape, g.dtype)
-        gx[key] = g
-        return (gx,)
-
-    return view_op(a, x[key], "SliceBackward0", backward, lambda arr: arr[key])
 
 
 def getitem(a, key: Any):

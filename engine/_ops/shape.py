@@ -1,4 +1,5 @@
-"""Shape ops: views (view, reshape, squeeze, permute, expand, ...) and joins (cat, stack, split).
+"""Shape ops: views (view, reshape, squeeze, permute, expand, select, slice, narrow, ...) and joins
+(cat, stack, split).
 
 A view shares memory and the version counter with its base, as in torch, and remembers how to
 re-derive itself from the base (``_view_fn``): an in-place op on a view then rewrites the base's
@@ -23,8 +24,8 @@ from ._core import multi_result, result, wrap_dim
 # The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
 # them: this list is the one place they are named).
 __all__ = ["broadcast_to", "cat", "chunk", "clone", "concat", "concatenate", "diag", "diagonal", "flatten", "flip",
-           "meshgrid", "narrow", "permute", "repeat", "repeat_interleave", "reshape", "roll", "split", "squeeze",
-           "stack", "swapaxes", "t", "tensor_split", "transpose", "tril", "triu", "unbind", "unflatten", "unsqueeze"]
+           "meshgrid", "narrow", "permute", "repeat", "reshape", "roll", "select", "split", "squeeze", "stack",
+           "swapaxes", "t", "tensor_split", "transpose", "tril", "triu", "unbind", "unflatten", "unsqueeze"]
 
 
 def mark_view(out, base, view_fn: Callable[[np.ndarray], np.ndarray]):
@@ -308,7 +309,6 @@ def stack(tensors: Sequence, dim: int = 0):
         return tuple(np.moveaxis(g, d, 0))
 
     def tensor_backward(g):
-        from .indexing import select  # indexing imports shape's views: a cycle at import
         return tuple(select(g, d, i) for i in range(len(tensors)))
 
     return result(out, "StackBackward0", tensors, backward, tensor_backward=tensor_backward)
@@ -375,6 +375,40 @@ def unbind(a, dim: int = 0):
     return tuple(outs)
 
 
+# --- select and slice: the views behind x[i] and x[a:b] (indexing.getitem composes them) -----
+
+def select(a, dim: int, index: int):
+    x = a._data
+    d = wrap_dim(dim, x.ndim)
+    n = x.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
+    key = (slice(None),) * d + (index,)
+    in_shape = x.shape
+
+    def backward(g):
+        gx = np.zeros(in_shape, g.dtype)
+        gx[key] = g
+        return (gx,)
+
+    return view_op(a, x[key], "SelectBackward0", backward, lambda arr: arr[key])
+
+
+def slice_dim(a, dim: int, start, stop, step):
+    if step is not None and step <= 0:
+        raise ValueError("step must be greater than zero")
+    x = a._data
+    key = (slice(None),) * dim + (slice(start, stop, step),)
+    in_shape = x.shape
+
+    def backward(g):
+        gx = np.zeros(in_shape, g.dtype)
+        gx[key] = g
+        return (gx,)
+
+    return view_op(a, x[key], "SliceBackward0", backward, lambda arr: arr[key])
+
+
 def narrow(a, dim: int, start, length: int):
     """The slice ``start:start + length`` of dim ``dim`` as a view; ``start`` may be negative
     or a 0-dim integer tensor."""
@@ -388,7 +422,6 @@ def narrow(a, dim: int, start, length: int):
     start = start + n if start < 0 else start
     if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    from .indexing import slice_dim  # indexing imports shape's views: a cycle at import
     return slice_dim(a, d, start, start + length, 1)
 
 
@@ -557,54 +590,7 @@ def diag(a, diagonal: int = 0):
     return result(_diagonal_view(x, diagonal, 0, 1).copy(), "DiagonalBackward0_copy", (a,), backward)
 
 
-# --- repeat_interleave, meshgrid, broadcast_to, tensor_split ------------------------------------
-
-
-def repeat_interleave(a, repeats=None, dim=None, *, output_size=None):
-    """Repeat each element (or slice along ``dim``) ``repeats`` times. An int gives torch's
-    unsqueeze/expand/clone/view chain; a tensor of counts an ``index_select``. With only a
-    tensor of counts, ``repeat_interleave(counts)`` returns the repeated positions."""
-    if repeats is None:  # torch.repeat_interleave(repeats): indices 0..n-1, each repeated
-        counts = _check_repeats(a._data)
-        return _core.Tensor._wrap(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
-    src = flatten(a) if dim is None else a
-    d = 0 if dim is None else wrap_dim(dim, a.ndim)
-    if isinstance(repeats, int | np.integer):
-        if repeats < 0:
-            raise RuntimeError("Repeats must be non-negative")
-        shape = src.shape
-        expanded = expand(unsqueeze(src, d + 1), shape[:d + 1] + (int(repeats),) + shape[d + 1:])
-        copied = result(np.ascontiguousarray(expanded._data), "CloneBackward0", (expanded,), lambda g: (g,),
-                        tensor_backward=_identity)
-        return view(copied, shape[:d] + (shape[d] * int(repeats),) + shape[d + 1:])
-    counts = repeats._data if isinstance(repeats, _core.Tensor) else np.asarray(repeats)
-    if counts.ndim > 1:
-        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-    counts = counts.reshape(-1)
-    n = src.shape[d] if src.ndim else 1
-    if counts.size == 1 and n != 1:
-        counts = np.broadcast_to(counts, (n,))
-    if counts.size != n:
-        raise RuntimeError(
-            f"repeats must have the same size as input along dim, but got repeats.size(0) = "
-            f"{counts.size} and input.size({d}) = {n}"
-        )
-    counts = _check_repeats(counts)
-    if output_size is not None and int(counts.sum()) != output_size:
-        raise RuntimeError("allocated size does not match required size")
-    from .indexing import index_select  # indexing imports shape's views: a cycle at import
-    index = _core.Tensor._wrap(np.repeat(np.arange(n, dtype=np.int64), counts))
-    return index_select(src, d, index)
-
-
-def _check_repeats(counts: np.ndarray) -> np.ndarray:
-    if counts.ndim > 1:
-        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-    if counts.dtype.kind not in "iu":
-        raise RuntimeError("repeats has to be Long or Int tensor")
-    if counts.size and counts.min() < 0:
-        raise RuntimeError("repeats can not be negative")
-    return counts.reshape(-1).astype(np.int64)
+# --- meshgrid, broadcast_to, tensor_split --------- ------------------------------------
 
 
 def meshgrid(*tensors, indexing: str | None = None):
@@ -664,7 +650,6 @@ def tensor_split(a, indices_or_sections, dim: int = 0):
         bounds = np.cumsum([0] + sizes).tolist()
     else:
         bounds = [0] + [int(i) for i in ios] + [n]
-    from .indexing import slice_dim  # indexing imports shape's views: a cycle at import
     return tuple(slice_dim(a, d, lo, hi, 1) for lo, hi in zip(bounds[:-1], bounds[1:]))
 
 

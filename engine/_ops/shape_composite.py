@@ -1,7 +1,8 @@
 """Shape functions torch itself builds from other ops, built the same way here so their graphs
 (and ``grad_fn`` names) are torch's: ``tile`` is ``repeat``, ``movedim`` is ``permute``,
 ``broadcast_tensors`` is ``expand``, ``hstack``/``vstack``/``column_stack`` are ``cat`` of
-``atleast_*d`` views."""
+``atleast_*d`` views, ``repeat_interleave`` is ``expand`` + ``clone`` + ``view`` (an int) or
+``index_select`` (a tensor of counts)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ import engine._ops._core as _core
 import engine._ops.shape as _shape
 
 from .._tensor import Size
-from ._core import broadcast_error
+from ._core import broadcast_error, wrap_dim
+from .indexing import index_select
 
 # The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
 # them: this list is the one place they are named).
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "column_stack",
-           "hstack", "moveaxis", "movedim", "row_stack", "tile", "vstack"]
+           "hstack", "moveaxis", "movedim", "repeat_interleave", "row_stack", "tile", "vstack"]
 
 
 def tile(a, *dims):
@@ -132,3 +134,49 @@ def column_stack(tensors):
 # torch's other names for the ops above
 moveaxis = movedim
 row_stack = vstack
+
+
+def repeat_interleave(a, repeats=None, dim=None, *, output_size=None):
+    """Repeat each element (or slice along ``dim``) ``repeats`` times. An int gives torch's
+    unsqueeze/expand/clone/view chain; a tensor of counts an ``index_select``. With only a
+    tensor of counts, ``repeat_interleave(counts)`` returns the repeated positions."""
+    if repeats is None:  # torch.repeat_interleave(repeats): indices 0..n-1, each repeated
+        counts = _check_repeats(a._data)
+        return _core.Tensor._wrap(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
+    src = _shape.flatten(a) if dim is None else a
+    d = 0 if dim is None else wrap_dim(dim, a.ndim)
+    if isinstance(repeats, int | np.integer):
+        if repeats < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        shape = src.shape
+        expanded = _shape.expand(_shape.unsqueeze(src, d + 1), shape[:d + 1] + (int(repeats),) + shape[d + 1:])
+        copied = _core.result(np.ascontiguousarray(expanded._data), "CloneBackward0", (expanded,), lambda g: (g,),
+                        tensor_backward=_shape._identity)
+        return _shape.view(copied, shape[:d] + (shape[d] * int(repeats),) + shape[d + 1:])
+    counts = repeats._data if isinstance(repeats, _core.Tensor) else np.asarray(repeats)
+    if counts.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    counts = counts.reshape(-1)
+    n = src.shape[d] if src.ndim else 1
+    if counts.size == 1 and n != 1:
+        counts = np.broadcast_to(counts, (n,))
+    if counts.size != n:
+        raise RuntimeError(
+            f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+            f"{counts.size} and input.size({d}) = {n}"
+        )
+    counts = _check_repeats(counts)
+    if output_size is not None and int(counts.sum()) != output_size:
+        raise RuntimeError("allocated size does not match required size")
+    index = _core.Tensor._wrap(np.repeat(np.arange(n, dtype=np.int64), counts))
+    return index_select(src, d, index)
+
+
+def _check_repeats(counts: np.ndarray) -> np.ndarray:
+    if counts.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if counts.dtype.kind not in "iu":
+        raise RuntimeError("repeats has to be Long or Int tensor")
+    if counts.size and counts.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    return counts.reshape(-1).astype(np.int64)

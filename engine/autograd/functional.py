@@ -17,6 +17,7 @@ import engine.autograd.grad_mode as grad_mode
 
 from .. import _ops
 from .._tensor import Tensor
+from .differentiate import grad
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 
@@ -55,8 +56,6 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
         >>> jacobian(lambda x: x.exp().sum(dim=1), engine.rand(2, 2)).shape
         engine.Size([2, 2, 2])
     """
-    from . import grad  # grad is defined in engine/autograd/__init__, which imports this module
-
     if strategy == "forward-mode":
         raise NotImplementedError("jacobian: strategy='forward-mode' needs forward-mode AD, which engine does not have")
     if strict and vectorize:
@@ -161,8 +160,6 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     Raises:
         NotImplementedError: ``strict=True`` (here and in jvp, vhp, hvp, hessian).
     """
-    from . import grad  # grad is defined in engine/autograd/__init__, which imports this module
-
     is_tuple, ins, out, vs, Tensor = _prepare(func, inputs, v, "vjp", create_graph, strict)
     with grad_mode.enable_grad():
         gs = grad(out, ins, None if vs is None else list(vs), create_graph=create_graph, allow_unused=True)
@@ -173,8 +170,6 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         strict: bool = False) -> tuple:
     """``(func(inputs), J v)``: the Jacobian-vector product, by the double-vjp trick torch uses
     (the vjp with a dummy ``u`` is linear in ``u``; its vjp with ``v`` is ``J v``)."""
-    from . import grad  # grad is defined in engine/autograd/__init__, which imports this module
-
     is_tuple, ins, out, vs, Tensor = _prepare(func, inputs, v, "jvp", create_graph, strict)
     if vs is None:
         vs = tuple(Tensor._wrap(np.ones_like(i._data)) for i in ins)
@@ -194,8 +189,6 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple:
     """``(func(inputs), v^T H)`` for a scalar ``func``: the gradient of ``<grad func, v>``."""
-    from . import grad  # grad is defined in engine/autograd/__init__, which imports this module
-
     is_tuple, ins, out, vs, Tensor = _prepare(func, inputs, v, "vhp", create_graph, strict)
     if out.numel() != 1:
         raise RuntimeError("The function given to vhp should return a Tensor with a single element")
@@ -233,8 +226,6 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, s
         tensor([[ 6.,  0.],
                 [ 0., 12.]])
     """
-    from . import grad  # grad is defined in engine/autograd/__init__, which imports this module
-
     _no_strict(strict, "hessian")
     if outer_jacobian_strategy == "forward-mode":
         raise NotImplementedError("hessian: outer_jacobian_strategy='forward-mode' needs forward-mode AD, which "

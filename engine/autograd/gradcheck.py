@@ -27,6 +27,7 @@ import engine.autograd.grad_mode as grad_mode
 
 from .._random import normal_array
 from .._tensor import Tensor
+from .differentiate import grad
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
@@ -100,8 +101,6 @@ def _numerical_jacobians(func: Callable, inputs: tuple, diff: list, eps: float) 
 
 def _analytical_jacobian(output: Any, diff: list) -> list[np.ndarray]:
     """``[input] -> (input.numel(), output.numel())``: one backward per output element."""
-    from . import grad  # grad is defined in engine/autograd/__init__, which imports this module
-
     jac = [np.zeros((x.numel(), output.numel())) for x in diff]
     for k in range(output.numel()):
         onehot = np.zeros(output.numel(), dtype=output._data.dtype)
@@ -125,8 +124,6 @@ def _analytical_jacobian(output: Any, diff: list) -> list[np.ndarray]:
 
 def _check_zero_grad_outputs(outputs: list, diff: list) -> None:
     """Zero output gradients must give zero (or no) input gradients."""
-    from . import grad  # grad is defined in engine/autograd/__init__, which imports this module
-
     zeros = [Tensor._wrap(np.zeros_like(o._data)) for o in outputs]
     for gi, x in zip(grad(outputs, diff, zeros, retain_graph=True, allow_unused=True), diff):
         if gi is None:
@@ -227,8 +224,6 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
         >>> engine.autograd.gradgradcheck(lambda t: (t * t).sin(), (x,))
         True
     """
-    from . import grad, grad_mode  # grad is defined in engine/autograd/__init__, which imports this module
-
     if check_fwd_over_rev or check_batched_grad:
         raise NotImplementedError(
             "gradgradcheck: check_fwd_over_rev and check_batched_grad need forward-mode AD or vmap, which engine "
