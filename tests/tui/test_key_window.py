@@ -110,7 +110,11 @@ def _styles(screen) -> dict:
 
 
 @pytest.mark.asyncio
-async def test_z_restyles_the_screen_and_the_view_alone_and_as_textual_would(events, monkeypatch):
+async def test_z_restyles_the_view_alone_and_as_textual_would(events, monkeypatch):
+    """z restyles the maximised view (not the screen: Textual's ``-maximized-view`` class would
+    restyle every node under it, for a hatch and a centring nothing shows, see
+    ``MainScreen._watch_maximized``), and every node ends with the styles a full restyle gives;
+    the view fills the space between the header and the footer."""
     from modscope.views.tui.sources import EventListSource
     from modscope.views.tui.widgets.module_tree import ModuleTree
 
@@ -123,14 +127,17 @@ async def test_z_restyles_the_screen_and_the_view_alone_and_as_textual_would(eve
         applied = []
         apply = app.stylesheet.apply
         monkeypatch.setattr(app.stylesheet, "apply", lambda node, **kw: (applied.append(node), apply(node, **kw)))
-        for _ in range(2):  # maximise, then restore
+        for maximised in (True, False):  # maximise, then restore
             applied.clear()
             await pilot.press("z")
+            await settle(pilot, app, lambda a, m=maximised: (screen.maximized is tree) == m)
             await pilot.pause()
             ours, restyled = _styles(screen), len(applied)
-            assert screen in applied and tree in applied
+            assert tree in applied and screen not in applied
+            assert not screen.has_class("-maximized-view") and tree.has_class("-maximized") == maximised
+            if maximised:
+                assert tree.region.width == 160 and tree.region.height == 45 - 2
             applied.clear()
             app.update_styles(screen)  # Textual's way: every node under the screen, and their parts
             assert _styles(screen) == ours  # the same styles
             assert restyled < len(applied) / 3, (restyled, len(applied))
-        assert screen.maximized is None and not tree.has_class("-maximized")

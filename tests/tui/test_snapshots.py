@@ -64,6 +64,7 @@ def test_too_small_message(snap_compare, events):
 def test_help_screen(snap_compare, events):
     async def open_help(pilot):
         await loaded(pilot)
+        await settled(pilot)  # the dialog keeps a still copy of the screen beneath: of a settled one
         await pilot.press("question_mark")
         for _ in range(100):  # the dialog is pushed on the next message: wait for it, then for a still screen
             if type(pilot.app.screen).__name__ == "HelpScreen":

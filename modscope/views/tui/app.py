@@ -41,6 +41,7 @@ from .screens import BreakpointsScreen, CompareScreen, FindScreen, HelpScreen, S
 from .sources import THREAD_VARIABLES, ChildProcess, Source, child_env
 from .state import ParamInfo, SessionState
 from .step_values import StepValues, step_values
+from .widgets.footer import KeyFooter
 from .widgets.graph_view import AutogradGraphView
 from .widgets.module_tree import ModuleTree
 from .widgets.params_table import ParamsTable, spread_cells
@@ -58,6 +59,9 @@ VIEWS = ("tree", "params", "timeline", "graph")
 VIEW_NAMES = {"tree": "Modules", "params": "Parameters", "timeline": "Hooks", "graph": "Graph"}
 LIVE_PARTS = frozenset({"tree", "params", "timeline", "training"})  # live values (see _hold_live)
 LIVE_REDRAW_S = 0.3  # drawn at most this often when nothing else changed
+PAUSING = "at the end of this step"  # where a pause from the viewer stops (capture.control)
+PAUSING_RANKS = "every rank, at one step boundary"
+STATUS_WATCH_S = 0.01  # how often a pause asked for is checked for its confirmation
 EXIT_GRACE = 5.0  # seconds a program that ended (or disconnected) has to exit before q stops it
 NO_MODEL_GRACE = 3.0  # seconds of output alone (no steps, no metrics) before the viewer says no model came
 NO_MODEL_HINT = ("modscope traces nn.Module calls: this program ran none. Call modscope.watch(model) in the "
@@ -76,13 +80,13 @@ class MainScreen(Screen):
     FIRST = ("q", "question_mark", "tab", "z")
 
     def _watch_maximized(self, previously_maximized: Any, maximized: Any) -> None:
-        """As Textual's own (the screen's ``-maximized-view`` class, the widget's ``-maximized``),
-        restyling only the nodes those classes can restyle. Textual restyles every node under the
-        screen when the screen's class changes (the whole viewer, ~80 nodes: half of ``z``'s time
-        on the UI thread while training); the only rules that read ``-maximized-view`` are the
-        screen's own and its maximized widget's, which its own class change restyles after."""
-        self.set_class(maximized is not None, "-maximized-view", update=False)
-        self.app.stylesheet.update_nodes([self], animate=True)
+        """As Textual's own, but for the screen's ``-maximized-view`` class, which is not set.
+        Textual's rule for it (``Screen.-maximized-view``) sets the screen's layout and overflow
+        to what they are already (vertical, auto), centres the maximised widget and hatches
+        around it; a maximised view here fills the space between the header and the footer
+        (``app.tcss``), so there is nothing around it to hatch or centre. Setting the class
+        restyled the screen, and so marked every node under it for a repaint: ~15 ms of ``z``'s
+        UI-thread time while training (issue 30). Only the maximised widget's own class changes."""
         if previously_maximized is not None:
             previously_maximized.remove_class("-maximized")
         if maximized is not None:
@@ -182,6 +186,10 @@ class ModscopeApp(App[int]):
         # what modscope chose of the program's threads (None: no program, or the user chose)
         self.threads = child_threads(os.environ, os.cpu_count() or 1) if child is not None else None
         self._step_values_key: int | None = None  # the step asked of the worker
+        # a pause asked for and not yet confirmed by the program (it stops at its step's end):
+        # the status says "pausing" until then, and a fast timer watches for the confirmation
+        self._pausing = False
+        self._status_watch: Timer | None = None
 
     # --- layout -------------------------------------------------------------------------------
 
@@ -205,7 +213,7 @@ class ModscopeApp(App[int]):
                     yield HookTimeline(id="timeline")
                     yield AutogradGraphView(id="graph")
         yield Static(id="too-small")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._ticker = self.set_interval(self.refresh_interval, self.refresh_views)
@@ -440,8 +448,13 @@ class ModscopeApp(App[int]):
             step = None if timeline.follow else timeline.step
             snap["timeline"] = (*s.step_events(step), s.steps_available())
         steps_s, events_s = s.rates()
+        if self._pausing and s.status != "running":
+            self._end_pausing()  # confirmed (paused), or the program ended: the status says which
+        pausing = self._pausing and s.status == "running"
         snap["training"] = {
-            "status": s.status, "reason": s.status_reason, "step": s.step, "optimizer": s.optimizer,
+            "status": "pausing" if pausing else s.status,
+            "reason": (PAUSING_RANKS if self.root.rank_states else PAUSING) if pausing else s.status_reason,
+            "step": s.step, "optimizer": s.optimizer,
             "detail": s.detail, "last_full": s.last_full,
             "lrs": list(s.lrs), "metrics": {k: list(v) for k, v in s.metrics.items()}, "steps_s": steps_s,
             "events_s": events_s, "events": s.events_total, "dropped": s.dropped, "skipped": s.skipped,
@@ -641,11 +654,33 @@ class ModscopeApp(App[int]):
     def action_toggle_pause(self) -> None:
         if self.state.status == "paused" or self.hold.holding:
             if self._control({"cmd": "resume"}, "resume"):
+                if self._pausing:  # before the program paused: it runs on, and the status says so
+                    self._end_pausing()
+                    self._force("training")
                 self._release_hold()
         elif self._control({"cmd": "pause"}, "pause"):
             self._start_hold()
-            self.notify("pausing at the next hook…" if not self.root.rank_states else
-                        "pausing every rank at the next step boundary…", timeout=2)
+            self._start_pausing()
+
+    def _start_pausing(self) -> None:
+        """Space: the program stops at the end of the step it is in (``capture.control``), which
+        the viewer learns from its status event. Until then the status says "pausing", at once;
+        it says "paused" only once the program is. The event is watched for every 10 ms, not at
+        the next 100 ms tick: "paused" shows as soon as it is true (issue 30)."""
+        self._pausing = True
+        self._force("training")
+        if self._status_watch is None:
+            self._status_watch = self.set_interval(STATUS_WATCH_S, self._watch_status)
+
+    def _watch_status(self) -> None:
+        if self.state.rev.status != self._seen.get("status"):  # (an int read: no lock needed)
+            self._force("status")
+
+    def _end_pausing(self) -> None:
+        self._pausing = False
+        if self._status_watch is not None:
+            self._status_watch.stop()
+            self._status_watch = None
 
     def action_full_step(self) -> None:
         """F: watch the next step in full detail (a run sampled with --every: capture.sampling)."""

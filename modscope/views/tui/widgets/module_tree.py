@@ -13,8 +13,10 @@ from collections.abc import Sequence
 from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
-from textual.geometry import Size
+from textual import events
+from textual.geometry import Region, Size
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets._tree import _TreeLine
 from textual.widgets.tree import TreeNode
@@ -112,6 +114,7 @@ class ModuleTree(Tree[str]):
         self.badges: dict[str, Text] = {}  # path -> a comparison's badge (``d``), appended to its label
         self.step_values: StepValues | None = None  # a step the timeline stays on: its timings are shown
         self.show_root = True
+        self._render_style: Style | None = None  # the widget's style, during one render_lines
 
     def set_model(self, modules: dict[str, ModuleInfo], order: list[str], root_name: str) -> None:
         """(Re)build from the model structure; keeps what was expanded when paths still exist."""
@@ -287,6 +290,26 @@ class ModuleTree(Tree[str]):
                 self.cursor_line = self.cursor_node._line
             if self.cursor_line >= len(lines):
                 self.cursor_line = -1
+
+    def _on_resize(self, event: events.Resize) -> None:
+        """Tree's own drops every cached line and rebuilds the lines on a resize. Its lines are
+        cached by width already, and which lines there are does not depend on the size; but the
+        Resize event arrives after the first paint at the new size, so ``z`` (a maximise is a
+        resize) drew the whole tree twice. Here only the cache grows to the new height (no
+        ``super()``: Textual calls each class's handler unless the default is prevented)."""
+        event.prevent_default()
+        self._line_cache.grow(event.size.height)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Tree's render_line asks for the widget's style once per line (a walk of its ancestors'
+        # styles); it is the same for every line of one render
+        self._render_style = self.rich_style
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        style = self._render_style if self._render_style is not None else self.rich_style
+        return self._render_line(y + scroll_y, scroll_x, scroll_x + self.size.width, style)
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[str]) -> None:
         self._populate(event.node)

@@ -1,0 +1,80 @@
+"""Space: the status says "pausing" at once, and "paused" only once the program says it is
+(it stops at its step's end, ``capture.control``); the confirmation is watched for every
+``STATUS_WATCH_S``, not at the next tick (issue 30). Behaviour only; the timings are
+``bench/bench_tui_dialogs.py``'s."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from modscope.views.tui import app as app_module
+from modscope.views.tui.app import PAUSING, ModscopeApp
+from modscope.views.tui.sources import QueueSource
+from tests.tui.test_app import settle
+from tests.tui.test_key_latency import screen_lines, training_to_step_5
+
+
+class LiveQueueSource(QueueSource):
+    """A live program that takes the viewer's commands (recorded) and answers only when told."""
+
+    live = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[dict[str, Any]] = []
+
+    def control(self, message: dict[str, Any]) -> bool:
+        self.sent.append(message)
+        return True
+
+
+def status(seq: int, state: str, reason: str = "") -> dict[str, Any]:
+    return {"v": 1, "kind": "status", "seq": seq, "t": seq * 1000, "step": 5, "state": state, "reason": reason}
+
+
+def status_line(app: ModscopeApp) -> str:
+    """The training panel's status line as on screen."""
+    return next(line for line in screen_lines(app) if "│ status" in line)
+
+
+@pytest.mark.asyncio
+async def test_space_says_pausing_at_once_and_paused_when_the_program_is(events, monkeypatch):
+    monkeypatch.setattr(app_module, "STATUS_WATCH_S", 0.01)
+    source = LiveQueueSource()
+    app = ModscopeApp(source)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await training_to_step_5(pilot, app, source, [e for e in events if e["kind"] != "status"] +
+                                 [status(100_000, "running")])
+        await settle(pilot, app, lambda a: str(a.title).endswith("running"))
+        app._ticker.pause()  # no tick from here: only the key and the status watch draw
+        await pilot.press("space")
+        assert source.sent == [{"cmd": "pause"}]
+        await settle(pilot, app, lambda a: "pausing" in str(a.title))
+        assert app.state.status == "running"  # not paused yet: the program has not said so
+        assert "pausing" in status_line(app) and PAUSING in status_line(app)
+        await pilot.pause(0.3)
+        assert "paused" not in str(app.title)  # and it never says so before the program does
+        source.sink.write(status(100_001, "paused", "paused from the viewer"))
+        await settle(pilot, app, lambda a: "paused" in str(a.title), timeout=2.0)
+        assert "paused from the viewer" in status_line(app) and not app._pausing
+        assert app._status_watch is None  # the fast watch stops with the confirmation
+        await pilot.press("space")
+        assert source.sent[-1] == {"cmd": "resume"}
+
+
+@pytest.mark.asyncio
+async def test_space_again_while_pausing_resumes(events):
+    source = LiveQueueSource()
+    app = ModscopeApp(source)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await training_to_step_5(pilot, app, source, [e for e in events if e["kind"] != "status"] +
+                                 [status(100_000, "running")])
+        await settle(pilot, app, lambda a: a.state.status == "running")
+        await pilot.press("space")
+        await settle(pilot, app, lambda a: "pausing" in str(a.title))
+        await pilot.press("space")  # changed its mind before the step ended
+        assert source.sent == [{"cmd": "pause"}, {"cmd": "resume"}]
+        await settle(pilot, app, lambda a: str(a.title).endswith("running"))
+        assert not app._pausing and app._status_watch is None
