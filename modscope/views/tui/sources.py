@@ -18,7 +18,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -221,20 +221,13 @@ class ReplaySource(Source):
     def _run_others(self, state: SessionState) -> None:
         """Fold the other ranks' files (each up to its end, or to a bad or cut-off line)."""
         for rank, path in sorted(self.others.items()):
-            batch: list[dict[str, Any]] = []
             scan = TraceScan(path)
             why = ""
             try:
-                for _, _, event in scan:
-                    batch.append(event)
-                    if len(batch) >= REPLAY_BATCH:
-                        fold(state, batch, budget=None)
-                        batch = []
-                        if self._stopped:
-                            return
+                if not self._fold_scan(state, scan):
+                    return
             except (TraceFileError, OSError) as e:
                 why = f"its file stops at a bad line: {e}"
-            fold(state, batch, budget=None)
             if why or scan.truncated:
                 state.mark_disconnected(why or "its file was cut off", rank=rank)
 
@@ -245,21 +238,18 @@ class ReplaySource(Source):
         steps = self.steps
         assert steps is not None
         scan = TraceScan(self.path, self.stream, checkpoints=True)
-        batch: list[dict[str, Any]] = []
         last: int | None = None
+
+        def note_step(offset: int, event: dict[str, Any]) -> None:
+            nonlocal last
+            if event["kind"] in TIMELINE_KINDS and event["step"] != last:
+                last = event["step"]  # the state starts a timeline record here: say where it is
+                steps.expect(last, offset)
+
         try:
-            for offset, _, event in scan:
-                if event["kind"] in TIMELINE_KINDS and event["step"] != last:
-                    last = event["step"]  # the state starts a timeline record here: say where it is
-                    steps.expect(last, offset)
-                batch.append(event)
-                if len(batch) >= REPLAY_BATCH:
-                    fold(state, batch, budget=None)
-                    batch = []
-                    if self._stopped:
-                        return
+            if not self._fold_scan(state, scan, note_step):
+                return
         except TraceFileError as e:
-            fold(state, batch, budget=None)
             with state.lock:
                 steps.finish(scan.end)
             with state.lock:  # the viewer's own note, not an event of the file
@@ -268,11 +258,30 @@ class ReplaySource(Source):
                 state.events_total -= 1
             state.mark_disconnected(f"replay stopped at a bad line: {e}")
             return
-        fold(state, batch, budget=None)
         self.truncated = bool(scan.truncated)
         with state.lock:
             steps.finish(scan.end)
         state.mark_disconnected("replay finished" + (" (the recording was cut off)" if self.truncated else ""))
+
+    def _fold_scan(self, state: SessionState, scan: TraceScan,
+                   each: Callable[[int, dict[str, Any]], None] | None = None) -> bool:
+        """Fold the events of ``scan`` into ``state``, ``REPLAY_BATCH`` at a time (``each`` sees
+        every event and its offset first). False when stopped; a bad line raises, after what came
+        before it was folded (the main file and the other ranks' alike)."""
+        batch: list[dict[str, Any]] = []
+        try:
+            for offset, _, event in scan:
+                if each is not None:
+                    each(offset, event)
+                batch.append(event)
+                if len(batch) >= REPLAY_BATCH:
+                    fold(state, batch, budget=None)
+                    batch = []
+                    if self._stopped:
+                        return False
+        finally:
+            fold(state, batch, budget=None)
+        return True
 
 
 class _StepRef:
