@@ -341,3 +341,26 @@ def test_a_single_rank_and_a_broken_rank_file(two_ranks, traces, tmp_path):
     assert "run.rank1.jsonl.gz" in html and "not a modscope trace" in html  # the ranks table says so
     plots = html[html.index('<h2 id="plots">'):html.index('<h2 id="params">')]
     assert _legend(plots)[:1] == ["loss · rank 0"] and "rank 1" not in plots  # the rank that loads is drawn
+
+
+def test_the_loss_is_plotted_without_modscope_log(tmp_path, lib):
+    """A step event carries the loss its backward started from: a program that logs nothing
+    still gets its loss curve, in the report and in a notebook, as in the TUI; a logged
+    ``loss`` is the one drawn when there is one."""
+    model = lib.nn.Linear(3, 1)
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+    with modscope.trace(model) as tr:
+        for _ in range(3):
+            opt.zero_grad()
+            model(lib.randn(4, 3)).pow(2).mean().backward()
+            opt.step()
+    path = tmp_path / "t.jsonl"
+    tr.save(path)
+    losses = [e["loss"] for e in tr.events if e["kind"] == "step"]
+    assert len(losses) == 3 and all(isinstance(x, float) for x in losses)
+    digest = TraceDigest(modscope.load_trace(path).iter_events())
+    assert digest.metrics["loss"].points() == [(0, losses[0]), (1, losses[1]), (2, losses[2])]
+    for html in (build_report(path).html, modscope.load_trace(path)._repr_html_()):
+        assert re.search(r">loss</text>", html)
+    logged = [e | {"kind": "metric", "values": {"loss": 7.0}} for e in tr.events if e["kind"] == "step"]
+    assert TraceDigest(tr.events + logged).metrics["loss"].points() == [(0, 7.0), (1, 7.0), (2, 7.0)]

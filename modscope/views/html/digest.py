@@ -7,7 +7,9 @@ time, and keep only what they draw:
 - the module events of the last step that has a forward (what ``views.report``'s figures read),
   and the last ``step`` event and the last that measured the optimizer's state (the summary's
   memory block reads them);
-- series over steps: every metric, every learning rate, and per top-level module the gradient
+- series over steps: every metric (``loss`` also from the step events, the scalar each step's
+  backward started from, when the program logs none of that name, as the TUI shows it), every
+  learning rate, and per top-level module the gradient
   norm of the parameters under it (``sqrt`` of the sum of their squared norms), each thinned to
   at most ``SERIES_POINTS`` points (``Series``);
 - for the steps it samples (``StepSampler``), each step's parameter statistics and its hook firing
@@ -180,6 +182,7 @@ class TraceDigest:
         self.rank: int | None = None  # the rank that recorded it (a run of several ranks: one file each)
         self.steps: list[int] = []  # every step that has an event, in order
         self.metrics: dict[str, Series] = {}
+        self._step_loss = Series()  # the step events' loss: the "loss" metric when none is logged
         self.lrs: dict[str, Series] = {}
         self.grad_norms: dict[str, Series] = {}  # top-level module -> series over steps
         self.errors: list[dict[str, Any]] = []  # the first few errors, for the page's header
@@ -258,6 +261,9 @@ class TraceDigest:
                         self.metrics.setdefault(name, Series()).add(s, float(value))
             elif kind == "step":
                 self.last_step = e
+                loss = e.get("loss")
+                if isinstance(loss, int | float) and not isinstance(loss, bool):
+                    self._step_loss.add(s, float(loss))
                 if isinstance(e.get("state_bytes"), int):
                     self.measured_step = e
                 for i, lr in enumerate(e["lrs"]):
@@ -284,6 +290,8 @@ class TraceDigest:
         if timeline is not None:
             self.timelines.offer(step, timeline, len(timeline) + 1, last=True)
         self.count = count
+        if "loss" not in self.metrics and self._step_loss.points():
+            self.metrics = {"loss": self._step_loss, **self.metrics}
         if self._pending_params is not None:
             self._offer_params(*self._pending_params, last=True)
         if forward:
