@@ -1,11 +1,13 @@
 """Recurrent layers: ``RNN``, ``LSTM``, ``GRU`` and their single-step cells, laid out as torch's.
 
 Parameters carry torch's names (``weight_ih_l0``, ``bias_hh_l1_reverse``, ``weight_hr_l0``), shapes
-and registration order, so ``state_dict()`` round-trips with torch. The computation is the
-composite one torch runs on CPU: each layer and direction projects the whole input sequence in
-one matrix product (``F.linear`` over every time step), then walks the time steps; each step is a
-batched ``addmm`` with the recurrent weights followed by the gate arithmetic, all four LSTM gates
-(three GRU gates) coming out of that one product. The time loop is the only Python loop.
+and registration order, so ``state_dict()`` round-trips with torch. Each layer and direction
+projects the whole input sequence in one matrix product (``F.linear`` over every time step), then
+walks the time steps; each step is a batched ``addmm`` with the recurrent weights followed by the
+gate arithmetic, all four LSTM gates (three GRU gates) coming out of that one product. The time
+loop is the only Python loop. ``LSTM`` and ``GRU`` run a step's gate arithmetic as one fused op
+(``_functional.fused_rnn``: per-op bookkeeping would cost more than the arithmetic); ``RNN`` and
+the cells record it op by op, as torch's CPU code does.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import engine.nn.init as init
 from ..._creation import empty, zeros
 from ..._tensor import Tensor
 from .._functional._utils import legacy_type_name, shape_str
+from .._functional.fused_rnn import fused_gru_cell, fused_lstm_cell
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
@@ -70,8 +73,24 @@ def _gru_step(igates: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None, w
     return ((h - new) * update + new,)
 
 
-_STEPS: dict[str, Step] = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _lstm_step,
-                           "GRU": _gru_step}
+def _fused_lstm_step(igates: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None,
+                     w_hr: Tensor | None) -> State:
+    """``_lstm_step`` with its gate arithmetic as one op (see ``_functional.fused_rnn``)."""
+    h, c = fused_lstm_cell(igates, F.linear(state[0], w_hh, b_hh), state[1])
+    if w_hr is not None:
+        h = F.linear(h, w_hr)
+    return h, c
+
+
+def _fused_gru_step(igates: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None,
+                    w_hr: Tensor | None) -> State:
+    """``_gru_step`` with its gate arithmetic as one op (see ``_functional.fused_rnn``)."""
+    return (fused_gru_cell(igates, F.linear(state[0], w_hh, b_hh), state[0]),)
+
+
+# the layers' steps; the cells (LSTMCell, GRUCell) run the composite ones, as torch's CPU cells do
+_STEPS: dict[str, Step] = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _fused_lstm_step,
+                           "GRU": _fused_gru_step}
 
 
 def _run_direction(x: Tensor, state: State, weights: Sequence[Tensor | None], step: Step,
