@@ -73,9 +73,11 @@ def trace(model: Any = None, *, stats: bool = False,
     the trace says at once (a ``CompiledModel`` error event and a ``UserWarning``). ``eager=True``
     runs compiled code uncompiled while tracing (``torch.compiler.set_stance("force_eager")``;
     restored on stop), so it is traced, at eager speed (``capture.compiled``); ``eager="full"``
-    does so on full-detail steps only and lets light steps (``every``) run compiled (once
-    ``torch.compile`` has been called before the trace starts; a compile during the trace stays
-    uncompiled, as with ``True``).
+    does so on full-detail steps only and lets light steps (``every``) run compiled (a model first
+    compiled during the trace is compiled on its first light step, while no module hook is on;
+    ``--eager-full`` on the command line). A model compiled while the hooks are on (without
+    ``eager``) is traced too: dynamo skips modscope's code, so each hook is a graph break that
+    runs eagerly.
 
     In a process that is one rank of several (torchrun, DDP), every event carries the rank
     (``rank``, ``local_rank``, ``world_size``, ``restart``: ``events.schema``)."""

@@ -32,6 +32,7 @@ from ..events.sinks import TOKEN_VARIABLE, BackgroundSink, JsonlSink, SocketSink
 from ..events.trace_paths import rank_path
 from ..install_hints import TORCH_INSTALL
 from . import session  # noqa: F401 - the process-wide trace lives there
+from .compiled import eager_from_env
 from .control import Controller
 from .ranks import RankEnvironmentError, rank_from_env
 from .recorder import Recorder
@@ -108,11 +109,12 @@ def main(argv: list[str] | None = None) -> int:
         # which steps to watch in full: `modscope run --every/--full`, passed in the environment
         # (torch's launcher hands it on to every rank); unset: modscope's defaults
         policy = DetailPolicy.from_env(os.environ.pop(ENV_VARIABLE, None)) or DetailPolicy(DEFAULT_EVERY)
+        eager = eager_from_env()  # `modscope run --eager-full`
     except (ImportError, ValueError) as e:
         print(f"modscope: {e}", file=sys.stderr)
         return 2
     tr = Recorder(None, stats=opts.stats, sink=TeeSink(socket_sink, file_sink), max_events=1000,
-                  observer=controller, backend=backend, every=policy.every, first=policy.first)
+                  observer=controller, backend=backend, every=policy.every, first=policy.first, eager=eager)
     controller.trace = tr
     code, _ = run_traced(tr, opts.script, opts.args)
     return code

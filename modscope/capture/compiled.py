@@ -38,7 +38,7 @@ import os
 import sys
 import types
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from types import FrameType
 from typing import Any, Literal
 
@@ -197,8 +197,14 @@ def watch_dynamo_import() -> None:
         return
     if _RULES in sys.modules:
         skip_in_dynamo()
-    elif not any(isinstance(f, _AfterImport) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterImport(_RULES, skip_in_dynamo))
+    else:
+        after_import(_RULES, skip_in_dynamo)
+
+
+def after_import(name: str, then: Callable[[], None]) -> None:
+    """Run ``then()`` once, right after the module ``name`` (not imported yet) has been executed."""
+    if not any(isinstance(f, _AfterImport) and f.name == name and f.then == then for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport(name, then))
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
@@ -223,8 +229,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
             try:
                 then()
             except Exception as exc:  # noqa: BLE001 - never break the program's import of dynamo
-                warnings.warn(f"modscope could not put its code on dynamo's skip list: {exc!r}", RuntimeWarning,
-                              stacklevel=2)
+                warnings.warn(f"modscope, after {fullname} was imported: {exc!r}", RuntimeWarning, stacklevel=2)
 
         spec.loader.exec_module = exec_module
         return spec
@@ -248,16 +253,26 @@ class EagerSwitch:
     ``close``. Once dynamo is loaded each switch is ``torch.compiler.set_stance`` (compiled code
     is kept: switching back runs it compiled again, no recompilation); before, eager is
     ``TORCHDYNAMO_DISABLE=1`` (a ``torch.compile`` meanwhile returns the module itself, which stays
-    uncompiled) and ``switchable`` is false."""
+    uncompiled) and ``switchable`` is false.
 
-    def __init__(self) -> None:
+    ``wait_for_dynamo`` (``eager="full"``, ``--eager-full``): before dynamo is loaded nothing is
+    compiled, so nothing is set; the switch remembers what was asked and applies it by
+    ``set_stance`` as soon as dynamo has been imported (a script under ``modscope run``/``record``
+    that calls ``torch.compile``), and is switchable from then on."""
+
+    def __init__(self, wait_for_dynamo: bool = False) -> None:
         self._frames = sys.modules.get(_DYNAMO)
         self.switchable = self._frames is not None
         self._before = self._frames._stance if self._frames is not None else os.environ.get("TORCHDYNAMO_DISABLE")
         self._eager = False
+        self._wanted = False
+        self._waiting = wait_for_dynamo and not self.switchable
+        if self._waiting:
+            after_import(_PACKAGE, self._dynamo_loaded)
 
     def set(self, eager: bool) -> None:
-        if eager == self._eager:
+        self._wanted = eager
+        if eager == self._eager or self._waiting:
             return
         self._eager = eager
         if self._frames is not None:
@@ -272,6 +287,16 @@ class EagerSwitch:
 
     def close(self) -> None:
         self.set(False)
+        self._waiting = False  # (dynamo imported later: nothing to apply)
+
+    def _dynamo_loaded(self) -> None:
+        if not self._waiting:
+            return
+        self._waiting = False
+        self._frames = sys.modules[_DYNAMO]
+        self.switchable = True
+        self._before = self._frames._stance
+        self.set(self._wanted)
 
     def _restore_stance(self) -> None:
         b = self._before
@@ -284,16 +309,41 @@ class EagerSwitch:
             os.environ["TORCHDYNAMO_DISABLE"] = self._before
 
 
+_PACKAGE = "torch._dynamo"
+EAGER_VARIABLE = "MODSCOPE_EAGER"  # `--eager-full` to the script's trace (run's child, record, the ranks): "full"
+
+
 def add_eager_flag(parser: argparse.ArgumentParser) -> None:
-    """``--eager`` for ``modscope run`` and ``record``."""
-    parser.add_argument("--eager", action="store_true",
-                        help="run torch.compile'd code uncompiled (TORCHDYNAMO_DISABLE=1, TORCH_COMPILE_DISABLE=1), "
-                             "so its modules' hooks fire and it is traced; it runs at eager speed")
+    """``--eager`` and ``--eager-full`` (one or the other) for ``modscope run`` and ``record``."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--eager", action="store_true",
+                       help="run torch.compile'd code uncompiled (TORCHDYNAMO_DISABLE=1, TORCH_COMPILE_DISABLE=1), "
+                            "so its modules' hooks fire and it is traced; it runs at eager speed")
+    group.add_argument("--eager-full", action="store_true",
+                       help="run torch.compile'd code uncompiled on full-detail steps only (traced, at eager speed); "
+                            "light steps run compiled, compiled while no module hook is on "
+                            "(torch.compiler.set_stance, as modscope.trace(eager='full'))")
 
 
 def apply_eager_flag(args: argparse.Namespace, environ: dict[str, str] | None = None) -> None:
     """With ``--eager``, put ``EAGER_ENVIRONMENT`` in ``environ`` (default: this process's, which
     the script inherits: the child of ``run``, the ranks of ``--nproc-per-node``, or the script
-    ``record`` runs in this very process, before it imports dynamo)."""
+    ``record`` runs in this very process, before it imports dynamo); with ``--eager-full``,
+    ``EAGER_VARIABLE=full``, which the trace takes (``eager_from_env``)."""
+    environ = os.environ if environ is None else environ
     if getattr(args, "eager", False):
-        (os.environ if environ is None else environ).update(EAGER_ENVIRONMENT)
+        environ.update(EAGER_ENVIRONMENT)
+    elif getattr(args, "eager_full", False):
+        environ[EAGER_VARIABLE] = "full"
+
+
+def eager_from_env(environ: MutableMapping[str, str] | None = None) -> bool | Literal["full"]:
+    """The trace's ``eager`` from ``EAGER_VARIABLE`` (taken out of ``environ``, default this
+    process's, so the script does not see it): ``"full"``, or ``False`` when unset (``--eager``
+    works through dynamo's own variables). ``ValueError`` naming the variable for anything else."""
+    value = (os.environ if environ is None else environ).pop(EAGER_VARIABLE, None)
+    if not value:
+        return False
+    if value != "full":
+        raise ValueError(f"${EAGER_VARIABLE}={value!r}: expected 'full' (set by --eager-full)")
+    return "full"

@@ -198,8 +198,10 @@ class Recorder(Delivery, ParamEvents, EventSource):
         self._full, self._full_why = self._policy.detail(self._step)
         self._step_t0 = time.monotonic_ns()
         if self._eager:  # compiled code runs eagerly: always, or (``"full"``) on full steps only
-            switch = EagerSwitch()
-            switch.set(self._eager is True or self._full or not switch.switchable)
+            full_only = self._eager == "full"
+            # (``"full"`` before dynamo is imported: the stance is set once it is, ``EagerSwitch``)
+            switch = EagerSwitch(wait_for_dynamo=full_only)
+            switch.set(self._full if full_only else True)
             self._undo_eager = switch
         with gc_paused():  # 10,001 modules: 40,000 hook handles; the collector's rescans were 3/4 of it
             if self.model is not None:
@@ -421,7 +423,7 @@ class Recorder(Delivery, ParamEvents, EventSource):
         A step a breakpoint asked for also takes tensor statistics, so that the first NaN/Inf
         is reported at the module where it appears."""
         self._full, self._full_why = full, why
-        if self._eager == "full" and self._undo_eager is not None and self._undo_eager.switchable:
+        if self._eager == "full" and self._undo_eager is not None:
             self._undo_eager.set(full)  # light steps run compiled (no module hooks to fire anyway)
         self.stats = self._stats_asked or why.startswith("breakpoint")
         if self.stats and not self._stats_asked:

@@ -96,6 +96,7 @@ def _writable(path: Path) -> str | None:
 def record_here(args: argparse.Namespace) -> int:
     """Record the script in this process (a single process, or one rank of a launcher's)."""
     from ..capture.child import import_framework, run_traced
+    from ..capture.compiled import eager_from_env
     from ..capture.ranks import RankEnvironmentError, rank_from_env
     from ..events.sinks import BackgroundSink, JsonlSink, TeeSink
     from ..events.trace_paths import default_trace_path, rank_path
@@ -116,7 +117,8 @@ def record_here(args: argparse.Namespace) -> int:
         return _fail(problem)
     try:
         backend = import_framework(args.script, args.backend)
-    except ImportError as e:
+        eager = eager_from_env()  # (--eager-full)
+    except (ImportError, ValueError) as e:
         return _fail(str(e))
     server = secret_file = controller = None
     shared_secret = os.environ.pop(SECRET_VARIABLE, None)  # (never seen by the script)
@@ -139,7 +141,7 @@ def record_here(args: argparse.Namespace) -> int:
         sink = TeeSink(sink, BackgroundSink(server))
     policy = policy_from_flags(args)
     tr = Trace(None, stats=args.stats, sink=sink, max_events=1000, backend=backend, observer=controller,
-               every=policy.every, first=policy.first)
+               every=policy.every, first=policy.first, eager=eager)
     if controller is not None:
         controller.trace = tr
     try:

@@ -313,3 +313,65 @@ print("ok")
     env = {k: v for k, v in os.environ.items() if k not in EAGER_ENVIRONMENT}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert done.stdout == "ok\n", done.stderr
+
+
+# --- --eager-full: eager on full steps, compiled on light ones, from the command line ---------------
+
+def test_the_eager_full_flag_sets_the_traces_variable_and_not_dynamos_switches():
+    from modscope.capture.compiled import EAGER_VARIABLE, eager_from_env
+
+    parser = argparse.ArgumentParser()
+    add_eager_flag(parser)
+    env: dict[str, str] = {}
+    apply_eager_flag(parser.parse_args(["--eager-full"]), env)
+    assert env == {EAGER_VARIABLE: "full"}
+    assert eager_from_env(env) == "full" and env == {}  # taken out: the script does not see it
+    assert eager_from_env(env) is False
+    with pytest.raises(SystemExit):  # one or the other
+        parser.parse_args(["--eager", "--eager-full"])
+    with pytest.raises(ValueError, match=r"\$MODSCOPE_EAGER='sometimes': expected 'full'"):
+        eager_from_env({EAGER_VARIABLE: "sometimes"})
+
+
+def test_record_refuses_a_bad_eager_variable(tmp_path):
+    (tmp_path / "train.py").write_text("print('never runs')\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
+    done = subprocess.run([sys.executable, "-m", "modscope", "record", "--trace-file", "t.jsonl", "train.py"],
+                          capture_output=True, text=True, cwd=tmp_path, env={**env, "MODSCOPE_EAGER": "yes"},
+                          timeout=120)
+    assert done.returncode == 2 and "$MODSCOPE_EAGER='yes'" in done.stderr and "never runs" not in done.stdout
+
+
+EAGER_FULL_SCRIPT = '''
+import sys, torch
+from torch._dynamo import eval_frame
+from torch._dynamo.utils import counters
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))
+compiled = torch.compile(model, backend="eager")  # dynamo imported now, after the trace started
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+stances = []
+opt.register_step_pre_hook(lambda *_: stances.append(eval_frame._stance.stance))
+for _ in range(4):
+    compiled(torch.randn(4, 8)).sum().backward()
+    opt.step(); opt.zero_grad()
+print("stances", stances, "graphs", counters["stats"]["unique_graphs"], flush=True)
+'''
+
+
+def test_record_eager_full_runs_full_steps_eagerly_and_compiles_on_a_light_step(tmp_path):
+    # dynamo is imported by the script, after the trace started: the switch waits for it
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "TORCHDYNAMO_DISABLE", "TORCH_COMPILE_DISABLE")}
+    (tmp_path / "train.py").write_text(EAGER_FULL_SCRIPT)
+    done = subprocess.run([sys.executable, "-m", "modscope", "record", "--eager-full", "--every", "3", "--trace-file",
+                           "run.jsonl", "train.py"], capture_output=True, text=True, cwd=tmp_path,
+                          env={**env, "OMP_NUM_THREADS": "1"}, timeout=300)
+    assert done.returncode == 0, done.stderr
+    # steps 0, 1 (the first 2) and 3 (every 3rd) full and eager; step 2 light, compiled (one graph,
+    # made with no module hook on)
+    assert "stances ['force_eager', 'force_eager', 'default', 'force_eager'] graphs 1" in done.stdout
+    tr = modscope.load_trace(tmp_path / "run.jsonl")
+    assert [e for e in tr.events if e["kind"] == "error"] == []
+    assert [e.get("detail") for e in tr.events if e["kind"] == "step"] == ["full", "full", "light", "full"]
+    assert {e["step"] for e in tr.events if e["kind"] == "forward_pre"} == {0, 1, 3}
