@@ -971,6 +971,11 @@ class ModscopeApp(App[int]):
         body = Text()
         if self.threads is not None:
             body.append(threads_note(*self.threads) + "\n\n", style="dim")
+        nice = getattr(self.child, "nice", 0)
+        if nice:  # (the demo's: launch.DEMO_NICE)
+            body.append(f"This demo trains at a lower priority (nice {nice}), so that the viewer answers your keys "
+                        "first; its speed is not a plain run's. A program you run keeps its priority.\n\n",
+                        style="dim")
         body.append("\n".join(lines) if lines else "(no output from the training program)")
         self.push_screen(TextScreen("Program output", body))
 

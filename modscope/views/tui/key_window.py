@@ -23,7 +23,9 @@ Which way round: the viewer yields, not the training. Lowering the training proc
 (``os.nice`` in the child) would make training lose the CPU to every other process on a shared
 machine, not only to the viewer, and a user cannot raise the viewer's own. The viewer's
 background work is what can wait: it is the viewer's, it catches up in bounded slices, and its
-backlog is bounded and counted (``sources.FOLD_BUDGET``).
+backlog is bounded and counted (``sources.FOLD_BUDGET``). The one exception is the demo
+(``launch.DEMO_NICE``): its training is there to be looked at and has no speed to keep, so it
+runs at a lower priority; a user's program never does.
 """
 
 from __future__ import annotations

@@ -77,12 +77,13 @@ def default_trace_path(script: str, tag: str = "") -> Path:
 
 
 def start_child(source: SocketSource, script: str, args: list[str], trace_file: str | None,
-                stats: bool = False, backend: str = "auto", nproc: int | None = None) -> ChildProcess:
+                stats: bool = False, backend: str = "auto", nproc: int | None = None, nice: int = 0) -> ChildProcess:
     """Start the traced child for ``script``: it connects to ``source`` and traces ``backend``
-    (``nproc``: that many ranks through torch's elastic launcher; the viewer follows rank 0)."""
+    (``nproc``: that many ranks through torch's elastic launcher; the viewer follows rank 0;
+    ``nice``: the demo's lower priority, ``DEMO_NICE``)."""
     if backend not in BACKENDS:
         raise LaunchError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
-    return ChildProcess(source, script, args, trace_file, stats=stats, backend=backend, nproc=nproc)
+    return ChildProcess(source, script, args, trace_file, stats=stats, backend=backend, nproc=nproc, nice=nice)
 
 
 class Teardown:
@@ -154,7 +155,7 @@ def _terminal_alive() -> bool:
 
 
 def run_script(script: str, args: list[str], trace_file: str | None = None, stats: bool = False,
-               backend: str = "auto", trace_tag: str = "", nproc: int | None = None) -> int:
+               backend: str = "auto", trace_tag: str = "", nproc: int | None = None, nice: int = 0) -> int:
     """Train ``script`` in a child process and watch it. Returns the child's exit status (128 +
     N for a child killed by signal N), or 128 + N when an exit signal N stopped ``modscope``.
     ``nproc``: start that many ranks through torch's elastic launcher (torch needed); the viewer
@@ -173,7 +174,8 @@ def run_script(script: str, args: list[str], trace_file: str | None = None, stat
     source = SocketSource(ranks=nproc or 1)  # every rank connects, each with the session's token
     source.description = f"live {Path(script).name}" + (f" ({backend})" if backend != "auto" else "")
     try:
-        child = start_child(source, script, args, str(trace_path), stats=stats, backend=backend, nproc=nproc)
+        child = start_child(source, script, args, str(trace_path), stats=stats, backend=backend, nproc=nproc,
+                            nice=nice)
     except BaseException:
         source.stop()
         raise
@@ -237,6 +239,15 @@ def replay(path: str, compare: str | None = None) -> int:
     return app.return_code or 0  # non-zero: the viewer failed, and Textual printed why
 
 
+# The demo's training runs at this niceness (``os.setpriority``), a user's program never. The demo
+# is there to show the viewer: its training has no speed to keep, and on 2 cores it took one
+# whole core while a key's screen needed the viewer, and under ``modscope web --demo`` also
+# textual-serve and the browser, at once. At niceness 10 it runs on what they leave (and yields
+# to the machine's other work too, which for a demo is no loss). A user's training keeps its
+# priority: there the viewer yields (``key_window``), and training never waits for it.
+DEMO_NICE = 10
+
+
 def demo_command(name: str, backend: str = "engine") -> tuple[Path, list[str]]:
     """The example script of demo ``name`` and its arguments under ``backend``; ``LaunchError``
     for an unknown demo or backend, or a demo that cannot run under ``backend``."""
@@ -256,4 +267,4 @@ def demo(name: str, trace_file: str | None = None, stats: bool = True, backend: 
     path, args = demo_command(name, backend)
     check_framework(backend)
     tag = backend if backend != "engine" else ""
-    return run_script(str(path), args, trace_file, stats=stats, backend=backend, trace_tag=tag)
+    return run_script(str(path), args, trace_file, stats=stats, backend=backend, trace_tag=tag, nice=DEMO_NICE)

@@ -824,7 +824,7 @@ class ChildProcess:
     ``SocketSource``. Its stdout and stderr are collected (last lines) for the log view."""
 
     def __init__(self, source: SocketSource, script: str, args: list[str], trace_file: str | None,
-                 stats: bool = False, backend: str = "auto", nproc: int | None = None) -> None:
+                 stats: bool = False, backend: str = "auto", nproc: int | None = None, nice: int = 0) -> None:
         if not Path(script).is_file():
             raise FileNotFoundError(f"no such script: {script}")
         self.log: deque[str] = deque(maxlen=500)
@@ -834,6 +834,9 @@ class ChildProcess:
         env = child_env(os.environ, os.cpu_count() or 1, token=source.token)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      env=env)
+        self.nice = nice
+        if nice:  # (the demo's: launch.DEMO_NICE) as it starts: the threads its imports start later inherit it
+            os.setpriority(os.PRIO_PROCESS, self.proc.pid, nice)
         self.trace_file = trace_file
         threading.Thread(target=self._read_output, daemon=True, name="modscope-child-output").start()
 
