@@ -11,13 +11,17 @@ nothing left to repaint; wall clock, and the UI thread's CPU time in brackets. E
 undone, unmeasured, before the next press (``z`` again, escape, space to resume), presses
 150-250 ms apart. ``--rounds 2`` runs the scenario twice, interleaved: the A/A row.
 
-Run: ``.venv/bin/python bench/bench_tui_dialogs.py [--presses 30 --rounds 2 --size 200x55]``.
+``--nice 10`` runs the training child at ``modscope demo``'s niceness (``launch.DEMO_NICE``); the
+default, 0, is a user's program's.
+
+Run: ``.venv/bin/python bench/bench_tui_dialogs.py [--presses 30 --rounds 2 --size 200x55 --nice 10]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import statistics
 from typing import Any
@@ -79,9 +83,11 @@ async def measure(app: ModscopeApp, clock: PaintClock, presses: int, seed: int,
     return out
 
 
-async def live(presses: int, seed: int, size: tuple[int, int], keys: list[str]) -> dict[str, Any]:
+async def live(presses: int, seed: int, size: tuple[int, int], keys: list[str], nice: int = 0) -> dict[str, Any]:
     source = SocketSource()
     child = ChildProcess(source, str(NET), ["--epochs", "1000"], None)
+    if nice:  # as ``modscope demo`` does (launch.DEMO_NICE); set here so a base tree's viewer gets it too
+        os.setpriority(os.PRIO_PROCESS, child.proc.pid, nice)
     app = ModscopeApp(source, child=child)
     clock = PaintClock(app)
     try:
@@ -112,11 +118,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="runs, interleaved (2: an A/A row)")
     parser.add_argument("--size", default="200x55", help="terminal size, WxH")
     parser.add_argument("--keys", default=",".join(KEYS), help=f"which keys (default: {','.join(KEYS)})")
+    parser.add_argument("--nice", type=int, default=0,
+                        help="the training child's niceness (modscope demo's is launch.DEMO_NICE, 10)")
     args = parser.parse_args()
     size = tuple(int(x) for x in args.size.split("x"))
-    print(f"key: median/p95 ms wall (UI thread CPU ms); net demo training, {args.size}, {args.presses} presses")
+    print(f"key: median/p95 ms wall (UI thread CPU ms); net demo training (nice {args.nice}), {args.size}, "
+          f"{args.presses} presses, load {os.getloadavg()[0]:.1f}")
     for r in range(args.rounds):
-        result = asyncio.run(live(args.presses, seed=r, size=size, keys=args.keys.split(",")))
+        result = asyncio.run(live(args.presses, seed=r, size=size, keys=args.keys.split(","), nice=args.nice))
         print(row(f"net #{r + 1}", result), flush=True)
 
 
