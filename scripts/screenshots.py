@@ -2,13 +2,14 @@
 streaming over the socket, as ``modscope demo`` runs it), one screenshot per view, the same TUI
 with the Net trained under real PyTorch (``modscope demo --backend torch``), the Net's
 autograd graph rendered by graphviz, the TUI in a browser tab (``modscope web --demo`` in
-Debian's headless chromium, driven by Playwright), and the TUI over a 2-rank DDP run (``modscope
+Debian's headless chromium, driven by Playwright), a tab attached to a live job (``modscope web
+--attach`` to ``modscope record --serve``), and the TUI over a 2-rank DDP run (``modscope
 run --nproc-per-node 2``: gloo on CPU, every rank held at one step, rank 1 shown, parted from rank
 0). SVG from Textual, PNG through ``rsvg-convert``
 (Debian's ``librsvg2-bin``).
 
     .venv/bin/python scripts/screenshots.py                  # all of them
-    .venv/bin/python scripts/screenshots.py --only torch     # some: engine, torch, diagram, web, ranks
+    .venv/bin/python scripts/screenshots.py --only torch     # some: engine, torch, diagram, web, attach, ranks
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from modscope.views.tui.sources import SocketSource  # noqa: E402
 
 SIZE = (200, 55)
 VIEWS = {"tree": "#tree", "params": "#params", "timeline": "#timeline", "training": "#training", "graph": "#graph"}
-GROUPS = ("engine", "torch", "diagram", "web", "ranks")
+GROUPS = ("engine", "torch", "diagram", "web", "attach", "ranks")
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -151,6 +152,56 @@ def web_demo(seconds: float = 40.0) -> Path:
     return png
 
 
+def web_attach(seconds: float = 30.0) -> Path:
+    """``modscope web --attach`` in a 1600x900 chromium tab: the Net trains under ``modscope
+    record --serve`` (a job of its own, with its trace file), the tab's viewer attaches to it, and
+    the tab is shot after ``seconds``. A private HOME holds the job's secret file (the tab's viewer
+    reads it there, as ``modscope attach`` does); removed after, with the job's trace."""
+    import tempfile
+
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix="modscope-shot-") as home:
+        env = {**os.environ, "HOME": home, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+        job = subprocess.Popen([sys.executable, "-m", "modscope", "record", "--serve", "0", "--trace-file",
+                                "run.jsonl.gz", str(NET), "--epochs", "1000"], cwd=home, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        server = None
+        try:
+            announced = job.stderr.readline()  # "modscope record: serving on 127.0.0.1:PORT ..."
+            if "serving on 127.0.0.1:" not in announced:
+                sys.exit(f"modscope record --serve did not start: {announced.strip()}")
+            job_port = int(announced.split("127.0.0.1:", 1)[1].split(":", 1)[0].split()[0])
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            server = subprocess.Popen([sys.executable, "-m", "modscope", "web", "--attach", f"127.0.0.1:{job_port}",
+                                       "--port", str(port)], cwd=home, env=env, start_new_session=True,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for _ in range(300):
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                    break
+                except OSError:
+                    time.sleep(0.2)
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                page = browser.new_page(viewport={"width": 1600, "height": 900})
+                page.goto(f"http://127.0.0.1:{port}/")
+                time.sleep(seconds)
+                png = OUT / "web-attach.png"
+                page.screenshot(path=str(png))
+                browser.close()
+        finally:
+            if server is not None:
+                os.killpg(server.pid, signal.SIGTERM)
+                server.wait(timeout=30)
+            if job.poll() is None:
+                os.killpg(job.pid, signal.SIGTERM)
+            job.communicate(timeout=60)
+    return png
+
+
 async def ranks() -> list[Path]:
     """``modscope run --nproc-per-node 2`` on the DDP script: every rank held at one step (space),
     rank 1 shown (r), its parted parameter flagged in the rank bar and the parameter table."""
@@ -188,9 +239,11 @@ async def ranks() -> list[Path]:
 
 
 def make(group: str) -> list[Path]:
-    """The screenshots of one group: ``engine``, ``torch``, ``diagram``, ``web`` or ``ranks``."""
+    """The screenshots of one group: ``engine``, ``torch``, ``diagram``, ``web``, ``attach`` or ``ranks``."""
     if group == "web":
         return [web_demo()]
+    if group == "attach":
+        return [web_attach()]
     if group == "ranks":
         if not torch_installed():
             sys.exit(f"the ranks screenshot needs PyTorch: {TORCH_INSTALL}")
@@ -209,6 +262,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", nargs="+", choices=GROUPS, default=list(GROUPS),
                         help="which screenshots (default: all): engine (tui-training, view-*), torch (tui-torch), "
                              "diagram (autograd-net), web (web-demo: modscope web --demo in chromium), "
+                             "attach (web-attach: modscope web --attach to a record --serve job), "
                              "ranks (tui-ranks: a 2-rank DDP run)")
     groups = parser.parse_args(argv).only
     if shutil.which("rsvg-convert") is None and {"engine", "torch", "ranks"} & set(groups):
