@@ -88,8 +88,10 @@ def _parse(output: str, what: str) -> dict:
     raise RuntimeError(f"{what}: no FIRSTSTEP line in its output:\n{output[-2000:]}")
 
 
-def launch(cmd: list[str], what: str) -> dict:
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=1800)
+def launch(cmd: list[str], what: str, source: str | None = None) -> dict:
+    """``cmd``'s figures; ``source``: a modscope tree to import instead of this one (``--base``)."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env({"PYTHONPATH": source} if source else None),
+                          timeout=1800)
     if proc.returncode != 0:
         raise RuntimeError(f"{what} failed ({proc.returncode}):\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
     return _parse(proc.stdout + proc.stderr, what)
@@ -105,6 +107,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--warm", type=int, default=6, help="plain steps before the trace (in process), "
                                                             "steps of each loop (record/run)")
+    parser.add_argument("--base", metavar="DIR", help="also time the in-process and record launches on the modscope "
+                                                       "tree in DIR (e.g. `git archive REV modscope engine | tar -x -C "
+                                                       "DIR`), interleaved: before/after in one run")
     opts = parser.parse_args()
     if importlib.util.find_spec("transformers") is None:
         sys.exit("bench_first_step: needs transformers (pip install transformers)")
@@ -123,6 +128,12 @@ def main() -> None:
             "record": lambda: launch([py, "-m", "modscope", "record", "--trace-file", trace, script, *loop], "record"),
             "run": lambda: launch_live(script, loop, trace, "every=50,first=2", parse=_parse),
         }
+        if opts.base:
+            base = os.path.abspath(opts.base)
+            cands["in process [base]"] = lambda: launch([py, script, "in-process", str(opts.warm)], "base", base)
+            cands["record [base]"] = lambda: launch([py, "-m", "modscope", "record", "--trace-file", trace, script,
+                                                     *loop], "record [base]", base)
+            cands["in process [base]"]()  # (its bytecode too)
         cands["plain"]()  # compiles the bytecode of everything imported (not timed)
         rows: dict[str, list[tuple[float, float]]] = {}
         order, shuffle = list(cands), random.Random(0).shuffle
@@ -131,13 +142,15 @@ def main() -> None:
             got = {name: cands[name]() for name in order}
             base_first = got["plain"]["steps"][0]
             base_warm = _warm(got["plain"]["steps"], k)
-            inp = got["in process"]
-            inp_warm = _warm(inp["steps"], k)
-            for name, value in (("in process: plain A/A step", inp["aa"]),
-                                ("in process: trace, first step", inp["first"]),
-                                ("in process: trace, second step", inp["second"])):
-                rows.setdefault(name, []).append((value[0] / inp_warm[0], value[1] / inp_warm[1]))
-            for name in ("plain A/A", "record", "run"):
+            for tree in ("", " [base]") if opts.base else ("",):
+                inp = got["in process" + tree]
+                inp_warm = _warm(inp["steps"], k)
+                for name, value in (("in process: plain A/A step", inp["aa"]),
+                                    ("in process: trace, first step", inp["first"]),
+                                    ("in process: trace, second step", inp["second"])):
+                    name = name.replace(":", tree + ":")
+                    rows.setdefault(name, []).append((value[0] / inp_warm[0], value[1] / inp_warm[1]))
+            for name in ("plain A/A", "record", "run") + (("record [base]",) if opts.base else ()):
                 first = got[name]["steps"][0]
                 rows.setdefault(f"{name}: first step", []).append((first[0] / base_first[0], first[1] / base_first[1]))
                 warm = _warm(got[name]["steps"], k)

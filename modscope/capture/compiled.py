@@ -1,8 +1,10 @@
 """``torch.compile`` and tracing: compiled code runs none of the Python module hooks modscope
 traces, so a model called through its compiled wrapper records no forward or backward at all
-(only optimizer steps), and one compiled while modscope's hooks are on has dynamo trace them
-into its graphs (graph breaks, recompiles: slow). This file tells the trace so, and offers the
-way to see the model: run its compiled code eagerly.
+(only optimizer steps). This file tells the trace so, and offers the way to see the model: run
+its compiled code eagerly (always, or on full steps only). A model compiled while modscope's hooks
+are on is traced: dynamo skips modscope's code (``skip_in_dynamo``), so each hook is a graph break
+that runs eagerly (without that, dynamo traced the hooks into its graphs and recompiled up to its
+limit: seconds for a small model).
 
 - ``compiled_note(root, name, wrapper_search)``: what of ``root`` is compiled (called through
   ``torch.compile``'s wrapper, compiled in place with ``model.compile()``, or compiled submodules),
@@ -77,7 +79,7 @@ def compiled_note(root: Any, name: str, wrapper_search: WrapperSearch = "referre
         part = "compiled submodules: " + ", ".join(inner[:3]) + more
         what = part if what is None else f"{what}; {part}"
     return (f"{what}: compiled code skips the module hooks modscope traces (its calls go unrecorded) or, "
-            f"compiled while they are on, stops at each of them (graph breaks, recompiles: slow). {HOW_TO_SEE}")
+            f"compiled while they are on, breaks its graphs at each of them. {HOW_TO_SEE}")
 
 
 def user_stacklevel() -> int:
