@@ -146,7 +146,8 @@ def _overlay(runs: dict[int | None, TraceDigest], field: Callable[[TraceDigest],
 
 def digest_summary(digest: TraceDigest) -> SummaryReport:
     """The summary (``views.summary``) of what a digest kept, from the figures it computed."""
-    return SummaryReport(digest.report_events, figures=digest.figures)
+    figures = digest.figures  # (computes digest.mult_adds with them)
+    return SummaryReport(digest.report_events, figures=figures, mult_adds=digest.mult_adds)
 
 
 def printable_html(renderable: Any) -> str:

@@ -95,11 +95,15 @@ def _first_shape(summaries: list) -> list | None:
     return next((s["shape"] for s in summaries if s is not None), None)
 
 
-def call_rows(events: list[dict], figures: tuple | None = None
+def call_rows(events: list[dict], figures: tuple | None = None, mult_adds: list | None = None
               ) -> tuple[dict, dict[str, dict[str, Any]], dict[str, int], list[Row]]:
     """``views.report``'s figures (model, per path, totals) and the summary's rows; ``figures``:
-    those figures when the caller has them already (a page draws its module tree from them)."""
-    model, figs, totals = figures if figures is not None else _figures(events)
+    those figures when the caller has them already (a page draws its module tree from them), and
+    ``mult_adds`` the multiply-add items ``report._figures`` gave with them."""
+    if figures is None:
+        mult_adds = []
+        figures = _figures(events, mult_adds)
+    model, figs, totals = figures
     cls = {m["path"]: m["cls"] for m in model["modules"]}
     steps = [e["step"] for e in events if e["kind"] == "forward"]
     last = max(steps) if steps else None
@@ -156,7 +160,7 @@ def call_rows(events: list[dict], figures: tuple | None = None
     for row in rows:
         if row.bwd_pre_t is not None and row.bwd_end_t is not None:
             row.bwd_ns = max(row.bwd_ns, row.bwd_end_t - row.bwd_pre_t)
-    _attribute(events, model, last, rows, index)
+    _attribute(mult_adds if mult_adds is not None else _mult_adds(events, model, last), rows, index)
     called = {r.path for r in rows}
     for m in model["modules"]:
         if m["path"] not in called:
@@ -165,7 +169,7 @@ def call_rows(events: list[dict], figures: tuple | None = None
     return model, figs, totals, rows
 
 
-def _attribute(events: list[dict], model: dict, step: int | None, rows: list[Row],
+def _attribute(items: list[tuple[str, int | None, int, int]], rows: list[Row],
                index: dict[tuple[str, int], int]) -> None:
     """Multiply-adds and saved bytes to the row of the call that made them (its first call's
     when the graph did not say which; the nearest enclosing module's when it has no row), and
@@ -173,7 +177,7 @@ def _attribute(events: list[dict], model: dict, step: int | None, rows: list[Row
     first: dict[str, int] = {}
     for i, row in enumerate(rows):
         first.setdefault(row.path, i)
-    for path, call, macs, saved in _mult_adds(events, model, step):
+    for path, call, macs, saved in items:
         i = index.get((path, call)) if call is not None else None
         if i is None:
             parts = path.split(".") if path else []
@@ -318,10 +322,11 @@ class SummaryReport:
     by leaving out columns when ``columns`` is None, its legend, then the memory block."""
 
     def __init__(self, events: list[dict], columns: Iterable[str] | str | None = None,
-                 width: int | None = None, note: str = "", figures: tuple | None = None) -> None:
+                 width: int | None = None, note: str = "", figures: tuple | None = None,
+                 mult_adds: list | None = None) -> None:
         self.columns = parse_columns(columns)
         self.width, self.note = width, note
-        self.model, self.figs, self.totals, self.rows = call_rows(events, figures)
+        self.model, self.figs, self.totals, self.rows = call_rows(events, figures, mult_adds)
         self.grid = grid_of(self.model, self.figs, self.totals, self.rows)
         self.memory = memory_lines(events, self.model, self.rows)
 

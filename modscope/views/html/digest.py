@@ -193,6 +193,7 @@ class TraceDigest:
         self.params = StepSampler(param_cells, PARAM_STEPS)
         self._pending_params: tuple[int, list] | None = None
         self._figures: tuple | None = None
+        self.mult_adds: list | None = None  # with ``figures``: the summary's rows read them too
         self._read(events)
 
     # -- the pass -----------------------------------------------------------------------------
@@ -334,8 +335,9 @@ class TraceDigest:
     def figures(self) -> tuple:
         """``fragments.figures`` of the report events (computed once)."""
         if self._figures is None:
-            from .fragments import figures
-            self._figures = figures(self.report_events)
+            from ..report import _figures
+            self.mult_adds = []
+            self._figures = _figures(self.report_events, self.mult_adds)
         return self._figures
 
     @property
