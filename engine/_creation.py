@@ -15,9 +15,9 @@ from ._tensor import device as _device
 
 # The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
 # them: this list is the one place they are named).
-__all__ = ["arange", "as_tensor", "bernoulli", "empty", "empty_like", "eye", "from_numpy", "full", "full_like",
-           "linspace", "normal", "ones", "ones_like", "rand", "rand_like", "randint", "randn", "randn_like",
-           "randperm", "tensor", "zeros", "zeros_like"]
+__all__ = ["arange", "as_tensor", "bernoulli", "empty", "empty_like", "empty_strided", "eye", "from_numpy",
+           "frombuffer", "full", "full_like", "linspace", "normal", "ones", "ones_like", "rand", "rand_like",
+           "randint", "randn", "randn_like", "randperm", "tensor", "zeros", "zeros_like"]
 
 
 def _np_dtype(dtype: Any, fallback: np.dtype | None = None) -> np.dtype:
@@ -193,6 +193,65 @@ def empty(*sizes: Any, size: Any = None, out: Tensor | None = None, dtype: Any =
         return _memory_format.filled_like(np.empty, shape, dt, np.empty(0), memory_format)
     return _fill("empty", fill, sizes, size, out, dtype, layout, device, requires_grad,
                  pin_memory)
+
+
+def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+                  requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A tensor of shape ``size`` whose ``stride()`` is ``stride`` (in elements), over a fresh
+    storage just large enough for it (``1 + sum((size - 1) * stride)`` elements). torch leaves the
+    memory uninitialised; here it holds zeros."""
+    _options("empty_strided", device, layout, pin_memory)
+    shape, steps = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    if len(shape) != len(steps):
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality of strides "
+                           f"({len(steps)})")
+    if any(n < 0 for n in shape):
+        bad = next(n for n in shape if n < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: {list(shape)}")
+    if any(s < 0 for s in steps):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and strides={list(steps)}")
+    dt = _np_dtype(dtype)
+    numel = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, steps))
+    storage = np.zeros(numel, dt)
+    data = np.lib.stride_tricks.as_strided(storage, shape, tuple(s * dt.itemsize for s in steps))
+    return _finish(data, requires_grad)
+
+
+_NOT_WRITABLE = ("The given buffer is not writable, and PyTorch does not support non-writable tensors. This means "
+                 "you can write to the underlying (supposedly non-writable) buffer using the tensor. You may want "
+                 "to copy the buffer to protect its data or make it writable before converting it to a tensor. "
+                 "This type of warning will be suppressed for the rest of this program.")
+_warned_not_writable: list[bool] = []
+
+
+def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, requires_grad: bool = False) -> Tensor:
+    """A 1-D tensor over an object with the buffer protocol (``bytearray``, ``array.array``,
+    ``memoryview``, ...): it shares the memory, so writes to either show in the other. ``count``
+    elements (all that fit after ``offset`` bytes when negative)."""
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    dt = _np_dtype(dtype)
+    length, size = view.nbytes, dt.itemsize
+    if length == 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+                         f"({length} bytes) minus 1")
+    if count < 0:
+        if (length - offset) % size:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a "
+                             f"multiple of element size ({size})")
+        count = (length - offset) // size
+    elif offset + count * size > length:
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset ({offset} bytes) must "
+                         f"not be greater than actual buffer length ({length} bytes)")
+    if view.readonly and not _warned_not_writable:  # once per process, as torch's TORCH_WARN_ONCE
+        _warned_not_writable.append(True)
+        warnings.warn(_NOT_WRITABLE, UserWarning, stacklevel=2)
+    data = np.frombuffer(view.cast("B"), dtype=dt, count=count, offset=offset)
+    return _finish(data, requires_grad)
 
 
 def full(size: Any, fill_value: Any, *, out: Tensor | None = None, dtype: Any = None, layout: Any = None,

@@ -29,7 +29,7 @@ from ._core import result, unbroadcast, wrap_dim
 
 # The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
 # them: this list is the one place they are named).
-__all__ = ["angle", "complex", "conj", "imag", "real", "view_as_complex", "view_as_real"]
+__all__ = ["angle", "complex", "conj", "imag", "polar", "real", "view_as_complex", "view_as_real"]
 
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
@@ -239,3 +239,38 @@ def complex(real: Any, imag: Any) -> Any:  # noqa: A001 - torch's name
         return (unbroadcast(g.real, xr.shape).astype(xr.dtype), unbroadcast(g.imag, xi.shape).astype(xi.dtype))
 
     return result(out, "ComplexBackward0", (real, imag), backward)
+
+
+def polar(abs: Any, angle: Any, *, out: Any = None) -> Any:  # noqa: A002 - torch's names
+    """``abs * (cos(angle) + i sin(angle))`` from two float tensors of the same dtype. The
+    backward is torch's ``polar_backward``: ``real(conj(g) * sgn(z))`` for ``abs`` and
+    ``real(conj(g) * i z)`` for ``angle``."""
+    xa, xt = abs._data, angle._data
+    if xa.dtype.kind != "f" or xt.dtype.kind != "f":
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{_dtype.scalar_type_name(xa.dtype)} and {_dtype.scalar_type_name(xt.dtype)}")
+    if xa.dtype != xt.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_dtype.scalar_type_name(xa.dtype)} but got scalar "
+                           f"type {_dtype.scalar_type_name(xt.dtype)} for second argument")
+    z = (xa * np.cos(xt) + 1j * (xa * np.sin(xt))).astype(_complex_dtype(xa.dtype))
+
+    def backward(g):
+        gc = np.conj(g)
+        sgn = np.divide(z, np.abs(z), out=np.zeros_like(z), where=np.abs(z) != 0)
+        return (unbroadcast((gc * sgn).real, xa.shape).astype(xa.dtype),
+                unbroadcast((gc * 1j * z).real, xt.shape).astype(xt.dtype))
+
+    if out is None:
+        return result(z, "PolarBackward0", (abs, angle), backward)
+    if abs.requires_grad or angle.requires_grad:
+        raise RuntimeError("polar(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    if out._data.dtype != z.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_dtype.scalar_type_name(z.dtype)} but got scalar type "
+                           f"{_dtype.scalar_type_name(out._data.dtype)} for argument 'out'")
+    if out._data.shape == z.shape:  # written in place, else resized to the result, as torch's out= does
+        out._data[...] = z
+    else:
+        out._data = z
+    out._version_counter[0] += 1
+    return out

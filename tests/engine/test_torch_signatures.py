@@ -23,9 +23,9 @@ CREATION = ["empty", "zeros", "ones", "full", "rand", "randn", "randint", "randp
             "logspace", "eye", "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
             "randint_like", "tensor", "as_tensor", "asarray", "scalar_tensor", "normal", "bernoulli",
             "tril_indices", "triu_indices", "hann_window", "hamming_window", "blackman_window", "bartlett_window",
-            "kaiser_window", "from_numpy"]
+            "kaiser_window", "from_numpy", "empty_strided", "frombuffer"]
 # torch factories the engine does not have (yet): a failing line here means one was added, so move it up
-NOT_IN_ENGINE = ["empty_strided", "range", "frombuffer", "polar", "empty_permuted"]
+NOT_IN_ENGINE = ["range", "empty_permuted"]
 # keywords the engine deliberately lacks: named tensors (``names=``) are not implemented
 LACKED_KEYWORDS = {"names"}
 
@@ -108,10 +108,10 @@ SUBMODULES = [
     "utils.data.dataloader", "utils.data.distributed", "utils.checkpoint", "utils.hooks", "autograd",
     "autograd.functional", "autograd.graph", "distributions", "fft", "linalg", "special", "testing", "backends",
     "backends.cudnn", "backends.cuda", "backends.mps", "cuda", "cuda.amp", "amp", "distributed", "multiprocessing",
-    "onnx", "func", "random", "serialization", "version",
+    "onnx", "func", "random", "serialization", "version", "jit", "profiler", "hub",
 ]
-# torch submodules the engine does not provide: TorchScript (jit), the profiler, and hub (downloads)
-NOT_PROVIDED = ["jit", "profiler", "hub"]
+# torch submodules the engine does not provide (none left that public training code imports)
+NOT_PROVIDED = ["package"]
 
 
 @pytest.mark.parametrize("name", SUBMODULES)
@@ -167,3 +167,36 @@ def test_is_set_to_compares_views():
         assert not x.is_set_to(x.clone()) and not x.is_set_to(x.view(6)) and not x.is_set_to(x[1:])
         with pytest.raises(TypeError, match="must be Tensor, not int"):
             x.is_set_to(3)
+
+
+# --- the names public code calls in torch.jit, torch.profiler, torch.hub: torch's parameter names ---
+
+API = {
+    "jit": ["script", "trace", "trace_module", "ignore", "unused", "export", "interface", "is_scripting",
+            "is_tracing", "annotate", "save", "load", "freeze", "optimize_for_inference"],
+    "profiler": ["schedule", "tensorboard_trace_handler", "supported_activities"],
+    "hub": ["get_dir", "set_dir", "load_state_dict_from_url", "load", "list", "help", "download_url_to_file"],
+}
+
+
+@pytest.mark.parametrize("module, name", [(m, n) for m, names in API.items() for n in names])
+def test_namespace_function_takes_torchs_parameters(module, name):
+    want = inspect.signature(getattr(importlib.import_module(f"torch.{module}"), name)).parameters
+    got = inspect.signature(getattr(importlib.import_module(f"engine.{module}"), name)).parameters
+    assert list(got) == list(want)
+    assert [p.kind for p in got.values()] == [p.kind for p in want.values()]
+
+
+@pytest.mark.parametrize("name", ["profile", "record_function"])
+def test_profiler_classes_take_torchs_parameters(name):
+    import torch.profiler
+
+    want = inspect.signature(getattr(torch.profiler, name).__init__).parameters
+    got = inspect.signature(getattr(engine.profiler, name).__init__).parameters
+    assert list(got) == list(want)
+
+
+def test_profiler_activities_are_torchs():
+    import torch.profiler
+
+    assert list(engine.profiler.ProfilerActivity.__members__) == list(torch.profiler.ProfilerActivity.__members__)
