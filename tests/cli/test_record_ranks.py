@@ -57,7 +57,7 @@ def test_torchrun_ranks_record_one_run_and_a_healthy_run_diffs_clean(tmp_path):
     # the replay opens a rank's file by the same name
     replay = ReplaySource(f"{tmp_path / 'run.jsonl.gz'}#1")
     assert replay.path == tmp_path / "run.rank1.jsonl.gz"
-    assert replay.description == "replay run.rank1.jsonl.gz · rank 1 of 2 (r: next rank)"
+    assert replay.description == "replay run.rank1.jsonl.gz · 2 ranks, opened at rank 1 (r: next rank)"
 
 
 def test_modscope_launches_ranks_names_a_diverging_parameter_and_a_killed_rank(tmp_path):

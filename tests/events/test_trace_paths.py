@@ -73,7 +73,7 @@ def test_every_reader_opens_a_ranks_file_by_the_runs_name(tmp_path):
     assert run.ranks == {0: tmp_path / "run.jsonl", 1: tmp_path / "run.rank1.jsonl"}
     assert run.rank_trace(1).path == tmp_path / "run.rank1.jsonl"
     assert modscope.load_trace(f"{tmp_path / 'run.jsonl'}#1").ranks == run.ranks
-    assert ReplaySource(tmp_path / "run.jsonl").description == "replay run.jsonl · rank 0 of 2 (r: next rank)"
+    assert ReplaySource(tmp_path / "run.jsonl").description == "replay run.jsonl · 2 ranks, opened at rank 0 (r: next rank)"
     with pytest.raises(modscope.TraceFileError, match=r"no file for rank 2 of .*run.jsonl \(ranks 0, 1 are recorded"):
         run.rank_trace(2)
     single = tmp_path / "one.jsonl"

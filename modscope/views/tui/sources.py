@@ -203,7 +203,8 @@ class ReplaySource(Source):
         # their last ``STEPS_KEPT``)
         self.others = {r: p for r, p in ranks.items() if p != self.path}
         if len(ranks) > 1:
-            self.description += f" · rank {self.rank} of {len(ranks)} (r: next rank)"
+            # (the rank shown is in the title: after r it is another than the file's)
+            self.description += f" · {len(ranks)} ranks, opened at rank {self.rank} (r: next rank)"
         self.steps: ReplaySteps | None = None
         self.thread: threading.Thread | None = None
         self._stopped = False
