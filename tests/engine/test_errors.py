@@ -189,7 +189,7 @@ def test_hook_changing_gradient_size_is_refused():
 
 
 def test_pad_unknown_mode_is_reported():
-    # reflect/replicate/circular exist now (tests/nn_layers/test_functional_activations_resampling.py); torch's words otherwise
+    # reflect/replicate/circular exist now (tests/engine/nn/test_functional_activations_resampling.py); torch's words otherwise
     with pytest.raises(NotImplementedError, match="Unrecognised padding mode foo"):
         engine.nn.functional.pad(engine.ones(1, 3), (1, 1), mode="foo")
 

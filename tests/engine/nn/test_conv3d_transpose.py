@@ -13,8 +13,8 @@ import pytest
 import engine
 import engine.nn.functional as EF
 from engine.nn._functional import conv as conv_impl
+from tests.gradcheck import gradcheck
 
-from ..gradcheck import gradcheck
 from .conftest import close, copy_params, edge_names, graph_names
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel lengths")

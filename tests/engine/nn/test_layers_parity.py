@@ -10,8 +10,8 @@ import pytest
 
 import engine
 import engine.nn as enn
+from tests.gradcheck import gradcheck, rand
 
-from ..gradcheck import gradcheck, rand
 from .conftest import close
 
 

@@ -10,8 +10,7 @@ import pytest
 
 import engine
 from engine.optim import lr_scheduler as elrs
-
-from .helpers import assert_same_error
+from tests.engine._parity import assert_same_error
 
 
 class Scale:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import engine
-from tests.optim_data.helpers import error_of
+from tests.engine._parity import error_of
 
 pytestmark = pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step\\(\\)`:UserWarning")
 

@@ -13,8 +13,7 @@ import pytest
 
 import engine
 import engine.optim as eoptim
-
-from .helpers import rel_err
+from tests.engine._parity import rel_err
 
 RNG = np.random.default_rng(0)
 A = (RNG.standard_normal((40, 6)) / 4).astype(np.float32)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 import engine
-
-from .helpers import assert_same_error
+from tests.engine._parity import assert_same_error
 
 
 def p(lib):

@@ -11,8 +11,7 @@ import pytest
 
 import engine
 import engine.optim as eoptim
-
-from .helpers import assert_same_error, error_of
+from tests.engine._parity import assert_same_error, error_of
 
 
 def leaf(lib, n=2):

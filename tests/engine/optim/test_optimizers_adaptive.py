@@ -9,8 +9,8 @@ import pytest
 
 import engine
 import engine.optim as eoptim
+from tests.engine._parity import assert_same_error, rel_err
 
-from .helpers import assert_same_error, rel_err
 from .test_optim_parity import P0, grads, run_pair
 
 CONFIGS = [

@@ -11,7 +11,7 @@ import pytest
 
 import engine
 
-from .helpers import check_parity, outcome, rand
+from .rnn_helpers import check_parity, outcome, rand
 
 L, S, N, E, HEADS = 5, 4, 3, 8, 2
 

@@ -9,7 +9,7 @@ import pytest
 
 import engine
 
-from .helpers import outcome
+from .rnn_helpers import outcome
 
 
 def z(lib, *shape, dtype=None):

@@ -12,7 +12,7 @@ import pytest
 
 import engine
 
-from .helpers import check_parity, rand
+from .rnn_helpers import check_parity, rand
 
 CONSTRUCTORS = [
     "RNN(3, 4)",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .helpers import check_parity, rand
+from .rnn_helpers import check_parity, rand
 
 # torch's own notice that it runs projected LSTMs without oneDNN.
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported with oneDNN")

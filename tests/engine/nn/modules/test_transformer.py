@@ -12,7 +12,7 @@ import pytest
 import engine
 from engine.nn.modules import transformer as e_transformer
 
-from .helpers import check_parity, outcome, rand
+from .rnn_helpers import check_parity, outcome, rand
 
 S, N, D, HEADS, FF = 5, 3, 8, 2, 16
 

@@ -18,8 +18,7 @@ from engine.nn.utils import (
     parameters_to_vector,
     vector_to_parameters,
 )
-
-from .helpers import assert_same_error
+from tests.engine._parity import assert_same_error
 
 RNG = np.random.default_rng(0)
 GRADS = [RNG.standard_normal((4, 5)).astype(np.float32) * 3, RNG.standard_normal(7).astype(np.float32),

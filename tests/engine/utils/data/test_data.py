@@ -11,8 +11,7 @@ import pytest
 
 import engine
 from engine.utils import data as edata
-
-from .helpers import assert_same_error
+from tests.engine._parity import assert_same_error
 
 Point = namedtuple("Point", ["x", "y"])
 

@@ -10,8 +10,8 @@ import pytest
 
 import engine
 from engine.utils import data as edata
+from tests.engine._parity import assert_same_error
 
-from .helpers import assert_same_error
 from .test_data import plain
 
 
