@@ -3,6 +3,8 @@ arrays both ways, and copying parameters from an engine module into a torch one.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -59,3 +61,43 @@ def graph_names(t, depth: int = 6) -> list:
 def edge_names(t) -> list:
     """Names of the nodes ``t.grad_fn`` feeds into, ``None`` for inputs that need no gradient."""
     return [None if n is None else type(n).__name__ for n, _ in t.grad_fn.next_functions]
+
+
+def rnd(*shape, seed=0, dtype=np.float32):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def run_both(torch, fn, arrays, grads=None, seed=5):
+    """``fn(lib, *tensors)`` on both libraries: outputs, graphs and gradients compared."""
+    grads = grads or [True] * len(arrays)
+    res = []
+    for lib in (engine, torch):
+        ins = [lib.tensor(a, requires_grad=g) for a, g in zip(arrays, grads)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = fn(lib, *ins)
+        out.backward(lib.tensor(rnd(*out.shape, seed=seed)))
+        res.append((out, ins))
+    (eo, ei), (to, ti) = res
+    close(eo, to, atol=1e-5)
+    assert graph_names(eo, 6) == graph_names(to, 6)
+    for e, t, g in zip(ei, ti, grads):
+        if g:
+            close(e.grad, t.grad, atol=1e-5)
+    return eo, to
+
+
+def error_of(lib, fn):
+    """``(exception type name, message)`` that ``fn(lib)`` raises (it must raise)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            fn(lib)
+        except Exception as err:  # noqa: BLE001 - the test compares type and message
+            return type(err).__name__, str(err)
+    raise AssertionError("no error")
+
+
+def f64(*shape, seed=0):
+    """A float64 leaf of normal draws, for finite-difference checks."""
+    return engine.tensor(rnd(*shape, seed=seed, dtype=np.float64), requires_grad=True)

@@ -10,6 +10,8 @@ import pytest
 import engine
 from engine.nn import init
 
+from .conftest import close, error_of
+
 
 def leaf(*shape):
     return engine.empty(*shape, requires_grad=True)
@@ -80,3 +82,83 @@ def test_fans_match_torch(torch, shape):
     for mode in ("fan_in", "fan_out", "FAN_IN"):
         assert init._calculate_correct_fan(engine.empty(*shape), mode) == \
             torch.nn.init._calculate_correct_fan(torch.empty(*shape), mode)
+
+
+# trunc_normal_, orthogonal_, sparse_, eye_, dirac_ and the gains, against torch
+
+def test_trunc_normal_statistics(torch):
+    e = engine.nn.init.trunc_normal_(engine.empty(200000), mean=0.5, std=2.0, a=-1.0, b=3.0)
+    t = torch.nn.init.trunc_normal_(torch.empty(200000), mean=0.5, std=2.0, a=-1.0, b=3.0)
+    v, w = e.numpy(), t.numpy()
+    assert v.min() >= -1.0 and v.max() <= 3.0
+    assert abs(v.mean() - w.mean()) < 0.02 and abs(v.std() - w.std()) < 0.02
+    with pytest.warns(UserWarning, match="mean is more than 2 std from"):
+        engine.nn.init.trunc_normal_(engine.empty(3), mean=10.0)
+
+
+@pytest.mark.parametrize("shape", [(6, 4), (3, 8), (4, 2, 3)])
+def test_orthogonal(shape):
+    w = engine.nn.init.orthogonal_(engine.empty(*shape), gain=2.0)
+    m = w.numpy().reshape(shape[0], -1).astype(np.float64)
+    gram = m @ m.T if m.shape[0] <= m.shape[1] else m.T @ m
+    np.testing.assert_allclose(gram, 4.0 * np.eye(gram.shape[0]), atol=1e-5)
+
+
+def test_generator_makes_every_fill_reproducible():
+    for fn in (lambda t, g: engine.nn.init.trunc_normal_(t, generator=g),
+               lambda t, g: engine.nn.init.orthogonal_(t, generator=g),
+               lambda t, g: engine.nn.init.sparse_(t, 0.5, generator=g),
+               lambda t, g: engine.nn.init.uniform_(t, generator=g),
+               lambda t, g: engine.nn.init.normal_(t, generator=g)):
+        a = fn(engine.empty(5, 4), engine.Generator().manual_seed(3)).numpy()
+        b = fn(engine.empty(5, 4), engine.Generator().manual_seed(3)).numpy()
+        c = fn(engine.empty(5, 4), engine.Generator().manual_seed(4)).numpy()
+        np.testing.assert_array_equal(a, b)
+        assert not np.array_equal(a, c)
+
+
+def test_sparse_zeroes_rows_per_column():
+    w = engine.nn.init.sparse_(engine.empty(10, 6), sparsity=0.25, std=0.5).numpy()
+    assert np.all((w == 0).sum(0) == 3)  # ceil(0.25 * 10) per column
+    assert 0.2 < w[w != 0].std() < 1.0
+
+
+def test_eye_dirac_and_gains_equal_torch(torch):
+    close(engine.nn.init.eye_(engine.empty(3, 5)), torch.nn.init.eye_(torch.empty(3, 5)))
+    for shape, groups in [((4, 2, 3), 1), ((6, 3, 3, 3), 2), ((4, 4, 1, 3, 5), 2), ((2, 5, 3), 1)]:
+        close(engine.nn.init.dirac_(engine.empty(*shape), groups), torch.nn.init.dirac_(torch.empty(*shape), groups))
+    for name in ["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                 "conv_transpose3d", "sigmoid", "tanh", "relu", "leaky_relu", "selu"]:
+        assert engine.nn.init.calculate_gain(name) == pytest.approx(torch.nn.init.calculate_gain(name))
+    assert engine.nn.init.calculate_gain("leaky_relu", 0.2) == pytest.approx(
+        torch.nn.init.calculate_gain("leaky_relu", 0.2))
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.nn.init.orthogonal_(L.ones(3)),
+    lambda L: L.nn.init.sparse_(L.ones(3, 2, 2), 0.1),
+    lambda L: L.nn.init.eye_(L.ones(3)),
+    lambda L: L.nn.init.dirac_(L.ones(3, 3)),
+    lambda L: L.nn.init.dirac_(L.ones(3, 3, 3), groups=2),
+    lambda L: L.nn.init.calculate_gain("gelu"),
+    lambda L: L.autograd.Variable(3),
+])
+def test_init_errors(torch, case):
+    assert error_of(engine, case) == error_of(torch, case)
+
+
+def test_variable(torch):
+    from engine.autograd import Variable
+
+    t = engine.ones(3)
+    v = Variable(t, requires_grad=True)
+    assert v is not t and v.requires_grad and v.is_leaf and v.grad_fn is None
+    assert type(v) is engine.Tensor and isinstance(t, Variable)
+    v.data[0] = 5.0
+    assert t[0].item() == 5.0  # shares the data, as torch's
+    w = Variable(v * 2)
+    assert not w.requires_grad and w.grad_fn is None
+    (v * 3).sum().backward()
+    assert v.grad.tolist() == [3.0, 3.0, 3.0]
+    with pytest.warns(UserWarning, match="volatile was removed"):
+        Variable(t, volatile=True)

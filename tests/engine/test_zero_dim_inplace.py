@@ -1,4 +1,5 @@
-"""Core engine fixes found while building the layers (see the report)."""
+"""0-dim results stay NumPy arrays (not scalars), so in-place ops and backward work on them
+(label smoothing's ``masked_fill_`` on an unbatched cross_entropy loss)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Fixes to pointwise ops found by running real training code: clamp with two tensor bounds where
-min > max somewhere (torch's result there is max, so max -- and not min -- gets the gradient)."""
+"""``clamp`` with two tensor bounds against torch, where min > max somewhere (torch's result there
+is max, so max -- and not min -- gets the gradient)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Unpooling, the *_with_indices pools, 3-D adaptive pools, LP pools and fractional max pools
-against torch: values, indices, gradients (and finite differences), grad_fn names, module
-attributes/reprs and torch's errors for bad sizes."""
+"""Pooling against torch: unpooling, the *_with_indices pools, 3-D (adaptive) pools and their modules,
+adaptive_max_pool1d, LP pools and fractional max pools: values, indices, gradients (and finite
+differences), grad_fn names, module attributes/reprs and torch's errors for bad sizes."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import engine
 import engine.nn as enn
 import engine.nn.functional as EF
 from tests.gradcheck import gradcheck
+
+from .conftest import close, error_of, f64, rnd, run_both
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -273,3 +275,77 @@ def test_fractional_max_pool_nan_windows_match_torch():
     np.testing.assert_array_equal(ei.numpy(), ti.numpy())
     np.testing.assert_array_equal(np.isnan(ey.numpy()), np.isnan(ty.numpy()))
     assert np.isnan(ey.numpy()).any()
+
+
+# 3-D pools and adaptive_max_pool1d: modules, values, graphs, errors
+
+POOL3D = [
+    ("max_pool3d", dict(kernel_size=2)),
+    ("max_pool3d", dict(kernel_size=(2, 3, 2), stride=(1, 2, 1), padding=(1, 1, 0), return_indices=True)),
+    ("max_pool3d", dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, return_indices=True)),
+    ("max_pool3d", dict(kernel_size=2, dilation=(2, 1, 1))),
+    ("avg_pool3d", dict(kernel_size=2)),
+    ("avg_pool3d", dict(kernel_size=(2, 3, 2), stride=(1, 2, 1), padding=(1, 1, 0), count_include_pad=False)),
+    ("avg_pool3d", dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ("avg_pool3d", dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    ("avg_pool3d", dict(kernel_size=2, divisor_override=3)),
+]
+
+
+@pytest.mark.parametrize("name,kw", POOL3D)
+@pytest.mark.parametrize("shape", [(2, 3, 5, 6, 7), (3, 4, 4, 5)])
+def test_pool3d(torch, name, kw, shape):
+    x = rnd(*shape)
+    res = []
+    for lib in (engine, torch):
+        xt = lib.tensor(x, requires_grad=True)
+        out = getattr(lib.nn.functional, name)(xt, **kw)
+        idx = None
+        if isinstance(out, tuple):
+            out, idx = out
+        out.backward(lib.tensor(rnd(*out.shape, seed=4)))
+        res.append((out, idx, xt.grad))
+    (eo, ei, eg), (to, ti, tg) = res
+    close(eo, to, atol=1e-6)
+    close(eg, tg, atol=1e-5)
+    assert eo.grad_fn.name() == to.grad_fn.name()
+    if ei is not None:
+        assert ei.dtype == engine.int64 and ei.tolist() == ti.tolist()
+
+
+def test_pool_modules_and_adaptive_max_pool1d(torch):
+    x = rnd(2, 3, 4, 5, 6)
+    for name, args, kw in [("MaxPool3d", (2,), {}), ("AvgPool3d", (3,), dict(stride=1, padding=1)),
+                           ("AvgPool3d", (2,), dict(divisor_override=3))]:
+        e, t = getattr(engine.nn, name)(*args, **kw), getattr(torch.nn, name)(*args, **kw)
+        assert repr(e) == repr(t)
+        close(e(engine.tensor(x)), t(torch.tensor(x)), atol=1e-6)
+    for size in (2, 3, 5):
+        eo, to = run_both(torch, lambda L, a, s=size: L.nn.functional.adaptive_max_pool1d(a, s), [rnd(2, 3, 7)])
+        e_out, e_idx = engine.nn.AdaptiveMaxPool1d(size, return_indices=True)(engine.tensor(rnd(3, 7)))
+        t_out, t_idx = torch.nn.AdaptiveMaxPool1d(size, return_indices=True)(torch.tensor(rnd(3, 7)))
+        close(e_out, t_out)
+        assert e_idx.tolist() == t_idx.tolist()
+    assert repr(engine.nn.AdaptiveMaxPool1d(3)) == repr(torch.nn.AdaptiveMaxPool1d(3))
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.nn.functional.max_pool3d(L.zeros(2, 3, 4), 2),
+    lambda L: L.nn.functional.avg_pool3d(L.zeros(2, 3, 4), 2),
+    lambda L: L.nn.functional.max_pool3d(L.zeros(1, 2, 4, 4, 4), 2, padding=2),
+    lambda L: L.nn.functional.avg_pool3d(L.zeros(1, 2, 4, 4, 4), 2, padding=2),
+    lambda L: L.nn.functional.max_pool3d(L.zeros(1, 1, 1, 1, 1), 2),
+    lambda L: L.nn.functional.avg_pool3d(L.zeros(1, 1, 1, 1, 1), 2),
+    lambda L: L.nn.functional.max_pool3d(L.zeros(1, 2, 4, 4, 4), (2, 2)),
+    lambda L: L.nn.functional.adaptive_max_pool1d(L.zeros(2, 3, 4, 5), 2),
+    lambda L: L.nn.functional.adaptive_max_pool1d(L.zeros(2, 3, 4), (2, 2)),
+])
+def test_pool_errors(torch, case):
+    assert error_of(engine, case) == error_of(torch, case)
+
+
+def test_pool_gradchecks():
+    x = f64(1, 2, 4, 5, 3)
+    gradcheck(lambda a: EF.max_pool3d(a, 2, stride=1, padding=1), x)
+    gradcheck(lambda a: EF.avg_pool3d(a, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False), x)
+    gradcheck(lambda a: EF.adaptive_max_pool1d(a, 3), f64(2, 3, 7))
