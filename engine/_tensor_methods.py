@@ -473,7 +473,7 @@ class _TensorMethods:
     def addr_(self, vec1, vec2, *, beta=1, alpha=1) -> Tensor:
         return self._inplace_unary(products.addr, vec1, vec2, beta=beta, alpha=alpha)
 
-    # --- round 3a: the rest of torch's Tensor methods real code reaches for ----------------------
+    # --- the rest of torch's Tensor methods real code reaches for ----------------------------------
     # (ops in ``_ops/pointwise_float.py``, ``shape_views.py``, ...; in-place forms through ``_inplace``'s
     # leaf and version rules)
 

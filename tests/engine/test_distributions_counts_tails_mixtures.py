@@ -1,4 +1,4 @@
-"""engine.distributions round 3 against torch.distributions: Binomial, Poisson, StudentT, Geometric,
+"""engine.distributions against torch.distributions: Binomial, Poisson, StudentT, Geometric,
 NegativeBinomial, Cauchy, HalfNormal, HalfCauchy, Gumbel, RelaxedBernoulli/RelaxedOneHotCategorical,
 MixtureSameFamily, LowRankMultivariateNormal, Distribution.expand and enumerate_support.
 log_prob/entropy/mean/variance/cdf/icdf values and parameter gradients, sample shapes and seeded

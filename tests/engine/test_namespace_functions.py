@@ -1,4 +1,4 @@
-"""The ``torch.*`` functions added in round 3a (engine/_ops/namespace.py, engine/_ops/aliases.py)
+"""The ``torch.*`` functions of engine/_ops/namespace.py and engine/_ops/aliases.py
 against torch 2.13: values, dtypes, errors; the functional aliases with torch's top-level (ATen)
 signatures, values and gradients; the in-place top-level forms; the samplers by statistics."""
 
