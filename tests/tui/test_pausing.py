@@ -1,15 +1,16 @@
 """Space: the status says "pausing" at once, and "paused" only once the program says it is
-(it stops at its step's end, ``capture.control``); the confirmation is watched for every
-``STATUS_WATCH_S``, not at the next tick (issue 30). Behaviour only; the timings are
-``bench/bench_tui_dialogs.py``'s."""
+(it stops at its step's end, ``capture.control``); the folding thread tells the UI thread when
+the confirmation is folded, so it is drawn then, not at the next tick (issue 30). Behaviour
+only; the timings are ``bench/bench_tui_dialogs.py``'s."""
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import pytest
 
-from modscope.views.tui import app as app_module
 from modscope.views.tui.app import PAUSING, ModscopeApp
 from modscope.views.tui.sources import QueueSource
 from tests.tui.test_app import settle
@@ -40,15 +41,14 @@ def status_line(app: ModscopeApp) -> str:
 
 
 @pytest.mark.asyncio
-async def test_space_says_pausing_at_once_and_paused_when_the_program_is(events, monkeypatch):
-    monkeypatch.setattr(app_module, "STATUS_WATCH_S", 0.01)
+async def test_space_says_pausing_at_once_and_paused_when_the_program_is(events):
     source = LiveQueueSource()
     app = ModscopeApp(source)
     async with app.run_test(size=(160, 45)) as pilot:
         await training_to_step_5(pilot, app, source, [e for e in events if e["kind"] != "status"] +
                                  [status(100_000, "running")])
         await settle(pilot, app, lambda a: str(a.title).endswith("running"))
-        app._ticker.pause()  # no tick from here: only the key and the status watch draw
+        app._ticker.pause()  # no tick from here: only the key and the status event draw
         await pilot.press("space")
         assert source.sent == [{"cmd": "pause"}]
         await settle(pilot, app, lambda a: "pausing" in str(a.title))
@@ -59,7 +59,7 @@ async def test_space_says_pausing_at_once_and_paused_when_the_program_is(events,
         source.sink.write(status(100_001, "paused", "paused from the viewer"))
         await settle(pilot, app, lambda a: "paused" in str(a.title), timeout=2.0)
         assert "paused from the viewer" in status_line(app) and not app._pausing
-        assert app._status_watch is None  # the fast watch stops with the confirmation
+        assert app.state.on_status is None  # told once: the viewer stops listening with the confirmation
         await pilot.press("space")
         assert source.sent[-1] == {"cmd": "resume"}
 
@@ -77,4 +77,30 @@ async def test_space_again_while_pausing_resumes(events):
         await pilot.press("space")  # changed its mind before the step ended
         assert source.sent == [{"cmd": "pause"}, {"cmd": "resume"}]
         await settle(pilot, app, lambda a: str(a.title).endswith("running"))
-        assert not app._pausing and app._status_watch is None
+        assert not app._pausing and app.state.on_status is None
+
+
+@pytest.mark.asyncio
+async def test_a_confirmation_folded_under_the_lock_is_drawn_once_the_lock_is_free(events):
+    """The status event is folded under the state's lock, and the UI thread, told from there,
+    finds the state locked: it tries again in a moment (``FORCED_RETRY_S``), not at the next tick."""
+    source = LiveQueueSource()
+    app = ModscopeApp(source)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await training_to_step_5(pilot, app, source, [e for e in events if e["kind"] != "status"] +
+                                 [status(100_000, "running")])
+        await settle(pilot, app, lambda a: str(a.title).endswith("running"))
+        app._ticker.pause()
+        await pilot.press("space")
+        await settle(pilot, app, lambda a: "pausing" in str(a.title))
+        folded = threading.Event()
+
+        def fold_slowly() -> None:  # as sources.fold does: apply under the lock, which it keeps a while
+            with app.state.lock:
+                app.state.apply(status(100_001, "paused", "paused from the viewer"))
+                time.sleep(0.2)
+            folded.set()
+
+        threading.Thread(target=fold_slowly).start()
+        await settle(pilot, app, lambda a: "paused" in str(a.title), timeout=2.0)
+        assert folded.is_set() and not app._pausing

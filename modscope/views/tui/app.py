@@ -8,6 +8,7 @@ changed, inside one ``batch_update``. Selections flow back as messages (``Module
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import time
@@ -59,9 +60,9 @@ VIEWS = ("tree", "params", "timeline", "graph")
 VIEW_NAMES = {"tree": "Modules", "params": "Parameters", "timeline": "Hooks", "graph": "Graph"}
 LIVE_PARTS = frozenset({"tree", "params", "timeline", "training"})  # live values (see _hold_live)
 LIVE_REDRAW_S = 0.3  # drawn at most this often when nothing else changed
+FORCED_RETRY_S = 0.005  # a part asked for now, found the state locked (folding): tried again this soon
 PAUSING = "at the end of this step"  # where a pause from the viewer stops (capture.control)
 PAUSING_RANKS = "every rank, at one step boundary"
-STATUS_WATCH_S = 0.01  # how often a pause asked for is checked for its confirmation
 EXIT_GRACE = 5.0  # seconds a program that ended (or disconnected) has to exit before q stops it
 NO_MODEL_GRACE = 3.0  # seconds of output alone (no steps, no metrics) before the viewer says no model came
 NO_MODEL_HINT = ("modscope traces nn.Module calls: this program ran none. Call modscope.watch(model) in the "
@@ -175,6 +176,7 @@ class ModscopeApp(App[int]):
         self.source_started = False  # after the first frame (``on_mount``)
         self._live_drawn_at = 0.0  # when the views last drew a change (``_hold_live``)
         self._forced: set[str] = set()  # parts a key asked to redraw now
+        self._retry_due = False  # a redraw of forced parts is due in FORCED_RETRY_S (the state was locked)
         self._unmounted = False
         self._ticker: Timer | None = None  # set on mount: an app that failed to start has none
         self._find_screen: FindScreen | None = None  # the find dialog, kept between openings
@@ -187,9 +189,9 @@ class ModscopeApp(App[int]):
         self.threads = child_threads(os.environ, os.cpu_count() or 1) if child is not None else None
         self._step_values_key: int | None = None  # the step asked of the worker
         # a pause asked for and not yet confirmed by the program (it stops at its step's end):
-        # the status says "pausing" until then, and a fast timer watches for the confirmation
+        # the status says "pausing" until then (``_start_pausing``)
         self._pausing = False
-        self._status_watch: Timer | None = None
+        self._pausing_state: SessionState | None = None  # the state told to say when its status comes
 
     # --- layout -------------------------------------------------------------------------------
 
@@ -390,7 +392,14 @@ class ModscopeApp(App[int]):
         self._fit_left()
         state = self.state
         if not state.lock.acquire(blocking=False):
-            return  # a source is folding right now: never block the UI, try again next tick
+            # a source is folding right now: never block the UI; try again at the next tick, or
+            # in a moment when a key (or a status the viewer waits for) asked for a part now: the
+            # status event that confirms a pause is folded under this lock, and tells the UI
+            # thread from there (``_start_pausing``)
+            if self._forced and not self._retry_due:
+                self._retry_due = True
+                self.set_timer(FORCED_RETRY_S, self._retry_forced)
+            return
         try:
             revs = state.rev.as_dict()
             changed = {k for k, v in revs.items() if self._seen.get(k) != v}
@@ -420,6 +429,11 @@ class ModscopeApp(App[int]):
                 self._refresh_title(snap["training"])
             if "errors" in changed:
                 self._announce_errors(snap["errors"])
+
+    def _retry_forced(self) -> None:
+        self._retry_due = False
+        if self._forced:
+            self.refresh_views()
 
     def _hold_live(self, changed: set[str]) -> bool:
         """True when only live values changed (metrics, parameter norms, module timings, the
@@ -665,22 +679,28 @@ class ModscopeApp(App[int]):
     def _start_pausing(self) -> None:
         """Space: the program stops at the end of the step it is in (``capture.control``), which
         the viewer learns from its status event. Until then the status says "pausing", at once;
-        it says "paused" only once the program is. The event is watched for every 10 ms, not at
-        the next 100 ms tick: "paused" shows as soon as it is true (issue 30)."""
+        it says "paused" only once the program is. The folding thread tells the UI thread when
+        that event is folded (``SessionState.on_status``), so "paused" is drawn then, not at the
+        next tick up to ``refresh_interval`` later (issue 30)."""
         self._pausing = True
         self._force("training")
-        if self._status_watch is None:
-            self._status_watch = self.set_interval(STATUS_WATCH_S, self._watch_status)
+        state, loop = self.state, asyncio.get_running_loop()
+        self._end_pausing_watch()
+        self._pausing_state = state
+        state.on_status = lambda: loop.call_soon_threadsafe(self._status_arrived, state)
 
-    def _watch_status(self) -> None:
-        if self.state.rev.status != self._seen.get("status"):  # (an int read: no lock needed)
+    def _status_arrived(self, state: SessionState) -> None:
+        if state is self.state and self._pausing:
             self._force("status")
 
     def _end_pausing(self) -> None:
         self._pausing = False
-        if self._status_watch is not None:
-            self._status_watch.stop()
-            self._status_watch = None
+        self._end_pausing_watch()
+
+    def _end_pausing_watch(self) -> None:
+        if self._pausing_state is not None:
+            self._pausing_state.on_status = None
+            self._pausing_state = None
 
     def action_full_step(self) -> None:
         """F: watch the next step in full detail (a run sampled with --every: capture.sampling)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,6 +128,9 @@ class SessionState:
         self.errors: deque[dict[str, Any]] = deque(maxlen=200)
         self.status = "waiting"  # waiting | running | paused | ended | disconnected
         self.status_reason = ""
+        # called (on the folding thread, under the lock: it must only schedule) when a status or
+        # end event is folded; the viewer sets it while it waits for a pause to be confirmed
+        self.on_status: Callable[[], None] | None = None
         self.events_total = 0
         self.last_seq = -1
         self.gaps = 0  # events the producer dropped (holes in seq)
@@ -315,6 +319,8 @@ class SessionState:
         self.status_reason = e.get("reason", "")
         self.rev.status += 1
         self.rev.timeline += 1  # which step the timeline follows depends on the status
+        if self.on_status is not None:
+            self.on_status()
 
     def _on_end(self, e: dict[str, Any]) -> None:
         self.status = "ended"
@@ -323,6 +329,8 @@ class SessionState:
         self.rev.status += 1
         self.rev.timeline += 1  # the last step is complete now: follow it
         self.rev.training += 1
+        if self.on_status is not None:
+            self.on_status()
 
     def rank_state(self, rank: int) -> SessionState:
         """The state of rank ``rank`` (this one for its own rank; made on first use). Caller
