@@ -234,6 +234,7 @@ class ModscopeApp(App[int]):
 
     def on_unmount(self) -> None:
         self._unmounted = True
+        self._end_pausing_watch()  # (the loop it would call into is going)
         if self._ticker is not None:
             self._ticker.stop()
         self.source.stop()
