@@ -47,7 +47,8 @@ from typing import Any, Literal
 ETYPE = "CompiledModel"  # the error event's etype
 EAGER_ENVIRONMENT = {"TORCHDYNAMO_DISABLE": "1", "TORCH_COMPILE_DISABLE": "1"}
 HOW_TO_SEE = ("To see it, run it uncompiled: --eager (modscope run/record) or modscope.trace(model, eager=True), "
-              "at eager speed (bench/bench_compile.py)")
+              "at eager speed (bench/bench_compile.py); or on full-detail steps only, light steps compiled: "
+              "--eager-full or eager='full'")
 _DYNAMO = "torch._dynamo.eval_frame"
 
 
