@@ -8,6 +8,8 @@ Code written for torch runs after ``import engine as torch``. Map of the package
 - ``autograd/``           graph nodes, the backward executor, grad mode, custom Function
 - ``_creation.py``        factories (tensor, zeros, randn, arange, ...)
 - ``utils/hooks.py``      RemovableHandle, BackwardHook (torch.utils.hooks)
+- ``jit.py``, ``profiler.py``, ``hub.py``  torch.jit with TorchScript off (PYTORCH_JIT=0), a profiler of the
+  public API's calls, torch.hub without the network
 
 The top-level names are each module's own ``__all__`` (star-imported below, as torch/__init__.py
 does): a name is listed once, beside its definition; only renames (``bool_`` as ``bool``) are named here.
