@@ -205,34 +205,42 @@ def watch_dynamo_import() -> None:
 
 
 def after_import(name: str, then: Callable[[], None]) -> None:
-    """Run ``then()`` once, right after the module ``name`` (not imported yet) has been executed."""
-    if not any(isinstance(f, _AfterImport) and f.name == name and f.then == then for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterImport(name, then))
+    """Run ``then()`` once, right after the module ``name`` (not imported yet) has been executed
+    (after the callbacks given for it before)."""
+    for finder in sys.meta_path:
+        if isinstance(finder, _AfterImport) and finder.name == name:
+            if then not in finder.callbacks:
+                finder.callbacks.append(then)
+            return
+    sys.meta_path.insert(0, _AfterImport(name, [then]))
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
-    """Runs ``then()`` right after the module ``name`` is executed (its loader's ``exec_module``),
-    once; every other import passes through untouched."""
+    """Runs its ``callbacks`` right after the module ``name`` is executed (its loader's
+    ``exec_module``), once; every other import passes through untouched."""
 
-    def __init__(self, name: str, then: Callable[[], None]) -> None:
-        self.name, self.then = name, then
+    def __init__(self, name: str, callbacks: list[Callable[[], None]]) -> None:
+        self.name, self.callbacks = name, callbacks
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         if fullname != self.name:
             return None
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        run, then = spec.loader.exec_module, self.then
+        run = spec.loader.exec_module
 
         def exec_module(module: types.ModuleType) -> None:
             run(module)
-            try:
-                then()
-            except Exception as exc:  # noqa: BLE001 - never break the program's import of dynamo
-                warnings.warn(f"modscope, after {fullname} was imported: {exc!r}", RuntimeWarning, stacklevel=2)
+            # (taken off only once the module ran: ``importlib.util.find_spec`` alone, which some
+            # libraries call to see whether a module exists, executes nothing)
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
+            for then in self.callbacks:
+                try:
+                    then()
+                except Exception as exc:  # noqa: BLE001 - never break the program's import of dynamo
+                    warnings.warn(f"modscope, after {fullname} was imported: {exc!r}", RuntimeWarning, stacklevel=2)
 
         spec.loader.exec_module = exec_module
         return spec

@@ -375,3 +375,22 @@ def test_record_eager_full_runs_full_steps_eagerly_and_compiles_on_a_light_step(
     assert [e for e in tr.events if e["kind"] == "error"] == []
     assert [e.get("detail") for e in tr.events if e["kind"] == "step"] == ["full", "full", "light", "full"]
     assert {e["step"] for e in tr.events if e["kind"] == "forward_pre"} == {0, 1, 3}
+
+
+def test_after_import_runs_once_the_module_ran_and_not_on_a_find_spec_alone(tmp_path, monkeypatch):
+    # transformers and others ask importlib.util.find_spec whether a module exists: nothing runs
+    import importlib.util
+
+    from modscope.capture.compiled import _AfterImport, after_import
+
+    (tmp_path / "modscope_probe_mod.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ran = []
+    after_import("modscope_probe_mod", lambda: ran.append(sys.modules["modscope_probe_mod"].VALUE))
+    after_import("modscope_probe_mod", lambda: ran.append("second"))  # another callback: the same finder
+    assert importlib.util.find_spec("modscope_probe_mod") is not None
+    assert ran == [] and sum(isinstance(f, _AfterImport) and f.name == "modscope_probe_mod" for f in sys.meta_path) == 1
+    import modscope_probe_mod  # noqa: F401
+    assert ran == [1, "second"]
+    assert not any(isinstance(f, _AfterImport) and f.name == "modscope_probe_mod" for f in sys.meta_path)
+    sys.modules.pop("modscope_probe_mod", None)
