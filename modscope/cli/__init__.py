@@ -10,6 +10,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from .. import __version__
+from .failure import fail
 
 if TYPE_CHECKING:
     from ..capture.sampling import DetailPolicy
@@ -47,12 +48,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stdout)
         return 0
     return args.run(args)
-
-
-def _fail(command: str, message: str) -> int:
-    """A user error: one line on stderr, exit status 1."""
-    print(f"modscope {command}: error: {message}", file=sys.stderr)
-    return 1
 
 
 # --- export -----------------------------------------------------------------------------------
@@ -139,6 +134,6 @@ def _run_export(args: argparse.Namespace) -> int:
                           **({} if args.budget is None else {"budget": args.budget}),
                           progress=lambda message: status.update(message + "..."))
     except (ExportError, TargetError) as exc:
-        return _fail("export", str(exc))
+        return fail("export", str(exc))
     print(f"wrote {path}", file=sys.stderr)
     return 0

@@ -9,7 +9,8 @@ the job goes on, and another ``attach`` may follow.
 from __future__ import annotations
 
 import argparse
-import sys
+
+from .failure import fail
 
 
 def add_command(subcommands: argparse._SubParsersAction) -> None:
@@ -24,11 +25,6 @@ def add_command(subcommands: argparse._SubParsersAction) -> None:
     p.add_argument("--token-file", metavar="FILE",
                    help="the job's secret file (default: ~/.modscope/attach/PORT.secret, written by the job)")
     p.set_defaults(run=_run)
-
-
-def _fail(message: str) -> int:
-    print(f"modscope attach: error: {message}", file=sys.stderr)
-    return 2
 
 
 def open_source(address: str, token_file: str | None = None):  # noqa: ANN201 - an AttachSource
@@ -49,7 +45,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         source = open_source(args.address, args.token_file)
     except (ValueError, OSError) as e:
-        return _fail(str(e))
+        return fail("attach", str(e))
     from ..views.tui.app import ModscopeApp
     from ..views.tui.driver import typeahead_driver
 

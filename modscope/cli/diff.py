@@ -14,6 +14,8 @@ import os
 import sys
 from typing import Any
 
+from .failure import fail
+
 PIPED_WIDTH = 200  # columns for a report written to a pipe or a file
 
 
@@ -93,8 +95,7 @@ def _run(args: argparse.Namespace) -> int:
         result = diff(path_a, path_b, step, rtol=DEFAULT_RTOL if args.rtol is None else args.rtol,
                       timing=args.timing)
     except (TraceFileError, DiffInputError) as exc:
-        print(f"modscope diff: error: {exc}", file=sys.stderr)
-        return 2
+        return fail("diff", str(exc))
     if result.steps and not _has_tensor_stats(result):
         result.notes.append(NO_STATS_NOTE)
     for side in (result.a, result.b):

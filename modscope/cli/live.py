@@ -11,6 +11,8 @@ import argparse
 import sys
 from typing import Any
 
+from .failure import fail
+
 
 def add_commands(subcommands: argparse._SubParsersAction) -> None:
     """Register ``run``, ``replay`` and ``demo``."""
@@ -70,12 +72,6 @@ def _add_demo(subcommands: argparse._SubParsersAction) -> None:
     demo.set_defaults(run=_demo)
 
 
-def _fail(command: str, message: str) -> int:
-    """A user error: one line on stderr, exit status 1."""
-    print(f"modscope {command}: error: {message}", file=sys.stderr)
-    return 1
-
-
 def script_framework(script: str, backend: str) -> str:
     """The framework the child will trace for ``script``: ``backend``, or for ``"auto"`` the one the
     script imports (the child's own rule)."""
@@ -101,7 +97,7 @@ def _run(args: argparse.Namespace) -> int:
         ranks = {"nproc": args.nproc_per_node} if args.nproc_per_node else {}  # (one process: as before)
         return run_script(args.script, args.args, args.trace_file, stats=args.stats, backend=args.backend, **ranks)
     except LaunchError as e:
-        return _fail("run", str(e))
+        return fail("run", str(e))
 
 
 def _tell_child(policy: Any) -> None:
@@ -121,7 +117,7 @@ def _replay(args: argparse.Namespace) -> int:
     try:
         return replay(args.trace, compare=args.compare)
     except LaunchError as e:
-        return _fail("replay", str(e))
+        return fail("replay", str(e))
     except CompareError as e:  # the second trace: a bad argument, as argparse reports one (status 2)
         print(f"modscope replay: error: --compare: {e}", file=sys.stderr)
         return 2
@@ -135,4 +131,4 @@ def _demo(args: argparse.Namespace) -> int:
     try:
         return demo(args.model, args.trace_file, stats=not args.no_stats, backend=args.backend)
     except LaunchError as e:
-        return _fail("demo", str(e))
+        return fail("demo", str(e))

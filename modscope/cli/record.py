@@ -32,6 +32,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .failure import fail
+
 REPORT_VARIABLE = "MODSCOPE_RECORD_REPORT"  # set by --nproc-per-node: where each rank writes its counts
 SECRET_VARIABLE = "MODSCOPE_ATTACH_SECRET"  # set by --nproc-per-node --serve: the job's one secret, every rank's
 
@@ -68,14 +70,9 @@ def add_command(subcommands: argparse._SubParsersAction) -> None:
     p.set_defaults(run=_run)
 
 
-def _fail(message: str) -> int:
-    print(f"modscope record: error: {message}", file=sys.stderr)
-    return 2
-
-
 def _run(args: argparse.Namespace) -> int:
     if not Path(args.script).is_file():
-        return _fail(f"no such script: {args.script}")
+        return fail("record", f"no such script: {args.script}")
     from ..capture.compiled import apply_eager_flag
 
     apply_eager_flag(args)  # (the script, run here or by the ranks, inherits this environment)
@@ -106,20 +103,20 @@ def record_here(args: argparse.Namespace) -> int:
     try:
         origin = rank_from_env()
     except RankEnvironmentError as e:
-        return _fail(str(e))
+        return fail("record", str(e))
     if origin is not None and not args.trace_file:
-        return _fail("a rank of a launched job needs --trace-file F (rank 0 writes F, rank R beside it), so that "
-                     "every rank records to the same run")
+        return fail("record", "a rank of a launched job needs --trace-file F (rank 0 writes F, rank R beside "
+                    "it), so that every rank records to the same run")
     rank = origin["rank"] if origin else 0
     path = rank_path(args.trace_file or default_trace_path(args.script), rank)
     problem = _writable(path)
     if problem:
-        return _fail(problem)
+        return fail("record", problem)
     try:
         backend = import_framework(args.script, args.backend)
         eager = eager_from_env()  # (--eager-full)
     except (ImportError, ValueError) as e:
-        return _fail(str(e))
+        return fail("record", str(e))
     server = secret_file = controller = None
     shared_secret = os.environ.pop(SECRET_VARIABLE, None)  # (never seen by the script)
     if args.serve is not None:
@@ -133,7 +130,7 @@ def record_here(args: argparse.Namespace) -> int:
         try:
             server, secret_file = _serve(args.serve, controller, origin, shared_secret)
         except (ValueError, OSError) as e:
-            return _fail(f"--serve: {e}")
+            return fail("record", f"--serve: {e}")
     # The file is written on a thread of its own (encoding, compression, I/O out of the training
     # loop), flushed every 25 ms: a hard kill loses at most that much. So is the live stream.
     sink = BackgroundSink(JsonlSink(path))
@@ -232,13 +229,13 @@ def launch_ranks(args: argparse.Namespace) -> int:
     from ..install_hints import TORCH_INSTALL
 
     if importlib.util.find_spec("torch") is None:
-        return _fail(f"--nproc-per-node starts ranks through torch.distributed.run, and torch is not installed: "
-                     f"{TORCH_INSTALL}")
+        return fail("record", "--nproc-per-node starts ranks through torch.distributed.run, and torch is not "
+                    f"installed: {TORCH_INSTALL}")
     n = args.nproc_per_node
     trace = Path(args.trace_file) if args.trace_file else default_trace_path(args.script)
     problem = _writable(trace)
     if problem:
-        return _fail(problem)
+        return fail("record", problem)
     for rank, stale in rank_paths(trace).items():  # a longer earlier run's ranks are not this run's
         if rank >= n:
             stale.unlink(missing_ok=True)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .failure import fail
+
 
 def add_command(subcommands: argparse._SubParsersAction) -> None:
     """Register ``report``."""
@@ -33,12 +35,8 @@ def _run(args: argparse.Namespace) -> int:
 
     try:
         report = write_report(args.trace, args.output, compare=args.compare)
-    except TraceFileError as e:
-        print(f"modscope report: error: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"modscope report: error: {e}", file=sys.stderr)
-        return 1
+    except (TraceFileError, OSError) as e:  # a damaged trace, or an output path that cannot be written
+        return fail("report", str(e))
     for note in report.notes:
         print(f"modscope report: note: {note}", file=sys.stderr)
     for warning in report.warnings:

@@ -7,6 +7,8 @@ import argparse
 import sys
 from typing import Any
 
+from .failure import fail
+
 PIPED_WIDTH = 80  # columns for a summary written to a pipe or a file (--width widens it)
 
 
@@ -50,8 +52,7 @@ def _run(args: argparse.Namespace) -> int:
         with err.status("tracing one step..."):
             tr = trace_one_step(args.target, args.input, args.tokens)
     except (TargetError, ExportError, SummaryColumnError) as exc:
-        print(f"modscope summary: error: {exc}", file=sys.stderr)
-        return 1
+        return fail("summary", str(exc))
     width = args.width or (None if sys.stdout.isatty() else PIPED_WIDTH)
     Console(width=width).print(tr.summary(columns=args.columns, width=width))
     return 0

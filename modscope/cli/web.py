@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .failure import fail
+
 
 def add_command(subcommands: argparse._SubParsersAction) -> None:
     """Register ``web``."""
@@ -39,26 +41,21 @@ def add_command(subcommands: argparse._SubParsersAction) -> None:
     p.set_defaults(run=_run)
 
 
-def _error(message: str) -> int:
-    print(f"modscope web: error: {message}", file=sys.stderr)
-    return 2
-
-
 def _run(args: argparse.Namespace) -> int:
     from ..events.files import TraceFileError
     from ..views.web import WebError, check, check_job, serve, viewer_command
 
     if sum(x is not None for x in (args.trace, args.demo, args.attach)) != 1:
-        return _error("give a TRACE file, --demo or --attach (one of them)")
+        return fail("web", "give a TRACE file, --demo or --attach (one of them)")
     if args.compare and args.trace is None:
-        return _error("--compare goes with a TRACE, not with --demo or --attach")
+        return fail("web", "--compare goes with a TRACE, not with --demo or --attach")
     if args.token_file and args.attach is None:
-        return _error("--token-file goes with --attach")
+        return fail("web", "--token-file goes with --attach")
     try:
         check(args.trace, args.compare, args.host, args.port)
         job = check_job(args.attach, args.token_file) if args.attach is not None else None
     except (TraceFileError, WebError) as e:
-        return _error(str(e))
+        return fail("web", str(e))
     command = viewer_command(args.trace, compare=args.compare, demo=args.demo, attach=job, token_file=args.token_file)
     what = f"the demo ({args.demo})" if args.demo is not None else f"the job on {job}" if job else args.trace
     print(f"modscope web: serving {what} on http://{args.host}:{args.port} (each tab runs its own viewer; "

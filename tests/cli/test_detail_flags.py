@@ -33,7 +33,7 @@ def test_run_tells_the_child_through_its_environment(monkeypatch, tmp_path):
 
     monkeypatch.setenv(ENV_VARIABLE, "full")  # (undone after the test, whatever _run writes)
     args = build_parser().parse_args(["run", "--every", "9", str(tmp_path / "missing.py")])
-    assert live._run(args) == 1  # no such script: refused, but the child's policy was set first
+    assert live._run(args) == 2  # no such script: refused, but the child's policy was set first
     import os
 
     policy = DetailPolicy.from_env(os.environ[ENV_VARIABLE])

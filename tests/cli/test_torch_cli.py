@@ -106,16 +106,16 @@ def test_summary_and_export_with_token_input(models: Path, tmp_path: Path, capsy
 def test_bad_factory_is_one_line_and_nonzero(models: Path, tmp_path: Path, capsys, factory: str,
                                              extra: list[str], fragment: str):
     args = extra or ["--input", NET_INPUT]
-    assert main(["summary", f"{models}:{factory}", *args]) == 1
-    assert main(["export", f"{models}:{factory}", "--what", "autograd", *args, "-o", str(tmp_path / "x.svg")]) == 1
+    assert main(["summary", f"{models}:{factory}", *args]) == 2
+    assert main(["export", f"{models}:{factory}", "--what", "autograd", *args, "-o", str(tmp_path / "x.svg")]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert [line.split(":")[0] for line in lines] == ["modscope summary", "modscope export"], lines
     assert all(fragment in line for line in lines), lines
 
 
 def test_torch_factory_without_input_says_to_give_one(models: Path, tmp_path: Path, capsys):
-    assert main(["summary", f"{models}:make_net"]) == 1
-    assert main(["export", f"{models}:make_net", "--what", "dataflow", "-o", str(tmp_path / "x.dot")]) == 1
+    assert main(["summary", f"{models}:make_net"]) == 2
+    assert main(["export", f"{models}:make_net", "--what", "dataflow", "-o", str(tmp_path / "x.dot")]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 2 and all("give one with --input" in line for line in lines)
 
@@ -124,7 +124,7 @@ def test_console_script_exit_status(models: Path):
     modscope = Path(sys.executable).parent / "modscope"
     done = subprocess.run([str(modscope), "summary", f"{models}:broken", "--input", "1,1"], capture_output=True,
                           text=True, timeout=120)
-    assert done.returncode == 1 and done.stderr.strip().count("\n") == 0 and "factory exploded" in done.stderr
+    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0 and "factory exploded" in done.stderr
 
 
 # --- demo and run: parsed and handed to the launcher, no TUI ---------------------------------------
@@ -135,9 +135,9 @@ def launched(monkeypatch) -> list[dict[str, Any]]:
     calls: list[dict[str, Any]] = []
 
     def fake_run_script(script: str, args: list[str], trace_file: str | None = None, stats: bool = False,
-                        backend: str = "auto", trace_tag: str = "") -> int:
+                        backend: str = "auto", trace_tag: str = "", nice: int = 0) -> int:
         calls.append({"script": script, "args": args, "trace_file": trace_file, "stats": stats,
-                      "backend": backend, "tag": trace_tag})
+                      "backend": backend, "tag": trace_tag, "nice": nice})
         return 0
 
     monkeypatch.setattr(launch, "run_script", fake_run_script)
@@ -176,9 +176,9 @@ def test_missing_torch_says_how_to_install(launched, monkeypatch, tmp_path: Path
     monkeypatch.setattr(launch, "torch_installed", lambda: False)
     script = tmp_path / "train.py"
     script.write_text("import torch\n")
-    assert main(["demo", "--backend", "torch"]) == 1
-    assert main(["run", str(script)]) == 1  # auto: the script imports torch
-    assert main(["run", "--backend", "torch", str(script)]) == 1
+    assert main(["demo", "--backend", "torch"]) == 2
+    assert main(["run", str(script)]) == 2  # auto: the script imports torch
+    assert main(["run", "--backend", "torch", str(script)]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 3 and all(TORCH_INSTALL in line for line in lines), lines
     assert not launched

@@ -28,10 +28,10 @@ def models_file(lib) -> Path:
 
 
 def _fails(capsys, argv, *fragments):
-    """Run the CLI expecting a user error: exit 1 and one line on stderr holding ``fragments``."""
+    """Run the CLI expecting a user error: exit 2 and one line on stderr holding ``fragments``."""
     code = main(argv)
     err = capsys.readouterr().err
-    assert code == 1
+    assert code == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith("modscope export: error: ")
@@ -174,7 +174,7 @@ def test_console_script_error_is_one_line_and_nonzero(tmp_path):
     script = Path(sys.executable).parent / "modscope"
     run = subprocess.run([str(script), "export", f"{tmp_path}/nope.py:Net", "-o", str(tmp_path / "x.svg")],
                          capture_output=True, text=True)
-    assert run.returncode == 1
+    assert run.returncode == 2
     assert run.stderr.splitlines() == [f"modscope export: error: {tmp_path}/nope.py:Net: file not found: "
                                        f"{tmp_path}/nope.py"]
 

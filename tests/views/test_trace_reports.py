@@ -68,6 +68,6 @@ def test_a_piped_summary_fits_80_columns_and_names_what_it_left_out():
 
 def test_an_unknown_summary_column_is_named_with_the_valid_ones():
     done = _summary_cli("--columns", "params,flops")
-    assert done.returncode == 1 and done.stdout == ""
+    assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip() == ("modscope summary: error: unknown summary column 'flops' (columns: module, type, "
                                    "input, output, params, trainable, mult_adds, fwd, bwd, saved)")
