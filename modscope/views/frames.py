@@ -13,6 +13,8 @@ Three tables, each built from the events alone in one pass:
 - ``"params"``: one row per step and parameter: its module, shape, numel and the ``params``
   event's statistics (``norm, grad_norm, update_ratio, mean, std, nan, inf``).
 
+A loaded run of several ranks gives every rank's rows, with a ``rank`` column (``concat_ranks``).
+
 pandas is optional: without it ``to_pandas`` raises ``ImportError`` saying how to install it.
 """
 
@@ -78,6 +80,16 @@ def _events(events: Iterable[dict[str, Any]]) -> dict[str, list]:
     if any(r is not None for r in ranks):
         cols["rank"] = ranks
     return cols
+
+
+def concat_ranks(tables: dict[int, Any]) -> Any:
+    """One table of a run's ranks (``{rank: DataFrame}``), rank by rank, each row with its
+    ``rank`` (the events table has it from the events; the others get it first)."""
+    pd = _pandas()
+    for rank, df in tables.items():
+        if "rank" not in df.columns:
+            df.insert(0, "rank", rank)
+    return pd.concat(list(tables.values()), ignore_index=True)
 
 
 def _first(summaries: list) -> dict | None:

@@ -177,6 +177,17 @@ class RecordedTrace(EventTrace):
         """Rank ``rank``'s trace of this run (``TraceFileError`` naming the ranks there are)."""
         return load_trace(f"{rank_path_base(self.path)}#{rank}")
 
+    def to_pandas(self, table: str = "events", all_ranks: bool = True) -> Any:
+        """As ``EventTrace.to_pandas``; for a run of several ranks, every rank's rows in one table
+        with a ``rank`` column (rank by rank), as the notebook's plots show the run whichever
+        rank's file was opened. ``all_ranks=False``: this file's rows only."""
+        ranks = self.ranks
+        if not all_ranks or len(ranks) < 2:
+            return super().to_pandas(table)
+        from .frames import concat_ranks
+        return concat_ranks({rank: (self if path == self.path else load_trace(path)).to_pandas(table, False)
+                             for rank, path in ranks.items()})
+
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return self.iter_events()
 

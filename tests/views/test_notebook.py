@@ -218,3 +218,23 @@ def test_a_loaded_run_of_several_ranks_overlays_them_in_its_plots(tmp_path, monk
     assert 'stroke-dasharray="6 3"' in html
     one = modscope.load_trace(f"{tmp_path / 'run.jsonl.gz'}#1")._repr_html_()  # a rank's file: still the run
     assert re.findall(r">([^<]*· rank \d)</text>", one)[:2] == ["loss · rank 0", "loss · rank 1"]
+
+
+def test_a_loaded_run_of_several_ranks_gives_every_ranks_rows(tmp_path, monkeypatch):
+    from tests.views.test_report_page import _record
+
+    for rank, name in ((0, "run.jsonl.gz"), (1, "run.rank1.jsonl.gz")):
+        monkeypatch.setenv("RANK", str(rank))
+        monkeypatch.setenv("WORLD_SIZE", "2")
+        _record(tmp_path / name, steps=3, seed=rank)
+    run = modscope.load_trace(tmp_path / "run.jsonl.gz")
+    for table in ("events", "modules", "params"):
+        df = run.to_pandas(table)
+        alone = [modscope.load_trace(f"{tmp_path / 'run.jsonl.gz'}#{r}").to_pandas(table, all_ranks=False)
+                 for r in (0, 1)]
+        assert list(df["rank"].unique()) == [0, 1], table
+        assert len(df) == len(alone[0]) + len(alone[1]) and (df["rank"] == 1).sum() == len(alone[1])
+        assert list(df.columns) == list(alone[0].columns if "rank" in alone[0].columns else ["rank", *alone[0].columns])
+    one = modscope.load_trace(f"{tmp_path / 'run.jsonl.gz'}#1")  # a rank's file: still the run
+    assert len(one.to_pandas("params")) == len(run.to_pandas("params"))
+    assert set(one.to_pandas("params", all_ranks=False)["step"]) == set(alone[1]["step"])
