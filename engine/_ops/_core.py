@@ -46,12 +46,20 @@ def result(
     written with engine ops on Tensors (it records a graph): what ``create_graph=True`` runs.
     """
     out = Tensor._wrap(data)
-    if not needs_graph(*inputs):
+    # ``needs_graph`` written out (no call, no argument tuple): this test runs once per op
+    if not grad_mode._state.enabled:
         return out
-    saved_entries = tuple([(t._version_counter, t._version_counter[0], t) for t in saved]) if saved else ()
-    for t in saved:
-        if t.is_inference():
-            raise RuntimeError(INFERENCE_SAVED_ERROR)
+    for t in inputs:
+        if t is not None and t._requires_grad:
+            break
+    else:
+        return out
+    saved_entries = ()
+    if saved:
+        for t in saved:
+            if t.is_inference():
+                raise RuntimeError(INFERENCE_SAVED_ERROR)
+        saved_entries = tuple([(t._version_counter, t._version_counter[0], t) for t in saved])
     if save_output:
         saved_entries += ((out._version_counter, 0, None),)
     cls = _node_classes.get(name) or node_class(name)
