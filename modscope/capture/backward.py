@@ -260,27 +260,41 @@ def _walk(hooked: list[tuple[int, Any]], targets: dict[tuple[int, int], int], st
         node = t.grad_fn
         if node is not None and start <= node._sequence_nr() < end:
             stack.append(node)
+    # The inputs' edges by node, then output number: most edges lead to no input, and this tells
+    # so without building a key tuple per edge (this loop runs over every node of every call).
+    by_node: dict[int, dict[int, int]] = {}
+    for (key, nr), j in targets.items():
+        by_node.setdefault(key, {})[nr] = j
     seen: set[int] = set()
     found = []
+    push, pop, mark = stack.append, stack.pop, seen.add
     while stack:
-        node = stack.pop()
-        if id(node) in seen:
+        node = pop()
+        key = id(node)
+        if key in seen:
             continue
-        seen.add(id(node))
+        mark(key)
         if label is not None:
             meta = node.metadata
             if MODULE_KEY not in meta:
                 meta[MODULE_KEY], meta[CALL_KEY] = label
-        hits = []
-        for pos, (nxt, nr) in enumerate(node.next_functions):
+        hits = None
+        pos = -1
+        for nxt, nr in node.next_functions:
+            pos += 1
             if nxt is None:
                 continue
-            j = targets.get((id(nxt), nr))
+            key = id(nxt)
+            nrs = by_node.get(key)
+            j = None if nrs is None else nrs.get(nr)
             if j is not None:
-                hits.append((pos, j))
-            elif id(nxt) not in seen and start <= nxt._sequence_nr() < end:  # AccumulateGrad ranks above
-                stack.append(nxt)
-        if hits:
+                if hits is None:
+                    hits = [(pos, j)]
+                else:
+                    hits.append((pos, j))
+            elif key not in seen and start <= nxt._sequence_nr() < end:  # AccumulateGrad ranks above
+                push(nxt)
+        if hits is not None:
             found.append((node, hits))
     return found
 
