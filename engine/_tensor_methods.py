@@ -635,7 +635,8 @@ class _TensorMethods:
     def bitwise_left_shift_(self, other): return self._inplace_unary(pointwise_integer.bitwise_left_shift, other)  # noqa: E704
     def bitwise_right_shift_(self, other): return self._inplace_unary(pointwise_integer.bitwise_right_shift, other)  # noqa: E704
     __ilshift__, __irshift__ = bitwise_left_shift_, bitwise_right_shift_
-    unsafe_chunk, unsafe_split, unsafe_split_with_sizes = shape_ops.chunk, shape_ops.split, shape_views.split_with_sizes
+    unsafe_chunk, unsafe_split = shape_ops.unsafe_chunk, shape_ops.unsafe_split
+    unsafe_split_with_sizes = shape_ops.unsafe_split
 
     def conj_physical(self) -> Tensor:
         """The conjugate as a new tensor (a copy of a real tensor)."""

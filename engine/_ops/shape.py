@@ -314,7 +314,7 @@ def stack(tensors: Sequence, dim: int = 0):
     return result(out, "StackBackward0", tensors, backward, tensor_backward=tensor_backward)
 
 
-def _split_views(a, pieces, name: str, dim: int):
+def _split_views(a, pieces, name: str, dim: int, views: bool = True):
     d = dim
     bounds = np.cumsum([p.shape[d] for p in pieces])[:-1]
     starts = [0, *bounds.tolist()]
@@ -323,13 +323,14 @@ def _split_views(a, pieces, name: str, dim: int):
         return (np.concatenate(gs, axis=d),)
 
     outs = multi_result(pieces, name, (a,), backward)
-    for out, start, piece in zip(outs, starts, pieces):
-        key = (slice(None),) * d + (slice(start, start + piece.shape[d]),)
-        mark_view(out, a, lambda arr, key=key: arr[key])
+    if views:
+        for out, start, piece in zip(outs, starts, pieces):
+            key = (slice(None),) * d + (slice(start, start + piece.shape[d]),)
+            mark_view(out, a, lambda arr, key=key: arr[key])
     return tuple(outs)
 
 
-def split(a, split_size_or_sections, dim: int = 0):
+def _split(a, split_size_or_sections, dim: int, unsafe: bool):
     x = a._data
     d = wrap_dim(dim, x.ndim)
     n = x.shape[d]
@@ -349,15 +350,34 @@ def split(a, split_size_or_sections, dim: int = 0):
         bounds = np.cumsum(sections)[:-1].tolist()
         name = "SplitWithSizesBackward0"
     pieces = np.split(x, bounds, axis=d) if n else [x]
-    return _split_views(a, pieces, name, d)
+    return _split_views(a, pieces, "Unsafe" + name if unsafe else name, d, views=not unsafe)
 
 
-def chunk(a, chunks: int, dim: int = 0):
+def split(a, split_size_or_sections, dim: int = 0):
+    return _split(a, split_size_or_sections, dim, unsafe=False)
+
+
+def unsafe_split(a, split_size_or_sections, dim: int = 0):
+    """torch's ``unsafe_split``: ``split``'s pieces, not marked as views of ``a`` (torch uses it
+    where it knows no piece is changed in place, e.g. its GRU and LSTM cells), node
+    ``UnsafeSplitBackward0``."""
+    return _split(a, split_size_or_sections, dim, unsafe=True)
+
+
+def _chunk_size(a, chunks: int, dim: int) -> tuple[int, int]:
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     d = wrap_dim(dim, a.ndim)
-    size = max(1, math.ceil(a.shape[d] / chunks))
-    return split(a, size, d)
+    return max(1, math.ceil(a.shape[d] / chunks)), d
+
+
+def chunk(a, chunks: int, dim: int = 0):
+    return split(a, *_chunk_size(a, chunks, dim))
+
+
+def unsafe_chunk(a, chunks: int, dim: int = 0):
+    """torch's ``unsafe_chunk``: ``chunk`` through ``unsafe_split``."""
+    return unsafe_split(a, *_chunk_size(a, chunks, dim))
 
 
 def unbind(a, dim: int = 0):

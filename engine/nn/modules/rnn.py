@@ -5,9 +5,10 @@ and registration order, so ``state_dict()`` round-trips with torch. Each layer a
 projects the whole input sequence in one matrix product (``F.linear`` over every time step), then
 walks the time steps; each step is a batched ``addmm`` with the recurrent weights followed by the
 gate arithmetic, all four LSTM gates (three GRU gates) coming out of that one product. The time
-loop is the only Python loop. ``LSTM`` and ``GRU`` run a step's gate arithmetic as one fused op
-(``_functional.fused_rnn``: per-op bookkeeping would cost more than the arithmetic); ``RNN`` and
-the cells record it op by op, as torch's CPU code does.
+loop is the only Python loop. ``LSTM`` runs a step's gate arithmetic as one fused op
+(``_functional.fused_rnn``: per-op bookkeeping would cost more than the arithmetic; torch's CPU
+LSTM is one fused node per layer); ``GRU``, ``RNN`` and the cells record it op by op, as torch's
+CPU code does, so their graphs show torch's nodes.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import engine.nn.init as init
 from ..._creation import empty, zeros
 from ..._tensor import Tensor
 from .._functional._utils import legacy_type_name, shape_str
-from .._functional.fused_rnn import fused_gru_cell, fused_lstm_cell
+from .._functional.fused_rnn import fused_lstm_cell
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
@@ -54,7 +55,7 @@ def _lstm_step(igates: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None, 
     """torch's LSTMCell: gates (i, f, g, o) from one product; c' = f·c + i·g, h' = o·tanh(c'),
     projected by ``w_hr`` when the LSTM has ``proj_size``."""
     h, c = state
-    i, f, g, o = (F.linear(h, w_hh, b_hh) + igates).chunk(4, 1)
+    i, f, g, o = (F.linear(h, w_hh, b_hh) + igates).unsafe_chunk(4, 1)  # (as torch: UnsafeSplitBackward0)
     c = f.sigmoid() * c + i.sigmoid() * g.tanh()
     h = o.sigmoid() * c.tanh()
     if w_hr is not None:
@@ -65,8 +66,8 @@ def _lstm_step(igates: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None, 
 def _gru_step(igates: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None, w_hr: Tensor | None) -> State:
     """torch's GRUCell: r, z from the summed products, n = tanh(x_n + r·h_n), h' = (h - n)·z + n."""
     h = state[0]
-    i_r, i_z, i_n = igates.chunk(3, 1)
-    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, 1)
+    i_r, i_z, i_n = igates.unsafe_chunk(3, 1)  # (as torch: its node is UnsafeSplitBackward0)
+    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).unsafe_chunk(3, 1)
     reset = (h_r + i_r).sigmoid()
     update = (h_z + i_z).sigmoid()
     new = (i_n + h_n * reset).tanh()
@@ -82,15 +83,11 @@ def _fused_lstm_step(igates: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | 
     return h, c
 
 
-def _fused_gru_step(igates: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None,
-                    w_hr: Tensor | None) -> State:
-    """``_gru_step`` with its gate arithmetic as one op (see ``_functional.fused_rnn``)."""
-    return (fused_gru_cell(igates, F.linear(state[0], w_hh, b_hh), state[0]),)
-
-
-# the layers' steps; the cells (LSTMCell, GRUCell) run the composite ones, as torch's CPU cells do
+# the layers' steps. LSTM's gate arithmetic is one op, as torch's CPU nn.LSTM is one node per layer;
+# GRU, RNN and the cells record op by op, as torch's CPU code does (torch's GRU graph shows its
+# Add/Mul/Sigmoid nodes: a fused GRU step would draw, and diff, a graph torch never makes)
 _STEPS: dict[str, Step] = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _fused_lstm_step,
-                           "GRU": _fused_gru_step}
+                           "GRU": _gru_step}
 
 
 def _run_direction(x: Tensor, state: State, weights: Sequence[Tensor | None], step: Step,

@@ -1,5 +1,6 @@
-"""The fused LSTM/GRU step (engine/nn/_functional/fused_rnn.py) is the composite cell in one op:
-the same values and gradients as rnn._lstm_step/_gru_step, to first and second order."""
+"""The fused LSTM step (engine/nn/_functional/fused_rnn.py) is the composite cell in one op: the
+same values and gradients as rnn._lstm_step, to first and second order. nn.GRU stays composite, its
+graph torch's own."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 import engine
 from engine.autograd.gradcheck import gradcheck, gradgradcheck
-from engine.nn._functional.fused_rnn import fused_gru_cell, fused_lstm_cell
+from engine.nn._functional.fused_rnn import fused_lstm_cell
 from engine.nn.modules import rnn
 
 N, H = 3, 4
@@ -24,14 +25,6 @@ def _composite_lstm(ig, hg, c):
     i, f, g, o = (hg + ig).chunk(4, 1)
     c = f.sigmoid() * c + i.sigmoid() * g.tanh()
     return o.sigmoid() * c.tanh(), c
-
-
-def _composite_gru(ig, hg, h):
-    i_r, i_z, i_n = ig.chunk(3, 1)
-    h_r, h_z, h_n = hg.chunk(3, 1)
-    r, z = (h_r + i_r).sigmoid(), (h_z + i_z).sigmoid()
-    n = (i_n + h_n * r).tanh()
-    return (h - n) * z + n
 
 
 def _grads(outputs, inputs, seed=1):
@@ -52,17 +45,6 @@ def test_lstm_values_and_gradients_are_the_composite_cells(dtype):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("dtype", [engine.float32, engine.float64])
-def test_gru_values_and_gradients_are_the_composite_cells(dtype):
-    inputs = _inputs(3, dtype)
-    fused, composite = fused_gru_cell(*inputs), _composite_gru(*inputs)
-    assert fused.grad_fn.name() == "ThnnFusedGruCellBackward0"
-    np.testing.assert_array_equal(fused.detach().numpy(), composite.detach().numpy())
-    tol = 1e-6 if dtype == engine.float32 else 1e-12
-    for a, b in zip(_grads([fused], inputs), _grads([composite], inputs)):
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=tol, atol=tol)
-
-
 def test_one_output_of_the_lstm_cell_alone():
     """A gradient for h' only (c' unused): the missing one counts as zeros."""
     inputs = _inputs(4)
@@ -74,8 +56,6 @@ def test_one_output_of_the_lstm_cell_alone():
 def test_first_and_second_order_gradients_check_numerically():
     assert gradcheck(lambda *x: fused_lstm_cell(*x), _inputs(4))
     assert gradgradcheck(lambda *x: fused_lstm_cell(*x), _inputs(4))
-    assert gradcheck(fused_gru_cell, _inputs(3))
-    assert gradgradcheck(fused_gru_cell, _inputs(3))
 
 
 def test_a_saved_input_changed_in_place_is_caught():
@@ -87,18 +67,46 @@ def test_a_saved_input_changed_in_place_is_caught():
         h.sum().backward()
 
 
-def test_the_layers_use_them_and_the_cells_do_not():
+def _node_names(out) -> set[str]:
+    names, stack, seen = set(), [out.grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node is not None and node not in seen:
+            seen.add(node)
+            names.add(node.name())
+            stack.extend(n for n, _ in node.next_functions)
+    return names
+
+
+def test_lstm_uses_it_and_gru_and_the_cells_do_not():
     x = engine.randn(5, 2, 3, requires_grad=True)
-    for cls, name in ((engine.nn.LSTM, "ThnnFusedLstmCellBackward0"), (engine.nn.GRU, "ThnnFusedGruCellBackward0")):
-        out = cls(3, 4)(x)[0]
-        names, stack, seen = set(), [out.grad_fn], set()
-        while stack:
-            node = stack.pop()
-            if node is not None and node not in seen:
-                seen.add(node)
-                names.add(node.name())
-                stack.extend(n for n, _ in node.next_functions)
-        assert name in names and "SigmoidBackward0" not in names
+    names = _node_names(engine.nn.LSTM(3, 4)(x)[0])
+    assert "ThnnFusedLstmCellBackward0" in names and "SigmoidBackward0" not in names
     h, _ = engine.nn.LSTMCell(3, 4)(x[0])
     assert h.grad_fn.name() == "MulBackward0"  # the cells stay composite, as torch's CPU cells
-    assert rnn._STEPS["RNN_TANH"] is rnn._rnn_tanh_step
+    assert rnn._STEPS["RNN_TANH"] is rnn._rnn_tanh_step and rnn._STEPS["GRU"] is rnn._gru_step
+
+
+@pytest.mark.parametrize("name", ["GRU", "GRUCell", "LSTMCell", "RNN"])
+def test_the_composite_ones_draw_the_nodes_torch_draws_on_cpu(name):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal((5, 2, 3)).astype(np.float32)
+    x = x[0] if name.endswith("Cell") else x
+
+    def names(lib):
+        out = getattr(lib.nn, name)(3, 4)(lib.tensor(x, requires_grad=True))
+        out = out[0] if isinstance(out, tuple) else out
+        return {n.replace("torch::autograd::", "") for n in _node_names(out)}
+
+    assert names(engine) == names(torch), names(engine) ^ names(torch)
+
+
+def test_unsafe_split_and_chunk_are_splits_not_marked_as_views():
+    torch = pytest.importorskip("torch")
+    for lib in (engine, torch):
+        x = lib.arange(6.0, requires_grad=True) * 1
+        a, b = x.unsafe_chunk(2)
+        c = x.unsafe_split_with_sizes([2, 4])[0]
+        assert (a.grad_fn.name(), c.grad_fn.name()) == ("UnsafeSplitBackward0", "UnsafeSplitWithSizesBackward0")
+        assert a._base is None
+        (a.sum() * 2 + b.sum()).backward()
