@@ -83,7 +83,6 @@ class BackwardObserver:
         """Hooks already on a live graph stay there, silent, until the graph is freed."""
         self.closed = True
         self._waiting.clear()
-        self._open.clear()  # frames' spans hold graph nodes
 
     def wait(self, call: _Call) -> None:
         """``call``'s first output gradient has arrived: its ``backward_pre`` waits for the others
@@ -141,14 +140,7 @@ class BackwardObserver:
             return label is not None  # nothing requires grad: no node to label either
         targets = frame.targets
         through, passed = {}, []
-        boundary: list[tuple[Any, list[tuple[int, int]]]] = []
-        if targets or label:
-            # The call around this one walks its nodes too: give it this walk to jump over.
-            outer = self._open[-1] if self._open and self._open[-1].targets and label is None else None
-            boundary, span = _walk(hooked, targets, start, self.autograd.sequence_nr(), label, frame.spans,
-                                   outer is not None)
-            if span is not None:
-                outer.spans[id(span.entry)] = span
+        boundary = _walk(hooked, targets, start, self.autograd.sequence_nr(), label) if targets or label else []
         for i, t in hooked if targets else ():  # no input needs grad (a model's first layer): none passes
             node, nr = self._edge(t)
             key = (id(node), nr)
@@ -256,46 +248,18 @@ class _NotTensorType:
 _NotTensor = _NotTensorType()
 
 
-class _Span:
-    """A call's walk, for the walk of the call around it: the nodes it visited (held, so their
-    ids stay theirs), reached from one node, ``entry``, and the edges among them that leave its
-    range of sequence numbers, as ``(node, [(position, next node, output_nr)])``."""
-
-    __slots__ = ("entry", "exits", "ids", "nodes")
-
-    def __init__(self, entry: Any, nodes: list[Any], exits: list[tuple[Any, list[tuple[int, Any, int]]]]) -> None:
-        self.entry, self.nodes, self.exits = entry, nodes, exits
-        self.ids = {id(n) for n in nodes}
-
-
 def _walk(hooked: list[tuple[int, Any]], targets: dict[tuple[int, int], int], start: int, end: int,
-          label: tuple[str, int] | None, spans: dict[int, _Span] | None = None,
-          collect: bool = False) -> tuple[list[tuple[Any, list[tuple[int, int]]]], _Span | None]:
+          label: tuple[str, int] | None) -> list[tuple[Any, list[tuple[int, int]]]]:
     """The call's *boundary*: the nodes it created (sequence numbers in ``[start, end)``)
     reachable from its outputs that feed one of its inputs, as ``(node, [(position in
     next_functions, input index)])``. With ``label`` (``(path, call)``), every node of the walk
     without a module gets it (``attribution.label_call``'s labels: its walk is this one; the
-    inputs' nodes were made before ``start``, and an ``AccumulateGrad`` ranks above ``end``).
-
-    ``spans``: the walks of the calls inside this one (by ``id`` of their entry node). Reaching a
-    span's entry, the walk takes the span's nodes as visited and goes on from the edges that leave
-    it, instead of walking them again: an outer call's walk would otherwise cost its depth times
-    its nodes. The same nodes are reached either way (the span is every node of the inner range
-    reachable from its entry; ``[start, end)`` holds that range), so the boundary is the same
-    (its order may differ: one node hook per node, which order does not matter). Not with
-    ``label`` (jumped nodes would not be labelled here), nor when a span's node was visited
-    already (its edges would count twice). ``collect``: also return this walk as a ``_Span``
-    when it started from one node (else ``None``)."""
+    inputs' nodes were made before ``start``, and an ``AccumulateGrad`` ranks above ``end``)."""
     stack = []
     for _, t in hooked:
         node = t.grad_fn
         if node is not None and start <= node._sequence_nr() < end:
             stack.append(node)
-    if collect and (not stack or any(n is not stack[0] for n in stack)):
-        collect = False
-    entry = stack[0] if collect else None
-    if label is not None:
-        spans = None
     # The inputs' edges by node, then output number: most edges lead to no input, and this tells
     # so without building a key tuple per edge (this loop runs over every node of every call).
     by_node: dict[int, dict[int, int]] = {}
@@ -303,46 +267,18 @@ def _walk(hooked: list[tuple[int, Any]], targets: dict[tuple[int, int], int], st
         by_node.setdefault(key, {})[nr] = j
     seen: set[int] = set()
     found = []
-    nodes: list[Any] = []
-    exits: list[tuple[Any, list[tuple[int, Any, int]]]] = []
     push, pop, mark = stack.append, stack.pop, seen.add
     while stack:
         node = pop()
         key = id(node)
         if key in seen:
             continue
-        if spans:
-            span = spans.get(key)
-            if span is not None and span.entry is node and seen.isdisjoint(span.ids):
-                seen.update(span.ids)
-                if collect:
-                    nodes += span.nodes
-                for src, edges in span.exits:
-                    hits = out = None
-                    for pos, nxt, nr in edges:
-                        nrs = by_node.get(id(nxt))
-                        j = None if nrs is None else nrs.get(nr)
-                        if j is not None:
-                            hits = [(pos, j)] if hits is None else hits + [(pos, j)]
-                        elif start <= nxt._sequence_nr() < end:
-                            if id(nxt) not in seen:
-                                push(nxt)
-                            continue
-                        if collect:
-                            out = [(pos, nxt, nr)] if out is None else out + [(pos, nxt, nr)]
-                    if hits is not None:
-                        found.append((src, hits))
-                    if out is not None:
-                        exits.append((src, out))
-                continue
         mark(key)
-        if collect:
-            nodes.append(node)
         if label is not None:
             meta = node.metadata
             if MODULE_KEY not in meta:
                 meta[MODULE_KEY], meta[CALL_KEY] = label
-        hits = out = None
+        hits = None
         pos = -1
         for nxt, nr in node.next_functions:
             pos += 1
@@ -356,33 +292,22 @@ def _walk(hooked: list[tuple[int, Any]], targets: dict[tuple[int, int], int], st
                     hits = [(pos, j)]
                 else:
                     hits.append((pos, j))
-            elif key in seen:
-                continue
-            elif start <= nxt._sequence_nr() < end:  # AccumulateGrad ranks above
+            elif key not in seen and start <= nxt._sequence_nr() < end:  # AccumulateGrad ranks above
                 push(nxt)
-                continue
-            if collect:  # an edge out of the range (to an input or not): the outer walk's to follow
-                if out is None:
-                    out = [(pos, nxt, nr)]
-                else:
-                    out.append((pos, nxt, nr))
         if hits is not None:
             found.append((node, hits))
-        if out is not None:
-            exits.append((node, out))
-    return found, (_Span(entry, nodes, exits) if collect else None)
+    return found
 
 
 class _Frame:
     """A call in forward: its inputs' gradient edges (``(id(node), output_nr) -> argument``) and
     the calls inside it that returned one of those inputs as it is, with its edge."""
 
-    __slots__ = ("passing", "spans", "targets")
+    __slots__ = ("passing", "targets")
 
     def __init__(self, targets: dict[tuple[int, int], int]) -> None:
         self.targets = targets
         self.passing: list[tuple[_Call, tuple[int, int]]] = []
-        self.spans: dict[int, _Span] = {}  # the walks of the calls inside it (``_walk``)
 
 
 class _Call:
