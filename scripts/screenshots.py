@@ -117,38 +117,55 @@ def diagram() -> Path:
 
 def web_demo(seconds: float = 40.0) -> Path:
     """``modscope web --demo`` in a 1600x900 chromium tab, after ``seconds`` of training."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        sys.exit("the web screenshot needs Playwright's Python package: pip install playwright "
-                 "(and Debian's chromium: apt-get install chromium; never `playwright install`)")
-    if not Path(CHROMIUM).exists():
-        sys.exit("the web screenshot needs Debian's chromium: apt-get install chromium")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    _need_browser()
+    port = _free_port()
     server = subprocess.Popen([sys.executable, "-m", "modscope", "web", "--demo", "--port", str(port)],
                               cwd=OUT, start_new_session=True,  # (the demo's trace goes to screenshots/; removed)
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(300):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.2)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1600, "height": 900})
-            page.goto(f"http://127.0.0.1:{port}/")
-            time.sleep(seconds)
-            png = OUT / "web-demo.png"
-            page.screenshot(path=str(png))
-            browser.close()
+        png = _shoot_tab(port, seconds, OUT / "web-demo.png")
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
         shutil.rmtree(OUT / "modscope-traces", ignore_errors=True)
+    return png
+
+
+def _need_browser() -> None:
+    """Exit with what to install when Playwright's package or Debian's chromium is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("playwright") is None:
+        sys.exit("the web screenshots need Playwright's Python package: pip install playwright "
+                 "(and Debian's chromium: apt-get install chromium; never `playwright install`)")
+    if not Path(CHROMIUM).exists():
+        sys.exit("the web screenshots need Debian's chromium: apt-get install chromium")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _shoot_tab(port: int, seconds: float, png: Path) -> Path:
+    """Wait for the server on ``port``, open it in a 1600x900 chromium tab, shoot ``png`` after
+    ``seconds``."""
+    from playwright.sync_api import sync_playwright
+
+    for _ in range(300):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.2)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1600, "height": 900})
+        page.goto(f"http://127.0.0.1:{port}/")
+        time.sleep(seconds)
+        page.screenshot(path=str(png))
+        browser.close()
     return png
 
 
@@ -159,8 +176,7 @@ def web_attach(seconds: float = 30.0) -> Path:
     reads it there, as ``modscope attach`` does); removed after, with the job's trace."""
     import tempfile
 
-    from playwright.sync_api import sync_playwright
-
+    _need_browser()
     with tempfile.TemporaryDirectory(prefix="modscope-shot-") as home:
         env = {**os.environ, "HOME": home, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
         job = subprocess.Popen([sys.executable, "-m", "modscope", "record", "--serve", "0", "--trace-file",
@@ -172,26 +188,11 @@ def web_attach(seconds: float = 30.0) -> Path:
             if "serving on 127.0.0.1:" not in announced:
                 sys.exit(f"modscope record --serve did not start: {announced.strip()}")
             job_port = int(announced.split("127.0.0.1:", 1)[1].split(":", 1)[0].split()[0])
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                port = s.getsockname()[1]
+            port = _free_port()
             server = subprocess.Popen([sys.executable, "-m", "modscope", "web", "--attach", f"127.0.0.1:{job_port}",
                                        "--port", str(port)], cwd=home, env=env, start_new_session=True,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            for _ in range(300):
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                    break
-                except OSError:
-                    time.sleep(0.2)
-            with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                page = browser.new_page(viewport={"width": 1600, "height": 900})
-                page.goto(f"http://127.0.0.1:{port}/")
-                time.sleep(seconds)
-                png = OUT / "web-attach.png"
-                page.screenshot(path=str(png))
-                browser.close()
+            png = _shoot_tab(port, seconds, OUT / "web-attach.png")
         finally:
             if server is not None:
                 os.killpg(server.pid, signal.SIGTERM)
