@@ -71,38 +71,3 @@ async def test_a_maximised_tree_draws_each_line_once(events, monkeypatch):
         assert sorted(wide) == sorted(line.node.data for line in tree._tree_lines), drawn
         text = "".join(s.text for s in tree.render_line(0))
         assert tree.root_name in text  # and drawn right
-
-
-def _laid_out_keys(app: ModscopeApp) -> tuple[list[str], list[str], bool, int, int]:
-    """The shown keys' descriptions, every key's (but the command palette's), whether ``…`` shows,
-    the right edge of the last shown key and of the room before the command palette's key (both
-    from Textual's own layout)."""
-    footer = app.screen_stack[0].query_one(KeyFooter)
-    keys = [k for k in footer.query(FooterKey) if not k.has_class("-command-palette")]
-    palette = [k for k in footer.query(FooterKey) if k.has_class("-command-palette")]
-    shown = [k for k in keys if k.display]
-    room = palette[0].region.x if palette and palette[0].display else footer.region.right
-    more = footer.query_one("#footer-more")
-    right = max([k.region.right for k in shown] + ([more.region.right] if more.display else []))
-    return [k.description for k in shown], [k.description for k in keys], more.display, right, room
-
-
-@pytest.mark.asyncio
-@pytest.mark.parametrize("size", [(80, 24), (100, 30), (200, 55)])
-async def test_keys_that_do_not_fit_are_left_out_with_an_ellipsis(events, size):
-    app = ModscopeApp(EventListSource(events))
-    async with app.run_test(size=size) as pilot:
-        await ready(pilot, app)
-        await pilot.pause(0.3)
-        shown, every, more, right, room = _laid_out_keys(app)
-        assert right <= room, (shown, right, room)  # nothing cut by the edge
-        assert shown == every[:len(shown)] and "quit" in shown and "help" in shown
-        assert more == (len(shown) < len(every))
-        if size[0] == 200:
-            assert not more and shown == every
-        else:
-            assert more and len(shown) < len(every)
-        await pilot.resize_terminal(200, 55)  # room again: every key, no ellipsis
-        await pilot.pause(0.3)
-        shown, every, more, right, room = _laid_out_keys(app)
-        assert not more and shown == every and right <= room

@@ -7,10 +7,6 @@ same keys maximised; closing the help brings back the keys that were there), and
 a sizeable part of ``z``'s and ``?``'s time while training (issue 30). Here the shown keys are
 compared first, and the footer is rebuilt only when they differ.
 
-Keys that do not fit the width are left out from the end and a ``…`` says so (its tooltip, and
-``?``, list every key), instead of Textual cutting the last key mid-word (``e expo``) at 80 and 100
-columns: the footer is fitted after each compose, resize and change of its compact style.
-
 A footer whose screen is covered by a dialog is not rebuilt at all: it shows, dimmed behind the
 dialog, the keys it showed when the dialog opened (as the views there show their values of that
 moment, ``screens.Dialog``); when the dialog closes, the screen's bindings are refreshed
@@ -24,10 +20,7 @@ from typing import Any
 
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Label
-from textual.widgets._footer import FooterKey  # (Textual exports it from its private module only)
-
-MORE = "…"
+from textual.widgets import Footer
 
 
 class KeyFooter(Footer):
@@ -54,51 +47,6 @@ class KeyFooter(Footer):
         if self._shown is not None:
             self.rebuilds += 1
         yield from super().compose()
-        more = Label(MORE, id="footer-more")
-        more.tooltip = "more keys: ? lists every key"
-        more.display = False
-        yield more
-
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.call_after_refresh(self.fit)
-
-    def on_resize(self) -> None:
-        self.call_after_refresh(self.fit)
-
-    def watch_compact(self) -> None:
-        self.call_after_refresh(self.fit)
-
-    async def recompose(self) -> None:
-        await super().recompose()
-        self.call_after_refresh(self.fit)
-
-    def fit(self) -> None:
-        """Show the keys, in order, that fit the footer's width beside the command palette's key;
-        when some do not, leave them out and show ``…``. Widths are the keys' own rendered text
-        and margins, so this needs no layout pass."""
-        if not self.is_attached:
-            return
-        keys = [k for k in self.query_children(FooterKey) if not k.has_class("-command-palette")]
-        more = next(iter(self.query_children("#footer-more")), None)
-        palette = sum(self._width(k) for k in self.query_children(FooterKey) if k.has_class("-command-palette"))
-        room = self.size.width - palette
-        widths = [self._width(k) for k in keys]
-        shown = len(keys)
-        if sum(widths) > room:
-            room -= len(MORE) + 1
-            used, shown = 0, 0
-            while shown < len(keys) and used + widths[shown] <= room:
-                used += widths[shown]
-                shown += 1
-        for i, key in enumerate(keys):
-            key.display = i < shown
-        if more is not None:
-            more.display = shown < len(keys)
-
-    @staticmethod
-    def _width(key: FooterKey) -> int:
-        return key.render().cell_len + key.styles.margin.width
 
     def bindings_changed(self, screen: Screen) -> None:
         self._bindings_ready = True
