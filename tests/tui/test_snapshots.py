@@ -33,6 +33,12 @@ async def loaded(pilot) -> None:
     timeline = app.query_one(HookTimeline)
     await pilot.pause()
     timeline._scroll_to_cursor()
+    # The modules column grows with its widest label and never shrinks until a resize (app._fit_left:
+    # every change of it lays the screen out again), so its width is that of the widest label seen
+    # while the events folded: on a busy machine a timing shown one cell wider on the way (seen in a
+    # full run: the column one cell wider). Fit it to the final labels, as a resize would.
+    app._left_width = -1
+    app._fit_left()
     await settled(pilot)
 
 
