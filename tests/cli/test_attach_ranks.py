@@ -85,9 +85,15 @@ def test_attach_follows_every_rank_and_holds_them_at_one_step(tmp_path, monkeypa
         hold.start()
         assert source.control({"cmd": "pause"})
         assert _wait(lambda: held() is not None, 60, each=settle), ranks()
+        for _ in range(10):  # the app's ticks go on: a rank that stopped behind runs on to the boundary
+            settle()
+            time.sleep(0.1)
+        assert _wait(lambda: held() is not None, 60, each=settle), ranks()
         step = held()
-        time.sleep(1.0)
-        assert held() == step and job.poll() is None
+        for _ in range(10):
+            settle()
+            time.sleep(0.1)
+        assert held() == step and job.poll() is None, ranks()
         with state.lock:
             hold.release(state.all_ranks())
         assert source.control({"cmd": "resume"})
