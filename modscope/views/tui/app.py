@@ -176,6 +176,7 @@ class ModscopeApp(App[int]):
         self.source_started = False  # after the first frame (``on_mount``)
         self._live_drawn_at = 0.0  # when the views last drew a change (``_hold_live``)
         self._forced: set[str] = set()  # parts a key asked to redraw now
+        self._title_ranks = 1  # the ranks the title counts (``_refresh_title``)
         self._retry_due = False  # a redraw of forced parts is due in FORCED_RETRY_S (the state was locked)
         self._unmounted = False
         self._ticker: Timer | None = None  # set on mount: an app that failed to start has none
@@ -404,6 +405,8 @@ class ModscopeApp(App[int]):
         try:
             revs = state.rev.as_dict()
             changed = {k for k, v in revs.items() if self._seen.get(k) != v}
+            if len(self.root.rank_states) + 1 != self._title_ranks:
+                changed.add("training")  # another rank came in (its file folded beside): the title counts it
             held = self._hold_live(changed)
             snap = self._snapshot(set() if held else changed)
         finally:
@@ -546,7 +549,7 @@ class ModscopeApp(App[int]):
         timeline.render_step(step, events, overflow, steps)
 
     def _refresh_title(self, t: dict[str, Any]) -> None:
-        ranks = len(self.root.rank_states) + 1
+        ranks = self._title_ranks = len(self.root.rank_states) + 1
         rank = f" · rank {self.state.rank} of {ranks}" if ranks > 1 else ""
         self.title = f"modscope · {t['model'] or 'waiting'} · {t['status']}{rank}"
         if self.comparison is None:  # (attached: who holds the controls may have changed)
