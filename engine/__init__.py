@@ -42,6 +42,7 @@ from . import (
     distributions,
     fft,
     func,
+    futures,
     hub,
     jit,
     linalg,

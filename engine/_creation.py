@@ -15,9 +15,9 @@ from ._tensor import device as _device
 
 # The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
 # them: this list is the one place they are named).
-__all__ = ["arange", "as_tensor", "bernoulli", "empty", "empty_like", "empty_strided", "eye", "from_numpy",
-           "frombuffer", "full", "full_like", "linspace", "normal", "ones", "ones_like", "rand", "rand_like",
-           "randint", "randn", "randn_like", "randperm", "tensor", "zeros", "zeros_like"]
+__all__ = ["arange", "as_tensor", "bernoulli", "empty", "empty_like", "empty_permuted", "empty_strided", "eye",
+           "from_numpy", "frombuffer", "full", "full_like", "linspace", "normal", "ones", "ones_like", "rand",
+           "rand_like", "randint", "randn", "randn_like", "randperm", "range", "tensor", "zeros", "zeros_like"]
 
 
 def _np_dtype(dtype: Any, fallback: np.dtype | None = None) -> np.dtype:
@@ -217,6 +217,36 @@ def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = No
     return _finish(data, requires_grad)
 
 
+def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A dense tensor of shape ``size`` laid out in memory in the order ``physical_layout`` (outermost
+    dim first: ``(0, 2, 3, 1)`` is NHWC for an NCHW shape), so that ``t.stride(physical_layout[i])``
+    is the ``i``-th contiguous stride of the permuted shape. torch leaves it uninitialised; here it
+    holds zeros."""
+    for position, (name, value) in enumerate((("size", size), ("physical_layout", physical_layout)), 1):
+        if not isinstance(value, tuple | list):
+            raise TypeError(f"empty_permuted(): argument '{name}' (position {position}) must be tuple of ints, "
+                            f"not {type(value).__name__}")
+    shape, order = tuple(int(n) for n in size), tuple(int(d) for d in physical_layout)
+    if len(shape) != len(order):
+        raise RuntimeError("Number of dimensions in size does not match the length of the physical_layout; i.e. "
+                           f"len(size) = {len(shape)} is not equal to len(physical_layout) = {len(order)}")
+    for index, d in enumerate(order):
+        if not 0 <= d < len(shape):
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and {len(shape) - 1}, but got {d} "
+                               f"at index {index}).  NB: negative dims not currently supported; file an issue if "
+                               "you want it.")
+    if len(set(order)) != len(order):
+        raise RuntimeError("Duplicate dim not allowed")
+    strides = [0] * len(shape)
+    step = 1
+    for d in reversed(order):  # innermost first; an empty dim counts as 1, as in torch's contiguous strides
+        strides[d] = step
+        step *= max(shape[d], 1)
+    return empty_strided(shape, strides, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad,
+                         pin_memory=pin_memory)
+
+
 _NOT_WRITABLE = ("The given buffer is not writable, and PyTorch does not support non-writable tensors. This means "
                  "you can write to the underlying (supposedly non-writable) buffer using the tensor. You may want "
                  "to copy the buffer to protect its data or make it writable before converting it to a tensor. "
@@ -370,21 +400,66 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None,  
     return _into(out, draws.astype(input._data.dtype if dtype is None else _np_dtype(dtype)), False)
 
 
+def _scalar(v: Any) -> Any:
+    """A range bound as a Python number (a 0-d tensor's value, as torch reads it)."""
+    return v.item() if isinstance(v, Tensor) else v
+
+
+def _check_bounds(start: Any, end: Any, step: Any) -> None:
+    """torch's checks of arange's and range's bounds, in its order and words."""
+    for v in (start, end):
+        if isinstance(v, float) and not np.isfinite(v):
+            raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+
+
 def arange(start: Any = None, end: Any = None, step: Any = 1, *, out: Tensor | None = None, dtype: Any = None,
            layout: Any = None, device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """``arange(end)`` or ``arange(start, end, step)``: int64 for integer arguments."""
+    """``arange(end)`` or ``arange(start, end, step)``: values in [start, end); int64 for integer arguments."""
     if end is None:
         start, end = 0, start
     elif start is None:
         start = 0
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    start, end, step = _scalar(start), _scalar(end), _scalar(step)
+    _check_bounds(start, end, step)
     ints = all(isinstance(v, int) for v in (start, end, step))
     fallback = np.dtype(np.int64) if ints else _dtype._default_float.np
-    return _fill("arange", lambda s, d: np.arange(start, end, step).astype(d), (), (), out, dtype, layout, device,
+    n = int(np.ceil((end - start) / step))  # an infinite step gives no element past the start
+    return _fill("arange", lambda s, d: (start + np.arange(n) * step).astype(d), (), (), out, dtype, layout, device,
                  requires_grad, pin_memory, fallback)
+
+
+_RANGE_DEPRECATED = ("torch.range is deprecated and will be removed in a future release because its behavior is "
+                     "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                     "[start, end).")
+
+
+def range(start: Any = 0, end: Any = None, step: Any = 1, *, out: Tensor | None = None,  # noqa: A001
+          dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Deprecated ``torch.range``: values from ``start`` to ``end`` *inclusive*
+    (``floor((end - start) / step) + 1`` of them), in the default float dtype even for integer
+    arguments; torch's deprecation warning. With an integer ``dtype`` the bounds and step are cast
+    to it first, as torch does (``range(0, 10, 2.5, dtype=int64)`` steps by 2)."""
+    warnings.warn(_RANGE_DEPRECATED, UserWarning, stacklevel=2)
+    if end is None:
+        raise TypeError('range() missing 1 required positional arguments: "end"')
+    start, end, step = _scalar(start), _scalar(end), _scalar(step)
+    dtype = _out_dtype("range", out, dtype, requires_grad)
+    dt = _np_dtype(dtype)
+    if dt.kind == "b":
+        raise NotImplementedError('"range_cpu" not implemented for \'Bool\'')
+    _check_bounds(start, end, step)
+    if dt.kind in "iu":
+        # torch casts to the integer type first (its division by a step that truncates to 0 kills
+        # the process with SIGFPE; here the nonzero check runs again)
+        start, end, step = int(start), int(end), int(step)
+        _check_bounds(start, end, step)
+    n = int(np.floor((end - start) / step)) + 1
+    return _fill("range", lambda s, d: (start + np.arange(n, dtype=np.float64) * step).astype(d), (), (), out, dtype,
+                 layout, device, requires_grad, False)
 
 
 def linspace(start: float, end: float, steps: int, *, out: Tensor | None = None, dtype: Any = None,
