@@ -142,6 +142,14 @@ class TypeaheadDriver(LinuxDriver):
 
 def typeahead_driver(app: Any) -> None:
     """Give ``app`` this driver when it would run Textual's Linux driver (a real terminal; not
-    headless tests, a browser or Windows)."""
-    if getattr(app, "driver_class", None) is LinuxDriver:
+    headless tests or Windows), and ``DiffWebDriver`` when it would run Textual's web driver (a
+    browser tab, ``modscope web``: frames of the cells that changed)."""
+    from textual.drivers.web_driver import WebDriver
+
+    from .web_driver import DiffWebDriver
+
+    driver = getattr(app, "driver_class", None)
+    if driver is LinuxDriver:
         app.driver_class = TypeaheadDriver
+    elif driver is WebDriver:
+        app.driver_class = DiffWebDriver

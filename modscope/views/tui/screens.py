@@ -112,6 +112,7 @@ def dim(segments: Iterable[Segment], color: Color) -> list[Segment]:
     return out
 
 
+UNDIMMED = Color(0, 0, 0, 0)  # the backdrop's tint in a browser tab (``Dialog.render``)
 RECAPTURE_DELAY_S = 0.05  # layouts beneath closer together than this share one copy
 
 
@@ -137,6 +138,12 @@ class Dialog(ModalScreen[ScreenResultType]):
         renderable = super().render()
         if not isinstance(renderable, BackgroundScreen):
             return renderable  # an opaque background (ansi themes): nothing is composited
+        if self.app.is_web:
+            # In a browser tab the screen beneath is not dimmed: a dimmed copy changes every cell
+            # of the screen, and the page's terminal would be sent and would draw all of them as
+            # the dialog opens and again as it closes; undimmed, only the dialog's cells change
+            # (the tab's driver sends only those, see web_driver). The dialog's border marks it.
+            renderable = BackgroundScreen(renderable.screen, UNDIMMED)
         backdrop = self.backdrop
         if backdrop is None or backdrop.beneath.screen is not renderable.screen or \
                 backdrop.beneath.color != renderable.color:
