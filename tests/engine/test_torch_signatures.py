@@ -101,7 +101,7 @@ SUBMODULES = [
     "utils.data.dataloader", "utils.data.distributed", "utils.checkpoint", "utils.hooks", "autograd",
     "autograd.functional", "autograd.graph", "distributions", "fft", "linalg", "special", "testing", "backends",
     "backends.cudnn", "backends.cuda", "backends.mps", "cuda", "cuda.amp", "amp", "distributed", "multiprocessing",
-    "onnx", "func", "random", "serialization", "version", "jit", "profiler", "hub", "futures",
+    "onnx", "func", "random", "serialization", "version", "jit", "profiler", "hub", "futures", "compiler",
 ]
 # torch submodules the engine does not provide (none left that public training code imports)
 NOT_PROVIDED = ["package"]

@@ -639,6 +639,13 @@ class Module:
 
     # --- calling ------------------------------------------------------------------------------
 
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile this module's call in place, as torch's (``compile(self._call_impl, ...)``): the
+        module keeps its class and state_dict keys; with the engine's eager ``compile`` it runs as before."""
+        import engine  # the top-level package, as torch's Module.compile calls torch.compile (not an edge)
+
+        self._compiled_call_impl = engine.compile(self._call_impl, *args, **kwargs)
+
     def _wrapped_call_impl(self, *args: Any, **kwargs: Any) -> Any:
         if self._compiled_call_impl is not None:
             return self._compiled_call_impl(*args, **kwargs)
