@@ -57,6 +57,8 @@ class device:  # noqa: N801 - torch's spelling
 
 
 _CPU = device("cpu")
+# float(t) of a tensor that requires grad: torch's warning, given the first time in a process only
+_warned_scalar_of_grad: list[bool] = []
 
 
 class Tensor:
@@ -572,6 +574,10 @@ class Tensor:
         return bool(self._data.reshape(()))
 
     def __float__(self) -> float:
+        if self._requires_grad and not _warned_scalar_of_grad:  # torch warns once per process (TORCH_WARN_ONCE)
+            _warned_scalar_of_grad.append(True)
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                          "Consider using tensor.detach() first.", UserWarning, stacklevel=2)
         return float(self.item())
 
     def __int__(self) -> int:
