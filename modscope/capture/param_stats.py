@@ -13,11 +13,14 @@ rarely:
 - each tensor gets BLAS passes over its own values and gradient (which the optimizer has just
   read, so they are warm): a few calls per tensor, no copy, and no ``np.errstate`` unless some
   value is not finite;
-- a model with many small float32 tensors (``BATCH_MIN`` or more: the biases and norms of a deep
-  network) has them copied, values and gradients in one call, into a buffer the plan keeps, and
-  reduced per tensor by one ``np.add.reduceat`` (pairwise, as NumPy sums every float reduction):
-  a handful of NumPy calls however many tensors there are. With few of them the per-tensor
-  passes cost less (the seed ``Net``'s 8 tensors: 97 µs in place instead of 137).
+- a model with many small float32 tensors (``BATCH_MIN`` or more of at most ``SMALL`` values:
+  the biases and norms of a deep network) has them copied, values and gradients in one call,
+  into a buffer the plan keeps, and reduced per tensor by one ``np.add.reduceat`` (pairwise, as
+  NumPy sums every float reduction): a handful of NumPy calls however many tensors there are.
+  With few of them the per-tensor passes cost less (the seed ``Net``'s 8 tensors: 97 µs in place
+  instead of 137); so do larger tensors, whose copy costs more than a few BLAS calls;
+- the sum of the gradients' squares comes out of the same passes (``grad_sq``): the step event's
+  global gradient norm on a full step needs no pass of its own.
 
 Example::
 
@@ -38,7 +41,12 @@ import numpy as np
 
 from ..events.schema import finite_or_none
 
-SMALL = 1 << 16  # elements; up to here a float32 tensor may join the batched pass,
+# Elements; up to here a float32 tensor may join the batched pass. Above it, its copy into the
+# batch buffer (and the passes over the copy) cost more than BLAS passes over the tensor itself,
+# still warm from the optimizer. Measured in the optimizer post-hook on bench_long_run's GPT-2
+# (2 layers, 128 wide: 16K-64K-value weights, 18 biases and norms), on a loaded machine: 2.9 ms
+# a step at 4,096, against 4.3 at 65,536 and 3.1-3.4 at 1,024 or 16,384.
+SMALL = 1 << 12
 BATCH_MIN = 10  # when there are at least this many: below, BLAS passes per tensor cost less
 
 
@@ -69,6 +77,9 @@ class StatsPlan:
         self.large_ones = {i: _ones_for(flat) for i, flat in self.large_flat.items()}
         self._old_groups: list[tuple[list[np.ndarray], np.ndarray]] | None = None  # (arrays, buffer)
         self.has_snapshot = False
+        # The sum of the squared gradients at the last ``stats`` (tensors without a gradient left
+        # out, as ``grad_norm`` does); None before it, when one was not finite, or none was there.
+        self.grad_sq: float | None = None
 
     @property
     def old(self) -> np.ndarray:
@@ -128,17 +139,30 @@ class StatsPlan:
         update = self.has_snapshot
         self.has_snapshot = False
         out: list[dict[str, Any]] = [{}] * len(self.tensors)
+        grad_sq: float | None = 0.0
+        with_grad = False
         if self.small:
             with np.errstate(all="ignore"):  # non-finite values are counted, never warned about
-                records = self._batched([paths[i] for i in self.small], update)
+                records, grad_sq = self._batched([paths[i] for i in self.small], update)
             for i, record in zip(self.small, records, strict=True):
                 out[i] = record
-        flats, olds, ones = self.large_flat, self.large_old, self.large_ones
+                with_grad = with_grad or record["grad_norm"] is not None
+        flats, olds, ones, tensors = self.large_flat, self.large_old, self.large_ones, self.tensors
         for i in self.large:
-            out[i] = _single(paths[i], self.tensors[i], flats[i], olds.get(i) if update else None, ones[i])
+            record = out[i] = _single(paths[i], tensors[i], flats[i], olds.get(i) if update else None, ones[i])
+            g = record["grad_norm"]
+            if g is not None:
+                with_grad = True
+                if grad_sq is not None:
+                    grad_sq += g * g
+            elif tensors[i]._grad is not None:  # a gradient whose norm is not finite
+                grad_sq = None
+        self.grad_sq = grad_sq if with_grad else None
         return out
 
-    def _batched(self, paths: list[str], update: bool) -> list[dict[str, Any]]:
+    def _batched(self, paths: list[str], update: bool) -> tuple[list[dict[str, Any]], float | None]:
+        """The records of the small tensors, and the sum of their gradients' squares (``None``
+        when one is not finite)."""
         rows, starts, sizes, tensors = self.rows, self.starts, self.sizes, self.small_tensors
         grads = [t._grad for t in tensors]
         stand_in = self._stand_ins(grads)
@@ -153,8 +177,9 @@ class StatsPlan:
         if not update:
             update_sq = None  # row 4 holds an older step's update: summed, never read
         if stand_in is None and math.isfinite(sum(sq) + sum(grad_sq) + (sum(update_sq) if update else 0.0)):
-            return _finite_records(paths, sizes, sums, sq, grad_sq, update_sq)
+            return _finite_records(paths, sizes, sums, sq, grad_sq, update_sq), math.fsum(grad_sq)
         records = []
+        total = 0.0  # of the squared gradients there are (zeros stand in for the others)
         for k, path in enumerate(paths):
             n, sqk, g = sizes[k], sq[k], grads[k]
             mean = sums[k] / n
@@ -165,10 +190,11 @@ class StatsPlan:
                 gsq = None
             else:
                 gsq = grad_sq[k] if g._data.size == n else _sumsq(_in_memory_order(g._data))
+                total += gsq
             records.append(_record(path, sqk, mean, math.sqrt(max(sqk / n - mean * mean, 0.0)) if nan + inf == 0
                                    else math.nan, gsq, math.sqrt(update_sq[k] / sqk) if update and sqk > 0 else None,
                                    nan, inf))
-        return records
+        return records, total if math.isfinite(total) else None
 
     def _stand_ins(self, grads: list[Any]) -> list[np.ndarray] | None:
         """``None`` when every tensor has a gradient of its size (the usual case); otherwise the

@@ -45,11 +45,16 @@ class ParamEvents:
             index = self._opt_steps.get(id(optimizer), 0)
             self._opt_steps[id(optimizer)] = index + 1
             lrs = [finite_or_none(float(g["lr"])) for g in optimizer.param_groups]
+            plan = self._plans[id(optimizer)][0]
+            # The params event's figures first (a rank of several: its fingerprints at every
+            # step): their passes over the gradients give the step event's global norm too.
+            items = self._params_items(id(optimizer)) if self._full or self._fingerprints else None
             # what every step records, full or light: loss, time, gradient norm, NaN/Inf (``sampling``)
-            self._emit_step_event(type(optimizer).__name__, index, lrs, self._plans[id(optimizer)][0].tensors,
-                                  state_bytes=self._state_bytes(optimizer))
-            if self._full or self._fingerprints:  # a rank of several: its fingerprints at every step
-                self._emit_params(id(optimizer))
+            self._emit_step_event(type(optimizer).__name__, index, lrs, plan.tensors,
+                                  state_bytes=self._state_bytes(optimizer),
+                                  grad_sq=getattr(plan, "grad_sq", None) if items is not None else None)
+            if items:
+                self._emit("params", items=items)
             self._advance()
         except Exception as exc:  # noqa: BLE001
             self._emit_error(exc, where="optimizer step post hook")
@@ -70,6 +75,12 @@ class ParamEvents:
         return int(total)
 
     def _emit_params(self, optimizer: int | None) -> None:
+        """The ``params`` event (``_params_items``), when there is anything to say."""
+        items = self._params_items(optimizer)
+        if items:
+            self._emit("params", items=items)
+
+    def _params_items(self, optimizer: int | None) -> list[dict[str, Any]]:
         """Parameters (with update ratios after an optimizer step, whose pre-hook took a
         snapshot of them), then buffers (running statistics and the like)."""
         if optimizer is None:
@@ -86,8 +97,7 @@ class ParamEvents:
         if buffers:
             plan, paths = self._plan("buffers", list(buffers.values()), "_buffers")
             items += plan.stats(paths)
-        if items:
-            self._emit("params", items=items)
+        return items
 
     def _plan(self, owner: Any, tensors: list[Any], attr: str,
               foreign_ok: bool = True) -> tuple[Any, list[str] | None]:

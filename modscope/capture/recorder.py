@@ -17,6 +17,7 @@ failure inside the tracer becomes an ``error`` event and never reaches the user'
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
 import sys
 import threading
@@ -453,13 +454,18 @@ class Recorder(Delivery, ParamEvents, EventSource):
             self._emit_error(exc, where="backward call")
 
     def _emit_step_event(self, optimizer: str, index: int, lrs: list[float | None], params: list[Any],
-                         **fields: Any) -> None:
+                         grad_sq: float | None = None, **fields: Any) -> None:
         """The ``step`` event: the optimizer's figures, and what every step records, full or
-        light (``capture.sampling``): its detail, loss, time, global gradient norm, NaN/Inf."""
+        light (``capture.sampling``): its detail, loss, time, global gradient norm, NaN/Inf.
+        ``grad_sq``: the sum of the squared gradients of ``params``, when the step's parameter
+        statistics have it (finite); else a pass over the gradients measures it."""
         loss = None
         if self._loss is not None:
             loss = finite_or_none(float(self._loss.item()))
-        norm, nonfinite = self._backend.grad_norm(params)
+        if grad_sq is not None:
+            norm, nonfinite = math.sqrt(grad_sq), False
+        else:
+            norm, nonfinite = self._backend.grad_norm(params)
         t0 = self._step_t0
         self._emit("step", optimizer=optimizer, index=index, lrs=lrs, **fields, detail=self.detail,
                    **({"why": self._full_why} if self._full else {}), loss=loss,

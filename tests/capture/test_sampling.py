@@ -75,6 +75,20 @@ def test_a_light_steps_gradient_norm_is_the_global_norm_clip_grad_norm_measures(
     assert step_events(tr)[1]["grad_norm"] == pytest.approx(expected, rel=1e-5)
 
 
+def test_a_full_steps_gradient_norm_comes_from_its_parameter_statistics_and_is_the_same(lib):
+    """On a full step the global norm is summed from the ``params`` event's own passes over the
+    gradients; a NaN there leaves it to the light step's search, which says so."""
+    model = nested_model(lib)
+    with modscope.trace(model) as tr:
+        train(lib, model, tr, 1)
+        expected = math.sqrt(sum(float((p.grad * p.grad).sum()) for p in model.parameters()))
+        train(lib, model, tr, 2, nan_at=1)
+    steps = step_events(tr)
+    assert [e["detail"] for e in steps] == ["full"] * 3
+    assert steps[0]["grad_norm"] == pytest.approx(expected, rel=1e-5) and steps[0]["nonfinite"] is False
+    assert steps[2]["grad_norm"] is None and steps[2]["nonfinite"] is True
+
+
 def test_light_steps_remove_the_module_hooks_and_full_steps_put_them_back(lib):
     model = nested_model(lib)
     seen: list[int] = []

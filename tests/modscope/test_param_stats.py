@@ -202,3 +202,29 @@ def test_the_ones_are_shared_and_read_only():
     assert a.base is b.base and not a.flags.writeable and a.sum() == 10
     assert ps._ones_for(np.zeros(ps.SUM_BY_DOT + 1, np.float32)) is None and ps._ones_for(None) is None
     assert ps._ones_for(np.zeros(3, np.float64)).dtype == np.float64
+
+
+def test_the_sum_of_squared_gradients_comes_with_the_figures(path_kind):
+    """``grad_sq``: what the step event's global gradient norm is on a full step, from the same
+    passes; tensors without a gradient left out (``make`` gives every third none)."""
+    named = make([(10, 5), (10,), (3, 4, 5), (1,), (200,), (7, 7)])
+    plan = ps.StatsPlan([t for _, t in named])
+    assert plan.grad_sq is None  # before any stats
+    plan.stats(paths(named))
+    want = sum(float((t._grad._data.astype(np.float64) ** 2).sum()) for _, t in named if t._grad is not None)
+    assert plan.grad_sq == pytest.approx(want, rel=1e-6)
+    assert plan.grad_sq == pytest.approx(ps.grad_norm([t for _, t in named])[0] ** 2, rel=1e-6)
+
+
+def test_no_sum_of_squared_gradients_when_one_is_not_finite_or_none_is_there(path_kind):
+    named = make([(10, 5), (10,), (3, 4, 5), (1,)])
+    named[1][1]._grad._data[0] = np.inf
+    plan = ps.StatsPlan([t for _, t in named])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plan.stats(paths(named))
+    assert plan.grad_sq is None
+    bare = make([(4,), (5,)], grads=False)
+    plan = ps.StatsPlan([t for _, t in bare])
+    plan.stats(paths(bare))
+    assert plan.grad_sq is None

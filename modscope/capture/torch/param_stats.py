@@ -302,6 +302,11 @@ class CpuStatsPlan:
     def stats(self, paths: list[str]) -> list[dict[str, Any]]:
         return self._plan.stats(paths)
 
+    @property
+    def grad_sq(self) -> float | None:
+        """The sum of the squared gradients at the last ``stats`` (``StatsPlan.grad_sq``)."""
+        return self._plan.grad_sq
+
     def fingerprints(self) -> list[int]:
         return self._plan.fingerprints()
 
