@@ -13,7 +13,15 @@ by the script around the loop) launched in a fresh process per run:
 
 Launches run in rounds, each in a new random order; the table gives per variant the median over
 rounds of the loop's CPU time and the median of the per-round ratios to that round's ``plain`` and
-to its ``4 no-op hooks`` (``/ floor``).
+to its ``4 no-op hooks`` (``/ floor``). The loop's time includes the first step of the trace
+(start, graph event: ``bench_first_step``'s subject), ~3 plain steps' worth.
+
+The steady state, without the first step: ``steady``, one more launch per round (and one with
+``--base``) that runs the same model four times in one process (deep copies: plain, plain A/A,
+no-op hooks, ``modscope.trace`` started and kept open, every step full) after warm-up steps,
+interleaved step by step in a new random order each round (``--steady-steps`` rounds), and
+prints the median thread CPU time of each; the table gives the medians over launches of its
+ratios.
 
 Run: ``.venv/bin/python bench/bench_full_detail.py [--rounds 5] [--steps 60] [--base DIR]``
 (needs transformers).
@@ -22,6 +30,7 @@ Run: ``.venv/bin/python bench/bench_full_detail.py [--rounds 5] [--steps 60] [--
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import os
 import random
@@ -51,6 +60,64 @@ def launch(cmd: list[str], what: str, tree: Path) -> float:
     return bench_long_run._parse(proc.stdout + proc.stderr, what)[0]
 
 
+STEADY = '''
+import copy, os, random, statistics, sys, time, warnings
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+from transformers.utils import logging
+import modscope
+logging.set_verbosity_error()
+warnings.simplefilter("ignore")  # torch: hooks on a module returning a ModelOutput never fire
+torch.set_num_threads(1)
+torch.manual_seed(0)
+model = GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=128, n_head=4, n_positions=64, vocab_size=1000))
+x = torch.randint(0, 1000, (8, 64))
+def make():
+    m = copy.deepcopy(model)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
+    def step():
+        out = m(x, labels=x)
+        opt.zero_grad()
+        out.loss.backward()
+        opt.step()
+    return m, step
+arms = {name: make() for name in ("plain", "plain A/A", "floor", "full")}
+def noop(*args):
+    return None
+for mod in arms["floor"][0].modules():
+    mod.register_forward_pre_hook(noop)
+    mod.register_forward_hook(noop)
+    mod.register_full_backward_pre_hook(noop)
+    mod.register_full_backward_hook(noop)
+trace = modscope.trace(arms["full"][0]).start()
+for _ in range(3):
+    for _, step in arms.values():
+        step()
+times = {name: [] for name in arms}
+order, shuffle = list(arms), random.Random(int(sys.argv[2])).shuffle
+for _ in range(int(sys.argv[1])):
+    shuffle(order)
+    for name in order:
+        t = time.thread_time()
+        arms[name][1]()
+        times[name].append(time.thread_time() - t)
+trace.stop()
+med = {name: statistics.median(v) for name, v in times.items()}
+print("STEADY " + " ".join(f"{name.replace(' ', '_')}={v:.6f}" for name, v in med.items()), flush=True)
+'''
+
+
+def steady(script: str, steps: int, seed: int, *, tree: Path, what: str) -> dict[str, float]:
+    """Median thread CPU seconds of a step per arm (plain, plain_A/A, floor, full), in one process."""
+    env = {**os.environ, **_ENV, "PYTHONPATH": str(tree)}
+    proc = subprocess.run([sys.executable, script, str(steps), str(seed)], capture_output=True, text=True, env=env,
+                          timeout=1800)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("STEADY ")), None)
+    if proc.returncode != 0 or line is None:
+        raise RuntimeError(f"{what} failed ({proc.returncode}):\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+    return {k: float(v) for k, v in (item.split("=") for item in line.split()[1:])}
+
+
 def variants(script: str, steps: int, folder: str, base: Path | None) -> dict[str, callable]:
     py = sys.executable
     args = ["gpt2", str(steps)]
@@ -71,6 +138,17 @@ def variants(script: str, steps: int, folder: str, base: Path | None) -> dict[st
     return out
 
 
+def steady_table(runs: dict[str, list[dict[str, float]]]) -> None:
+    print(f"\nsteady state, in one process ({len(next(iter(runs.values())))} launches; medians of their "
+          "ratios; step: median thread CPU ms)")
+    print(f"{'tree':<22} {'plain ms':>9} {'A/A':>7} {'floor':>7} {'full':>7} {'full / floor':>13}")
+    for name, rs in runs.items():
+        plain = statistics.median(r["plain"] for r in rs)
+        aa, floor, full, over = (statistics.median(r[a] / r[b] for r in rs) for a, b in
+                                 (("plain_A/A", "plain"), ("floor", "plain"), ("full", "plain"), ("full", "floor")))
+        print(f"{name:<22} {plain * 1e3:9.2f} {aa:7.3f} {floor:7.3f} {full:7.3f} {over:13.3f}", flush=True)
+
+
 def table(samples: dict[str, list[float]]) -> None:
     plain, floor = samples["plain"], samples["4 no-op hooks"]
     print(f"\ngpt2: {len(plain)} rounds (median; ratios: medians of per-round ratios)")
@@ -86,6 +164,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--base", type=Path, help="another modscope tree, for a 'record --full (base)' row")
+    parser.add_argument("--steady-steps", type=int, default=20, help="interleaved rounds of the steady launch")
     opts = parser.parse_args()
     if importlib.util.find_spec("transformers") is None:
         sys.exit("bench_full_detail: needs transformers (pip install transformers)")
@@ -96,16 +175,26 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-full-detail-") as folder:
         script = os.path.join(folder, "train.py")
         Path(script).write_text(bench_long_run.SCRIPT)
+        steady_script = os.path.join(folder, "steady.py")
+        Path(steady_script).write_text(STEADY)
         cands = variants(script, opts.steps, folder, opts.base)
-        samples: dict[str, list[float]] = {name: [] for name in cands}
+        trees = {"steady": ROOT, **({"steady (base)": opts.base} if opts.base is not None else {})}
+        for name, tree in trees.items():
+            cands[name] = functools.partial(steady, steady_script, opts.steady_steps, tree=tree, what=name)
+        samples: dict[str, list[float]] = {name: [] for name in cands if name not in trees}
+        runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
         order = list(cands)
         shuffle = random.Random(0).shuffle
         for r in range(opts.rounds):
             shuffle(order)
             for name in order:
-                samples[name].append(cands[name]())
+                if name in trees:
+                    runs[name].append(cands[name](r))
+                else:
+                    samples[name].append(cands[name]())
             print(f"  round {r + 1}/{opts.rounds} done", file=sys.stderr, flush=True)
         table(samples)
+        steady_table(runs)
     load = os.getloadavg()
     print(f"load after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
 
