@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 import pytest
+from textual.widget import Widget
 
 from modscope.views.tui.app import PAUSING, ModscopeApp
 from modscope.views.tui.sources import QueueSource
@@ -104,3 +105,55 @@ async def test_a_confirmation_folded_under_the_lock_is_drawn_once_the_lock_is_fr
         threading.Thread(target=fold_slowly).start()
         await settle(pilot, app, lambda a: "paused" in str(a.title), timeout=2.0)
         assert folded.is_set() and not app._pausing
+
+
+@pytest.mark.asyncio
+async def test_a_new_title_repaints_the_title_line_only(events, monkeypatch):
+    """The title says the status: Textual's App repainted the whole screen when it changed, and
+    its header laid the screen out again (``widgets/header.py``): both before "paused" showed."""
+    source = LiveQueueSource()
+    app = ModscopeApp(source)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await training_to_step_5(pilot, app, source, [e for e in events if e["kind"] != "status"] +
+                                 [status(100_000, "running")])
+        await settle(pilot, app, lambda a: str(a.title).endswith("running"))
+        app._ticker.pause()
+        await pilot.pause(0.2)
+        refreshed: list[tuple[str, bool]] = []
+        original = Widget.refresh
+
+        def refresh(self, *regions, repaint=True, layout=False, recompose=False):
+            refreshed.append((type(self).__name__, layout))
+            return original(self, *regions, repaint=repaint, layout=layout, recompose=recompose)
+
+        monkeypatch.setattr(Widget, "refresh", refresh)
+        app.title = "modscope · Net · paused"
+        await settle(pilot, app, lambda a: "· paused" in next(iter(screen_lines(a))))
+        assert refreshed and set(refreshed) == {("TitleLine", False)}, refreshed
+
+
+@pytest.mark.asyncio
+async def test_paused_is_painted_first_and_the_views_right_after(events):
+    """The confirmation changes the timeline as well (which step it follows): the status is
+    drawn in a paint of its own, and the timeline in the next, with no tick (``_after_the_key``)."""
+    source = LiveQueueSource()
+    app = ModscopeApp(source)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await training_to_step_5(pilot, app, source, [e for e in events if e["kind"] != "status"] +
+                                 [status(100_000, "running")])
+        await settle(pilot, app, lambda a: str(a.title).endswith("running"))
+        app._ticker.pause()
+        await pilot.press("space")
+        await settle(pilot, app, lambda a: "pausing" in str(a.title))
+        drawn: list[str] = []
+        original = app._refresh_timeline
+
+        def refresh_timeline(snap: dict[str, Any]) -> None:
+            drawn.append(str(app.title))  # what the title said when the timeline was drawn
+            original(snap)
+
+        app._refresh_timeline = refresh_timeline  # type: ignore[method-assign]
+        source.sink.write(status(100_001, "paused", "paused from the viewer"))
+        await settle(pilot, app, lambda a: "paused from the viewer" in status_line(a) and drawn, timeout=2.0)
+        assert all(title.endswith("paused") for title in drawn), drawn  # after the status, not with it
+        assert app._seen == app.state.rev.as_dict() and not app._due_after_key  # nothing left behind

@@ -21,9 +21,10 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
+from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 
 from .compare import (
     CompareError,
@@ -44,6 +45,7 @@ from .state import ParamInfo, SessionState
 from .step_values import StepValues, step_values
 from .widgets.footer import KeyFooter
 from .widgets.graph_view import AutogradGraphView
+from .widgets.header import ViewerHeader
 from .widgets.module_tree import ModuleTree
 from .widgets.params_table import ParamsTable, spread_cells
 from .widgets.rank_bar import RankBar
@@ -59,6 +61,7 @@ LEFT_MIN, LEFT_MAX_SHARE = 30, 0.42 # the modules column: as wide as its widest 
 VIEWS = ("tree", "params", "timeline", "graph")
 VIEW_NAMES = {"tree": "Modules", "params": "Parameters", "timeline": "Hooks", "graph": "Graph"}
 LIVE_PARTS = frozenset({"tree", "params", "timeline", "training"})  # live values (see _hold_live)
+AFTER_A_KEY = frozenset({"tree", "params", "timeline"})  # live parts a key's paint leaves for the next
 LIVE_REDRAW_S = 0.3  # drawn at most this often when nothing else changed
 FORCED_RETRY_S = 0.005  # a part asked for now, found the state locked (folding): tried again this soon
 PAUSING = "at the end of this step"  # where a pause from the viewer stops (capture.control)
@@ -105,6 +108,11 @@ class ModscopeApp(App[int]):
 
     CSS_PATH = "app.tcss"
     TITLE = "modscope"
+    # Textual's App repaints the whole screen when its title changes; the title says the status
+    # here (space: "pausing", then "paused"), and only the header shows it, which redraws its
+    # own line (widgets/header.py): issue 30
+    title: Reactive[str] = Reactive("", compute=False, repaint=False)
+    sub_title: Reactive[str] = Reactive("", compute=False, repaint=False)
     ALLOW_IN_MAXIMIZED_VIEW = "Header, Footer"
     BINDINGS = [
         # priority: the tree would take space (expand) otherwise; check_action gives it back to dialogs
@@ -176,6 +184,7 @@ class ModscopeApp(App[int]):
         self.source_started = False  # after the first frame (``on_mount``)
         self._live_drawn_at = 0.0  # when the views last drew a change (``_hold_live``)
         self._forced: set[str] = set()  # parts a key asked to redraw now
+        self._due_after_key: set[str] = set()  # parts left for the paint after a key's (``_after_the_key``)
         self._title_ranks = 1  # the ranks the title counts (``_refresh_title``)
         self._retry_due = False  # a redraw of forced parts is due in FORCED_RETRY_S (the state was locked)
         self._unmounted = False
@@ -200,7 +209,7 @@ class ModscopeApp(App[int]):
         return MainScreen(id="_default")
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
+        yield ViewerHeader()  # (its title says the status: redrawn without a layout)
         yield RankBar(id="ranks")
         yield Static(id="viewbar")
         with Horizontal(id="main"):
@@ -408,14 +417,19 @@ class ModscopeApp(App[int]):
             if len(self.root.rank_states) + 1 != self._title_ranks:
                 changed.add("training")  # another rank came in (its file folded beside): the title counts it
             held = self._hold_live(changed)
+            later = set() if held else self._after_the_key(changed)
+            changed -= later
             snap = self._snapshot(set() if held else changed)
         finally:
             state.lock.release()
         self._check_no_model(snap)
         if held:
             return  # drawn at a later tick: the revisions stay unseen
-        self._seen = revs
+        self._seen = {**revs, **{part: self._seen.get(part) for part in later}}  # (``later``: still unseen)
         self._forced.clear()
+        self._due_after_key = later
+        if later:
+            self.call_after_refresh(self.refresh_views)  # once the key's own parts are on screen
         if not changed:
             return
         self._live_drawn_at = time.monotonic()
@@ -439,6 +453,17 @@ class ModscopeApp(App[int]):
         if self._forced:
             self.refresh_views()
 
+    def _after_the_key(self, changed: set[str]) -> set[str]:
+        """The live parts that changed but that a key (or a status the viewer waits for) did
+        not ask for, while it waits for its own (``_force``): drawn right after its screen is
+        painted, not in the same paint. A status that says "paused" changes the timeline, the
+        tree and the parameter table as well (the step's last events come with it); drawn
+        together they took the status line's paint several times as long (issue 30). (The
+        training panel is drawn with the status: it says it.)"""
+        if not self._forced:
+            return set()
+        return (changed & AFTER_A_KEY) - self._forced
+
     def _hold_live(self, changed: set[str]) -> bool:
         """True when only live values changed (metrics, parameter norms, module timings, the
         followed timeline: ``LIVE_PARTS``), none of them asked for by a key (``_force``), and
@@ -447,7 +472,7 @@ class ModscopeApp(App[int]):
         time while training, and a key pressed during one waited for it. Nor are they drawn
         between a key and its screen (``key_window``). A new model is drawn at once (caller
         holds the state lock)."""
-        if not changed or not changed <= LIVE_PARTS or changed & self._forced or \
+        if not changed or not changed <= LIVE_PARTS or changed & (self._forced | self._due_after_key) or \
                 (time.monotonic() - self._live_drawn_at >= LIVE_REDRAW_S and not KEYS.open):
             return False
         tree = self.query_one(ModuleTree)
