@@ -268,6 +268,37 @@ def test_the_tui_in_headless_chromium(trace_file, tmp_path):
             stop_server(proc)
 
 
+FOOTER_KEYS = ["q quit", "? help", "tab next view", "z maximise/restore", "space pause/resume", "n step",
+               "b breakpoints", "/ find", "e export"]  # the main screen's footer, in order, when all fit
+
+# The screen's text with the terminal's escape sequences left out (styles, cursor moves): a
+# footer key's letter and label are two styled runs, one after the other in the stream.
+PLAIN_SCREEN = r"() => window.__screen.text.replace(/\x1b\[[0-9;?<>$]*[A-Za-z]/g, '')"
+
+
+def test_the_key_footer_fits_a_narrow_tab(trace_file, tmp_path):
+    """In a tab about 90 columns wide (its app never has focus: nothing is clicked), the footer
+    shows its first keys whole and ``? more`` for the rest, instead of a key cut mid-word
+    (``widgets/footer.py``); and it shows keys at all (a footer that composed an extra widget
+    once showed none in a tab)."""
+    with browser() as chromium:
+        proc, port = start_server(str(trace_file), cwd=tmp_path)
+        try:
+            page = chromium.new_page(viewport={"width": 800, "height": 600})
+            page.add_init_script(RECORD_SCREEN)
+            page.goto(f"http://127.0.0.1:{port}/")
+            wait_for_screen(page, "Sequential")
+            page.wait_for_function(f"() => ({PLAIN_SCREEN})().includes('? more')", timeout=60_000)
+            page.wait_for_timeout(1000)  # (any later draw of the footer: the last one counts)
+            plain = page.evaluate(PLAIN_SCREEN)
+            # (the cells between keys come as cursor moves, not spaces: compared without spaces)
+            footer = plain[plain.rindex("q quit"):plain.rindex("? more")].replace(" ", "")
+            prefixes = ["".join(FOOTER_KEYS[:n]).replace(" ", "") for n in range(2, len(FOOTER_KEYS))]
+            assert footer in prefixes, footer  # whole keys, in order, then the hint
+        finally:
+            stop_server(proc)
+
+
 JOB = """
 import time
 import engine as torch

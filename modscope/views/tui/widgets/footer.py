@@ -1,4 +1,4 @@
-"""The key footer, rebuilt only when the keys it shows change.
+"""The key footer, rebuilt only when the keys it shows change, and fitted to its width.
 
 Textual's ``Footer`` recomposes (a new widget per key: composed, styled, laid out and painted)
 whenever its screen's bindings *may* have changed: every focus change, every screen resumed,
@@ -6,6 +6,15 @@ every maximise. In the viewer most of those leave the shown keys as they were (`
 same keys maximised; closing the help brings back the keys that were there), and the rebuild was
 a sizeable part of ``z``'s and ``?``'s time while training (issue 30). Here the shown keys are
 compared first, and the footer is rebuilt only when they differ.
+
+Keys that do not fit the footer's width are left out from the end (the keys a user needs first
+come first: ``MainScreen.FIRST``), and a last key says so: ``? more`` (``?`` lists every key).
+Textual cut the last key at the edge mid-word (``b break``, ``e expo`` at 80 and 100 columns).
+The widths are the keys' own, as drawn; the footer is fitted after each compose, resize and
+change of its compact style. Nothing else changes in what is composed: with no bindings yet it
+composes nothing, as Textual's does, and the ``more`` key comes only with the keys (an earlier
+fitted footer that composed a widget of its own there showed no keys in a browser tab, where the
+app has no focus: ``tests/views/test_web.py`` checks the footer in a real tab).
 
 A footer whose screen is covered by a dialog is not rebuilt at all: it shows, dimmed behind the
 dialog, the keys it showed when the dialog opened (as the views there show their values of that
@@ -21,10 +30,14 @@ from typing import Any
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey  # (Textual exports it from its private module only)
+
+MORE = "more"  # the last key's label when keys were left out
 
 
 class KeyFooter(Footer):
-    """``Footer`` that recomposes only when what it would show differs (see the module docstring)."""
+    """``Footer`` that recomposes only when what it would show differs, and shows the keys that
+    fit (see the module docstring)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -46,7 +59,65 @@ class KeyFooter(Footer):
         self._shown = self.shown_keys()
         if self._shown is not None:
             self.rebuilds += 1
-        yield from super().compose()
+        keys = False
+        for widget in super().compose():
+            keys = True
+            yield widget
+        if keys:  # (never alone: see the module docstring)
+            more = FooterKey("question_mark", "?", MORE, "app.help", tooltip="? lists every key", classes="-more")
+            more.display = False
+            yield more.data_bind(compact=Footer.compact)
+
+    async def recompose(self) -> None:
+        await super().recompose()
+        self.fit()  # before the first paint of the new keys, when their styles are there
+        self.call_after_refresh(self.fit)
+
+    def on_resize(self) -> None:
+        self.fit()
+
+    def watch_compact(self) -> None:
+        self.call_after_refresh(self.fit)  # (the keys' own compact style is set after this)
+
+    def watch_show_command_palette(self) -> None:
+        self.call_after_refresh(self.fit)
+
+    def fit(self) -> None:
+        """Show the keys, in order, that fit beside the command palette's key (when it is
+        shown); when some do not, leave them out and show ``? more`` (see the module docstring)."""
+        if not self.is_attached or self.size.width <= 0:
+            return  # not laid out yet: fitted at its first resize
+        keys, more, fixed = [], None, 0
+        for child in self.children:
+            if isinstance(child, FooterKey) and child.has_class("-more"):
+                more = child
+            elif isinstance(child, FooterKey) and child.has_class("-command-palette"):
+                # (Textual leaves it out at the next compose only: a narrower terminal showed it)
+                child.display = self.show_command_palette
+                fixed += self._width(child) if child.display else 0
+            elif isinstance(child, FooterKey):
+                keys.append(child)
+            else:  # a group of keys: always shown
+                fixed += self._width(child)
+        widths = [self._width(key) for key in keys]
+        room, shown = self.size.width - fixed, len(keys)
+        if sum(widths) > room and more is not None:
+            room -= self._width(more)
+            used = shown = 0
+            while shown < len(keys) and used + widths[shown] <= room:
+                used += widths[shown]
+                shown += 1
+        for i, key in enumerate(keys):
+            key.display = i < shown
+        if more is not None:
+            more.display = shown < len(keys)
+
+    @staticmethod
+    def _width(widget: Widget) -> int:
+        """Cells ``widget`` takes in the footer's row: its text as drawn, its margins."""
+        if isinstance(widget, FooterKey):  # (its size, before the first layout, is 0)
+            return widget.render().cell_len + widget.styles.gutter.width + widget.styles.margin.width
+        return widget.outer_size.width + widget.styles.margin.width
 
     def bindings_changed(self, screen: Screen) -> None:
         self._bindings_ready = True
