@@ -11,6 +11,12 @@ nothing left to repaint; wall clock, and the UI thread's CPU time in brackets. E
 undone, unmeasured, before the next press (``z`` again, escape, space to resume), presses
 150-250 ms apart. ``--rounds 2`` runs the scenario twice, interleaved: the A/A row.
 
+Space's time is split in two, from the ``paused`` status event's own time (the child's
+``time.monotonic_ns``; the viewer's ``perf_counter`` reads the same clock on Linux): *program*,
+from the pause command sent to the status emitted (the rest of the step being trained, and the
+command's way there), and *viewer*, from the status emitted to the paint that shows it (its way
+back, the fold and the draw).
+
 ``--nice 10`` runs the training child at ``modscope demo``'s niceness (``launch.DEMO_NICE``); the
 default, 0, is a user's program's.
 
@@ -24,10 +30,12 @@ import asyncio
 import os
 import random
 import statistics
+import time
 from typing import Any
 
 from bench_tui_scale import NET, TIMEOUT, PaintClock, find_listing, pct, until
 
+from modscope.views.tui import state as state_module
 from modscope.views.tui.app import ModscopeApp
 from modscope.views.tui.screens import HelpScreen
 from modscope.views.tui.sources import ChildProcess, SocketSource
@@ -35,6 +43,39 @@ from modscope.views.tui.widgets.module_tree import ModuleTree
 from modscope.views.tui.widgets.training import TrainingPanel
 
 KEYS = ("z", "help", "find", "pause")
+PAUSE_PARTS = ("program", "viewer")  # space's time split (see the module docstring)
+
+
+class PauseMarks:
+    """When the pause command was sent, and when the program says it paused (its status event's
+    own time): wraps the source's ``control`` and the state's status handler."""
+
+    def __init__(self, app: ModscopeApp) -> None:
+        self.sent: float | None = None
+        self.paused_at: float | None = None
+        control = app.source.control
+
+        def sent(message: dict[str, Any]) -> bool:
+            if message.get("cmd") == "pause":
+                self.sent = time.perf_counter()
+            return control(message)
+
+        app.source.control = sent  # type: ignore[method-assign]
+        on_status = state_module._HANDLERS["status"]
+
+        def status(state: Any, event: dict[str, Any]) -> None:
+            if event["state"] == "paused" and self.paused_at is None:
+                self.paused_at = event["t"] / 1e9
+            on_status(state, event)
+
+        state_module._HANDLERS["status"] = status
+        self._restore = lambda: state_module._HANDLERS.__setitem__("status", on_status)
+
+    def close(self) -> None:
+        self._restore()
+
+    def clear(self) -> None:
+        self.sent = self.paused_at = None
 
 
 async def measure(app: ModscopeApp, clock: PaintClock, presses: int, seed: int,
@@ -42,7 +83,7 @@ async def measure(app: ModscopeApp, clock: PaintClock, presses: int, seed: int,
     rng = random.Random(seed)
     tree, panel = app.query_one(ModuleTree), app.query_one(TrainingPanel)
     main = app.screen_stack[0]
-    out: dict[str, list[tuple[float, float]]] = {k: [] for k in KEYS}
+    out: dict[str, list[tuple[float, float]]] = {k: [] for k in KEYS + PAUSE_PARTS}
 
     async def gap() -> None:
         await asyncio.sleep(0.15 + rng.random() * 0.1)
@@ -74,12 +115,21 @@ async def measure(app: ModscopeApp, clock: PaintClock, presses: int, seed: int,
         await clock.press("escape", "\x1b", lambda: app.screen is main, lambda: [tree])
         tree.focus()
         await gap()
-    for _ in range(presses if "pause" in keys else 0):
-        await timed("pause", "space", " ", lambda: app.state.status == "paused" and "paused" in str(app.title),
-                    lambda: [panel, main])
-        await gap()
-        await clock.press("space", " ", lambda: app.state.status == "running", lambda: [panel])
-        await gap()
+    marks = PauseMarks(app)
+    try:
+        for _ in range(presses if "pause" in keys else 0):
+            marks.clear()
+            t0 = time.perf_counter()
+            await timed("pause", "space", " ", lambda: app.state.status == "paused" and "paused" in str(app.title),
+                        lambda: [panel, main])
+            if marks.sent is not None and marks.paused_at is not None and out["pause"][-1][0] < TIMEOUT:
+                out["program"].append((marks.paused_at - marks.sent, float("nan")))
+                out["viewer"].append((t0 + out["pause"][-1][0] - marks.paused_at, float("nan")))
+            await gap()
+            await clock.press("space", " ", lambda: app.state.status == "running", lambda: [panel])
+            await gap()
+    finally:
+        marks.close()
     return out
 
 
@@ -107,8 +157,10 @@ def row(name: str, result: dict[str, Any]) -> str:
     for key, samples in result["keys"].items():
         wall = [w for w, _ in samples]
         cpu = [c for _, c in samples if c == c] or [float("nan")]
-        cells.append(f"{key} {statistics.median(wall) * 1e3:.0f}/{pct(wall, 0.95) * 1e3:.0f}"
-                     f" ({statistics.median(cpu) * 1e3:.0f}/{pct(cpu, 0.95) * 1e3:.0f})")
+        cell = f"{key} {statistics.median(wall) * 1e3:.0f}/{pct(wall, 0.95) * 1e3:.0f}"
+        if key not in PAUSE_PARTS:  # (the parts of space have no CPU time of their own)
+            cell += f" ({statistics.median(cpu) * 1e3:.0f}/{pct(cpu, 0.95) * 1e3:.0f})"
+        cells.append(cell)
     return f"{name:<8} " + "  ".join(cells) + f"   steps {result['steps']}"
 
 
