@@ -24,7 +24,7 @@ def sizes(args: Sequence) -> tuple[int, ...]:
     """Accept ``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])``, as torch does."""
     if len(args) == 1 and isinstance(args[0], list | tuple):
         args = tuple(args[0])
-    return tuple(int(s) for s in args)
+    return tuple(map(int, args))  # (map: no generator frame per call; this runs for every view and creation)
 
 
 def wrap_dim(dim: int, ndim: int) -> int:

@@ -424,8 +424,11 @@ class Tensor:
             or any(isinstance(o, Tensor) and o._requires_grad for o in others)
             or (self._base is not None and self._base._requires_grad)
         )
-        if not recording and fast is not None:
-            fast()
+        if not recording:  # (an optimizer's update under no_grad): nothing reads the old value later
+            if fast is not None:
+                fast()
+            else:
+                _write(self._data, compute(self)._data)
             self._version_counter[0] += 1
             return self
         src = Tensor._wrap(self._data.copy())

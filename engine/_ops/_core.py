@@ -127,8 +127,8 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
 def linear_backward(name: str, bw: Callable, fwd: Callable) -> Callable:
     """The tensor backward of a one-input op whose array backward ``bw(g) -> (grad,)`` is linear
     in ``g`` and reads nothing else, and whose forward on arrays is ``fwd``."""
-    bname = name.replace("Backward", "BackwardBackward", 1)
-    return lambda g: (linear(g, bname, lambda arr: bw(arr)[0], fwd),)
+    # built for every view op, graph or not: the node name is made only if double backward runs
+    return lambda g: (linear(g, name.replace("Backward", "BackwardBackward", 1), lambda arr: bw(arr)[0], fwd),)
 
 
 def masked(g: Tensor, factor: np.ndarray, through: Tensor, name: str) -> Tensor:

@@ -146,7 +146,7 @@ def add(a, b, alpha: float = 1):
     if alpha != 1 or alpha is True:
         y = y * _check_alpha(alpha, dt)
     out = _compute(np.add, x, y, dt)
-    sa, sb = a.shape, np.shape(y)
+    sa, sb = x.shape, (y.shape if y.__class__ is np.ndarray else np.shape(y))  # plain tuples: cheap
     ra, rb = a._requires_grad, tb is not None and tb._requires_grad
     cx = _real_inputs(a, tb) if dt is _C64 or dt is _C128 else None
 
@@ -167,7 +167,7 @@ def sub(a, b, alpha: float = 1):
     if alpha != 1 or alpha is True:
         y = y * _check_alpha(alpha, dt)
     out = _compute(np.subtract, x, y, dt)
-    sa, sb = a.shape, np.shape(y)
+    sa, sb = x.shape, (y.shape if y.__class__ is np.ndarray else np.shape(y))  # plain tuples: cheap
     ra, rb = a._requires_grad, tb is not None and tb._requires_grad
     cx = _real_inputs(a, tb) if dt is _C64 or dt is _C128 else None
 
@@ -476,9 +476,11 @@ def _unary(name: str, fn, grad_of, save: str, tgrad_of=None):
 
 
 def _sigmoid(x):
-    # exp of a negative number only: no overflow warnings for large |x|.
+    # 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: exp of a negative number only, so no
+    # overflow warning for large |x| even outside the engine's silenced entries (the LSTM cell).
+    # Six NumPy calls: on the small arrays of a training step their fixed cost is what counts.
     e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    return np.where(x >= 0, 1, e) / (1 + e)
 
 
 exp = _unary("ExpBackward0", np.exp, lambda x, y: y, "output", lambda y: y)

@@ -47,6 +47,8 @@ def view_op(a, data: np.ndarray, name: str, backward, view_fn):
 
 
 def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
+    if -1 not in shape and math.prod(shape) == numel and min(shape, default=0) >= 0:
+        return shape  # the common case, checked without the generator below (runs for every view)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = math.prod(s for s in shape if s != -1)
@@ -61,6 +63,8 @@ def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
 
 def _try_view(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
     try:
+        if x.flags.c_contiguous:  # always a view; the method skips np.reshape's dispatch (per-op cost)
+            return x.reshape(shape)
         return np.reshape(x, shape, copy=False)
     except ValueError:
         return None
@@ -126,7 +130,7 @@ def squeeze(a, dim=None, *, node_name: str | None = None):
         raw = (dim,) if isinstance(dim, int) else tuple(dim)
         dims = tuple(d for d in (wrap_dim(d, x.ndim) for d in raw) if x.ndim and in_shape[d] == 1)
         name = "SqueezeBackward1" if isinstance(dim, int) else "SqueezeBackward2"
-    out = np.squeeze(x, dims) if dims else x.view()
+    out = x.squeeze(dims) if dims else x.view()
     out_shape = out.shape
     return view_op(a, out, node_name or name, lambda g: (g.reshape(in_shape),),
                    lambda arr: arr.reshape(out_shape))
@@ -135,7 +139,8 @@ def squeeze(a, dim=None, *, node_name: str | None = None):
 def unsqueeze(a, dim: int):
     x = a._data
     d = wrap_dim(dim, x.ndim + 1)
-    out = np.expand_dims(x, d)
+    # what np.expand_dims does (a reshape, always a view, same strides), without its per-call checks
+    out = x.reshape(x.shape[:d] + (1,) + x.shape[d:])
     return view_op(a, out, "UnsqueezeBackward0", lambda g: (g.squeeze(d),),
                    lambda arr: np.expand_dims(arr, d))
 
@@ -191,7 +196,7 @@ def permute(a, *dims):
     dims = tuple(wrap_dim(d, x.ndim) for d in dims)
     if len(set(dims)) != len(dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    inverse = tuple(np.argsort(dims))
+    inverse = tuple(sorted(range(len(dims)), key=dims.__getitem__))  # argsort, without making arrays
     return view_op(a, x.transpose(dims), "PermuteBackward0",
                    lambda g: (g.transpose(inverse),), lambda arr: arr.transpose(dims))
 
@@ -199,8 +204,8 @@ def permute(a, *dims):
 def transpose(a, dim0: int, dim1: int):
     x = a._data
     d0, d1 = wrap_dim(dim0, x.ndim), wrap_dim(dim1, x.ndim)
-    return view_op(a, np.swapaxes(x, d0, d1), "TransposeBackward0",
-                   lambda g: (np.swapaxes(g, d0, d1),), lambda arr: np.swapaxes(arr, d0, d1))
+    return view_op(a, x.swapaxes(d0, d1), "TransposeBackward0",
+                   lambda g: (g.swapaxes(d0, d1),), lambda arr: arr.swapaxes(d0, d1))
 
 
 def t(a):
@@ -254,10 +259,10 @@ def _identity(g):
 def _check_cat(tensors, dim: int, fname: str) -> int:
     if not tensors:
         raise RuntimeError(f"{fname}(): expected a non-empty list of Tensors")
-    ref = tensors[0].shape
+    ref = tensors[0]._data.shape  # the arrays' plain tuples: no engine.Size per tensor and index
     d = wrap_dim(dim, len(ref) + (1 if fname == "stack" else 0))
     for i, t in enumerate(tensors[1:], 1):
-        s = t.shape
+        s = t._data.shape
         if fname == "stack":
             if s != ref:
                 raise RuntimeError(
@@ -349,7 +354,9 @@ def _split(a, split_size_or_sections, dim: int, unsafe: bool):
             )
         bounds = np.cumsum(sections)[:-1].tolist()
         name = "SplitWithSizesBackward0"
-    pieces = np.split(x, bounds, axis=d) if n else [x]
+    # the pieces np.split makes (views of ``x``), sliced directly: np.split's Python is a per-op cost
+    edges, lead = [0, *bounds, n], (slice(None),) * d
+    pieces = [x[lead + (slice(lo, hi),)] for lo, hi in zip(edges, edges[1:])] if n else [x]
     return _split_views(a, pieces, "Unsafe" + name if unsafe else name, d, views=not unsafe)
 
 
@@ -383,14 +390,15 @@ def unsafe_chunk(a, chunks: int, dim: int = 0):
 def unbind(a, dim: int = 0):
     x = a._data
     d = wrap_dim(dim, x.ndim)
-    pieces = [np.take(x, i, axis=d) for i in range(x.shape[d])]
+    keys = [(slice(None),) * d + (i,) for i in range(x.shape[d])]
+    pieces = [x[key] for key in keys]  # views of ``a``, as torch's (no copy per piece)
 
     def backward(*gs):
         return (np.stack(gs, axis=d),)
 
-    outs = multi_result(pieces, "UnbindBackward0", (a,), backward)
-    for i, out in enumerate(outs):
-        key = (slice(None),) * d + (i,)
+    outs = multi_result(pieces, "UnbindBackward0", (a,), backward,
+                        tensor_backward=lambda *gs: (stack(list(gs), d),))
+    for key, out in zip(keys, outs):
         mark_view(out, a, lambda arr, key=key: arr[key])
     return tuple(outs)
 

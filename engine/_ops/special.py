@@ -136,6 +136,8 @@ def _addc(name: str, input, tensor1, tensor2, value):  # noqa: A002
     x, t1, t2 = input._data, tensor1._data, tensor2._data
     shape = x.shape
     for other in (t1.shape, t2.shape):
+        if other == shape:  # the optimizers' case; np.broadcast_shapes costs microseconds
+            continue
         try:
             shape = np.broadcast_shapes(shape, other)
         except ValueError:
@@ -145,7 +147,9 @@ def _addc(name: str, input, tensor1, tensor2, value):  # noqa: A002
         out = x + value * (t1 * t2)
     else:
         out = x + value * (t1 / t2)
-    out = np.broadcast_to(out, shape).astype(dt, copy=False)
+    if out.shape != shape:
+        out = np.broadcast_to(out, shape)
+    out = out.astype(dt, copy=False)
 
     def backward(g):
         if name == "AddcmulBackward0":

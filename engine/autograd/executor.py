@@ -239,7 +239,8 @@ def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
                         raise RuntimeError(FREED_GRAPH_ERROR)
                     if node._saved:
                         check_saved_versions(node)
-                    if type(node)._materialize_in_engine:
+                    # (most nodes have one output, and it has a gradient: skip the list)
+                    if type(node)._materialize_in_engine and (len(grads) != 1 or grads[0] is None):
                         grads = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)]
             if node._passes_through:  # no call: the gradients go through, zeros for the missing ones,
                 outs = grads          # while the node's hooks see the raw None, as in torch

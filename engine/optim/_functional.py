@@ -25,8 +25,7 @@ def fma_(out: np.ndarray, a: np.ndarray | np.generic, b: np.ndarray, c: np.ndarr
         np.add(np.multiply(a, b), c, out=out)
         return out
     wide = np.multiply(a, b, dtype=np.float64)
-    wide += c
-    np.copyto(out, wide, casting="same_kind")
+    np.add(wide, c, out=out, casting="same_kind")  # the sum in float64, rounded once into ``out``
     return out
 
 
@@ -142,8 +141,10 @@ def adadelta(p: np.ndarray, grad: np.ndarray, square_avg: np.ndarray, acc_delta:
         g = add_scaled(g, p, weight_decay)
     square_avg *= scalar(rho, square_avg)
     addcmul_(square_avg, g, g, 1 - rho)
-    std = np.sqrt(square_avg + scalar(eps, square_avg))
-    delta = np.sqrt(acc_delta + scalar(eps, acc_delta))
+    std = square_avg + scalar(eps, square_avg)
+    np.sqrt(std, out=std)  # in place: one temporary less per parameter (the fc layers' are megabytes)
+    delta = acc_delta + scalar(eps, acc_delta)
+    np.sqrt(delta, out=delta)
     delta /= std
     delta *= g
     acc_delta *= scalar(rho, acc_delta)

@@ -5,10 +5,11 @@ and registration order, so ``state_dict()`` round-trips with torch. Each layer a
 projects the whole input sequence in one matrix product (``F.linear`` over every time step), then
 walks the time steps; each step is a batched ``addmm`` with the recurrent weights followed by the
 gate arithmetic, all four LSTM gates (three GRU gates) coming out of that one product. The time
-loop is the only Python loop. ``LSTM`` runs a step's gate arithmetic as one fused op
-(``_functional.fused_rnn``: per-op bookkeeping would cost more than the arithmetic; torch's CPU
-LSTM is one fused node per layer); ``GRU``, ``RNN`` and the cells record it op by op, as torch's
-CPU code does, so their graphs show torch's nodes.
+loop is the only Python loop. ``LSTM`` runs each layer and direction as one op
+(``_functional.fused_rnn.lstm_layer``, node ``MkldnnRnnLayerBackward0``, as torch's CPU LSTM:
+per-op bookkeeping would cost more than the arithmetic), or with ``proj_size`` and packed input
+step by step with the step's gate arithmetic as one fused op; ``GRU``, ``RNN`` and the cells
+record it op by op, as torch's CPU code does, so their graphs show torch's nodes.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import engine.nn.init as init
 from ..._creation import empty, zeros
 from ..._tensor import Tensor
 from .._functional._utils import legacy_type_name, shape_str
-from .._functional.fused_rnn import fused_lstm_cell
+from .._functional.fused_rnn import fused_lstm_cell, lstm_layer
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
@@ -96,6 +97,9 @@ def _run_direction(x: Tensor, state: State, weights: Sequence[Tensor | None], st
     step in one product, then the recurrence. Returns the (T, N, H_out) outputs (in time order
     for both directions) and the final state."""
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    if step is _fused_lstm_step and w_hr is None:  # a whole LSTM layer is one op, as torch's CPU LSTM
+        out, h, c = lstm_layer(x, state[0], state[1], w_ih, w_hh, b_ih, b_hh, reverse)
+        return out, (h, c)
     igates = F.linear(x, w_ih, b_ih).unbind(0)
     outputs: list[Tensor] = [None] * len(igates)  # type: ignore[list-item]
     for t in reversed(range(len(igates))) if reverse else range(len(igates)):

@@ -1,6 +1,7 @@
 """The fused LSTM step (engine/nn/_functional/fused_rnn.py) is the composite cell in one op: the
-same values and gradients as rnn._lstm_step, to first and second order. nn.GRU stays composite, its
-graph torch's own."""
+same values and gradients as rnn._lstm_step, to first and second order; the fused LSTM layer is
+the op-by-op layer (input projection, then addmm and the fused cell per step) in one op, the same
+values and gradients. nn.GRU stays composite, its graph torch's own."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 import engine
 from engine.autograd.gradcheck import gradcheck, gradgradcheck
-from engine.nn._functional.fused_rnn import fused_lstm_cell
+from engine.nn._functional.fused_rnn import fused_lstm_cell, lstm_layer, lstm_layer_steps
 from engine.nn.modules import rnn
 
 N, H = 3, 4
@@ -78,9 +79,62 @@ def _node_names(out) -> set[str]:
     return names
 
 
-def test_lstm_uses_it_and_gru_and_the_cells_do_not():
+def _layer_inputs(bias: bool = True, dtype=engine.float64, steps: int = 4):
+    rng = np.random.default_rng(3)
+    shapes = [(steps, N, 2), (N, H), (N, H), (4 * H, 2), (4 * H, H)] + ([(4 * H,), (4 * H,)] if bias else [])
+    tensors = [engine.tensor(rng.standard_normal(s), dtype=dtype, requires_grad=True) for s in shapes]
+    return tensors if bias else tensors + [None, None]
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+def test_lstm_layer_is_the_op_by_op_layer(reverse, bias):
+    inputs = _layer_inputs(bias, engine.float32)
+    fused, steps = lstm_layer(*inputs, reverse), lstm_layer_steps(*inputs, reverse)
+    assert all(o.grad_fn.name() == "MkldnnRnnLayerBackward0" for o in fused)
+    assert [o._output_nr for o in fused] == [0, 1, 2]
+    for a, b in zip(fused, steps):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())  # same arithmetic, same order
+    wanted = [t for t in inputs if t is not None]
+    for a, b in zip(_grads(fused, wanted), _grads(steps, wanted)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_lstm_layer_one_output_alone_and_no_graph():
+    inputs = _layer_inputs()
+    wanted = [t for t in inputs if t is not None]
+    a = engine.autograd.grad(lstm_layer(*inputs, False)[1].sum(), wanted)  # h_T only: the rest count as zeros
+    b = engine.autograd.grad(lstm_layer_steps(*inputs, False)[1].sum(), wanted)
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-12, atol=1e-12)
+    with engine.no_grad():
+        assert all(o.grad_fn is None for o in lstm_layer(*inputs, False))
+
+
+def test_lstm_layer_first_and_second_order_gradients_check_numerically():
+    inputs = [t for t in _layer_inputs(steps=3)]
+
+    def fn(*x):
+        return lstm_layer(*x, True)
+
+    assert gradcheck(fn, inputs)
+    assert gradgradcheck(fn, inputs)
+
+
+def test_lstm_layer_catches_a_saved_input_changed_in_place():
+    x, hx, cx, *weights = _layer_inputs()
+    x2 = x * 1
+    out, _, _ = lstm_layer(x2, hx, cx, *weights, False)
+    x2.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
+def test_lstm_uses_the_layer_op_and_gru_and_the_cells_do_not():
     x = engine.randn(5, 2, 3, requires_grad=True)
     names = _node_names(engine.nn.LSTM(3, 4)(x)[0])
+    assert names == {"MkldnnRnnLayerBackward0", "AccumulateGrad"}
+    names = _node_names(engine.nn.LSTM(3, 4, proj_size=2)(x)[0])  # no fused layer with projections
     assert "ThnnFusedLstmCellBackward0" in names and "SigmoidBackward0" not in names
     h, _ = engine.nn.LSTMCell(3, 4)(x[0])
     assert h.grad_fn.name() == "MulBackward0"  # the cells stay composite, as torch's CPU cells

@@ -153,9 +153,23 @@ def test_lstm_cell_graph_matches_torchs_node_for_node(torch):
     assert e_graph == t_graph  # torch's unsafe_chunk of the gates included (UnsafeSplitBackward0)
 
 
-def test_lstm_gates_come_from_one_product_per_step():
+def test_lstm_graph_matches_torchs_node_for_node(torch):
+    # torch's CPU LSTM (oneDNN) records one MkldnnRnnLayerBackward0 per layer and direction, the
+    # final states stacked from its outputs 1 and 2; the engine's layer is one op too (fused_rnn.lstm_layer)
+    graphs = []
+    for lib in (torch, engine):
+        m = lib.nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+        out, (h, c) = m(lib.tensor(rand(5, 2, 3), requires_grad=True))
+        graphs.append((_node_names(out.grad_fn), _node_names(h.grad_fn), _node_names(c.grad_fn),
+                       sorted(nr for _, nr in h.grad_fn.next_functions), sorted(nr for _, nr in c.grad_fn.next_functions)))
+    assert graphs[0] == graphs[1]
+    assert graphs[1][0]["MkldnnRnnLayerBackward0"] == 4
+
+
+def test_lstm_with_projections_steps_op_by_op():
+    # proj_size has no fused layer (torch's oneDNN path has none either): a step is an addmm and the fused cell
     T, L, D = 6, 2, 2
-    m = engine.nn.LSTM(3, 4, num_layers=L, bidirectional=True)
+    m = engine.nn.LSTM(3, 4, num_layers=L, bidirectional=True, proj_size=2)
     out, _ = m(engine.tensor(rand(T, 2, 3), requires_grad=True))
     names = _node_names(out.grad_fn)
     assert names["AddmmBackward0"] == L * D * (T + 1)  # one per step + one input projection
