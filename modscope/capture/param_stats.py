@@ -141,22 +141,24 @@ class StatsPlan:
         out: list[dict[str, Any]] = [{}] * len(self.tensors)
         grad_sq: float | None = 0.0
         with_grad = False
-        if self.small:
-            with np.errstate(all="ignore"):  # non-finite values are counted, never warned about
+        # Non-finite values are counted, never warned about; nor are finite ones whose squares
+        # overflow float32 (a loss scaled by 1e6): one context for the whole pass, not one per tensor.
+        with np.errstate(all="ignore"):
+            if self.small:
                 records, grad_sq = self._batched([paths[i] for i in self.small], update)
-            for i, record in zip(self.small, records, strict=True):
-                out[i] = record
-                with_grad = with_grad or record["grad_norm"] is not None
-        flats, olds, ones, tensors = self.large_flat, self.large_old, self.large_ones, self.tensors
-        for i in self.large:
-            record = out[i] = _single(paths[i], tensors[i], flats[i], olds.get(i) if update else None, ones[i])
-            g = record["grad_norm"]
-            if g is not None:
-                with_grad = True
-                if grad_sq is not None:
-                    grad_sq += g * g
-            elif tensors[i]._grad is not None:  # a gradient whose norm is not finite
-                grad_sq = None
+                for i, record in zip(self.small, records, strict=True):
+                    out[i] = record
+                    with_grad = with_grad or record["grad_norm"] is not None
+            flats, olds, ones, tensors = self.large_flat, self.large_old, self.large_ones, self.tensors
+            for i in self.large:
+                record = out[i] = _single(paths[i], tensors[i], flats[i], olds.get(i) if update else None, ones[i])
+                g = record["grad_norm"]
+                if g is not None:
+                    with_grad = True
+                    if grad_sq is not None:
+                        grad_sq += g * g
+                elif tensors[i]._grad is not None:  # a gradient whose norm is not finite
+                    grad_sq = None
         self.grad_sq = grad_sq if with_grad else None
         return out
 
@@ -364,10 +366,11 @@ def arrays_norm(arrays: list[np.ndarray]) -> tuple[float | None, bool]:
         return None, False
     sq = 0.0
     flat = []
-    for a in arrays:
-        a = _in_memory_order(a)
-        flat.append(a)
-        sq += _sumsq(a) if a.dtype.kind == "f" and a.dtype.itemsize >= 4 else _sumsq(a.astype(np.float64))
+    with np.errstate(all="ignore"):  # a square that overflows float32 is an overflow, not a warning
+        for a in arrays:
+            a = _in_memory_order(a)
+            flat.append(a)
+            sq += _sumsq(a) if a.dtype.kind == "f" and a.dtype.itemsize >= 4 else _sumsq(a.astype(np.float64))
     if math.isfinite(sq):
         return math.sqrt(sq), False
     return None, any(not np.isfinite(a).all() for a in flat if a.dtype.kind == "f")

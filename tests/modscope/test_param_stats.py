@@ -172,6 +172,22 @@ def test_nan_and_inf_are_counted_and_silent(path_kind):
     check(records[2:], named[2:])
 
 
+def test_finite_values_whose_squares_overflow_are_silent(path_kind):
+    """A loss scaled by 1e6 can give float32 gradients whose squares overflow: no RuntimeWarning
+    reaches the training script, the norms read None (not finite) and the global norm falls back."""
+    named = make([(6,), (3, 3), (5,)])
+    named[0][1]._grad._data[:] = 3e20
+    named[1][1]._data[:] = 2e20
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plan = ps.StatsPlan([t for _, t in named])
+        records = plan.stats(paths(named))
+        norm, nonfinite = ps.grad_norm([t for _, t in named])
+    assert records[0]["grad_norm"] is None and records[1]["norm"] is None
+    assert plan.grad_sq is None and norm is None and nonfinite is False
+    check(records[2:], named[2:])
+
+
 def test_empty_tensor_and_integer_buffer():
     named = [("empty", engine.zeros(0)), ("steps", engine.tensor(7)), ("w", engine.ones(3))]
     records = stats(named)
