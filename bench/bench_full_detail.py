@@ -165,6 +165,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--base", type=Path, help="another modscope tree, for a 'record --full (base)' row")
     parser.add_argument("--steady-steps", type=int, default=20, help="interleaved rounds of the steady launch")
+    parser.add_argument("--steady-only", action="store_true", help="only the steady launches (a loaded machine)")
     opts = parser.parse_args()
     if importlib.util.find_spec("transformers") is None:
         sys.exit("bench_full_detail: needs transformers (pip install transformers)")
@@ -177,7 +178,7 @@ def main() -> None:
         Path(script).write_text(bench_long_run.SCRIPT)
         steady_script = os.path.join(folder, "steady.py")
         Path(steady_script).write_text(STEADY)
-        cands = variants(script, opts.steps, folder, opts.base)
+        cands = {} if opts.steady_only else variants(script, opts.steps, folder, opts.base)
         trees = {"steady": ROOT, **({"steady (base)": opts.base} if opts.base is not None else {})}
         for name, tree in trees.items():
             cands[name] = functools.partial(steady, steady_script, opts.steady_steps, tree=tree, what=name)
@@ -193,7 +194,8 @@ def main() -> None:
                 else:
                     samples[name].append(cands[name]())
             print(f"  round {r + 1}/{opts.rounds} done", file=sys.stderr, flush=True)
-        table(samples)
+        if samples:
+            table(samples)
         steady_table(runs)
     load = os.getloadavg()
     print(f"load after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
