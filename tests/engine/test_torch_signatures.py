@@ -102,6 +102,7 @@ SUBMODULES = [
     "autograd.functional", "autograd.graph", "distributions", "fft", "linalg", "special", "testing", "backends",
     "backends.cudnn", "backends.cuda", "backends.mps", "cuda", "cuda.amp", "amp", "distributed", "multiprocessing",
     "onnx", "func", "random", "serialization", "version", "jit", "profiler", "hub", "futures", "compiler",
+    "nn.modules.utils", "nn.common_types",
 ]
 # torch submodules the engine does not provide (none left that public training code imports)
 NOT_PROVIDED = ["package"]

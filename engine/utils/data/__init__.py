@@ -11,7 +11,16 @@
 
 from ._collate import default_collate, default_convert
 from .dataloader import DataLoader, get_worker_info
-from .dataset import ChainDataset, ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
+from .dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    StackDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
 from .distributed import DistributedSampler
 from .sampler import (
     BatchSampler,
@@ -25,6 +34,7 @@ from .sampler import (
 __all__ = [
     "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler",
     "IterableDataset", "RandomSampler",
-    "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
+    "Sampler", "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler", "TensorDataset",
+    "WeightedRandomSampler",
     "default_collate", "default_convert", "get_worker_info", "random_split",
 ]

@@ -13,7 +13,8 @@ from typing import Any, Generic, TypeVar
 from ..._creation import randperm
 from ..._tensor import Tensor
 
-__all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "Subset", "TensorDataset", "random_split"]
+__all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "StackDataset", "Subset", "TensorDataset",
+           "random_split"]
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -37,6 +38,50 @@ class IterableDataset(Dataset[T_co]):
 
     def __add__(self, other: Dataset[T_co]) -> ChainDataset:  # type: ignore[override]
         return ChainDataset([self, other])
+
+
+class StackDataset(Dataset):
+    """Datasets of the same length side by side: ``StackDataset(a, b)[i] == (a[i], b[i])``,
+    ``StackDataset(x=a, y=b)[i] == {"x": a[i], "y": b[i]}``; batched reads use each dataset's
+    ``__getitems__`` where it has one (torch's)."""
+
+    datasets: tuple | dict
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                             "input/output, but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        parts = list(args) if args else list(kwargs.values())
+        self._length = len(parts[0])  # type: ignore[arg-type]
+        if any(self._length != len(dataset) for dataset in parts):  # type: ignore[arg-type]
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = args if args else kwargs
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(self.datasets, dict):
+            return {k: dataset[index] for k, dataset in self.datasets.items()}
+        return tuple(dataset[index] for dataset in self.datasets)
+
+    def __getitems__(self, indices: list) -> list:
+        named = self.datasets.items() if isinstance(self.datasets, dict) else enumerate(self.datasets)
+        columns = {}
+        for key, dataset in named:
+            if callable(getattr(dataset, "__getitems__", None)):
+                items = dataset.__getitems__(indices)
+                if len(items) != len(indices):
+                    raise ValueError("Nested dataset's output size mismatch. "
+                                     f"Expected {len(indices)}, got {len(items)}")
+                columns[key] = list(items)
+            else:
+                columns[key] = [dataset[i] for i in indices]
+        if isinstance(self.datasets, dict):
+            return [{k: column[n] for k, column in columns.items()} for n in range(len(indices))]
+        return [tuple(column[n] for column in columns.values()) for n in range(len(indices))]
+
+    def __len__(self) -> int:
+        return self._length
 
 
 class TensorDataset(Dataset[tuple[Tensor, ...]]):
