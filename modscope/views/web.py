@@ -3,11 +3,13 @@
 
 textual-serve starts one viewer process per browser tab (the command ``viewer_command`` builds:
 ``modscope replay TRACE``, ``modscope demo``, or ``modscope attach HOST:PORT`` for a running job)
-and relays its screen and your keys over a websocket, so every key works as in the terminal. The
-server binds 127.0.0.1 unless asked otherwise. Everything that can be wrong is checked before a
-server starts (``check``, ``check_job``): a missing or damaged trace (``TraceFileError``, naming
-it), a port in use or not to be had (``WebError``, naming the port), textual-serve not installed
-(``WebError``, saying how), a job that is not there or does not take its secret (``WebError``).
+and relays its screen and your keys over a websocket, so every key works as in the terminal (the
+viewer's driver, ``tui.web_driver.DiffWebDriver``, sends only the cells that changed, and takes a
+lone ESC as the escape key at once). The server binds 127.0.0.1 unless asked otherwise.
+Everything that can be wrong is checked before a server starts (``check``, ``check_job``): a
+missing or damaged trace (``TraceFileError``, naming it), a port in use or not to be had
+(``WebError``, naming the port), textual-serve not installed (``WebError``, saying how), a job
+that is not there or does not take its secret (``WebError``).
 
 A tab on a running job is a viewer like ``modscope attach`` in a terminal: its own process,
 outside the job, reading the job's secret from the owner-only file (the job's own, or the

@@ -261,3 +261,25 @@ async def test_dialogs_dim_the_screen_except_in_a_browser_tab(events, monkeypatc
         await pilot.press("question_mark")
         await settle(pilot, app, lambda a: isinstance(a.screen, HelpScreen) and a.screen.backdrop is not None)
         assert (app.screen.backdrop.beneath.color.a == 0) is web
+
+
+@pytest.mark.asyncio
+async def test_a_frame_is_one_message_and_a_frame_that_changes_nothing_is_none(monkeypatch):
+    from textual._ansi_sequences import SYNC_END, SYNC_START
+    from textual.drivers import web_driver
+
+    monkeypatch.setattr(web_driver, "InputReader", lambda: _Reader([]))
+    driver = DiffWebDriver(_App(), size=(20, 5))  # type: ignore[arg-type]
+    sent: list[bytes] = []
+    driver._write = sent.append  # type: ignore[method-assign]
+    frame = "\x1b[1;1H" + seg("hello", WHITE_ON_BLUE)
+    for _ in range(2):
+        for piece in (SYNC_START, frame, SYNC_END):
+            driver.write(piece)
+    assert sent == [packet(f"{SYNC_START}\x1b[1;1H\x1b[{WHITE_ON_BLUE}mhello\x1b[0m{SYNC_END}".encode())]
+    driver.on_meta("resize", {"width": 30, "height": 6})  # the page's terminal changed size: all sent again
+    for piece in (SYNC_START, frame, SYNC_END):
+        driver.write(piece)
+    assert len(sent) == 2 and sent[1] == sent[0]
+    driver.write("\x1b[?25l")  # outside a frame: at once
+    assert sent[2] == packet(b"\x1b[?25l")

@@ -30,6 +30,7 @@ from typing import Any
 
 from rich.cells import get_character_cell_size
 from textual import log
+from textual._ansi_sequences import SYNC_END, SYNC_START
 from textual._xterm_parser import XTermParser
 from textual.drivers._byte_stream import ByteStream
 from textual.drivers.web_driver import WebDriver, _ExitInput
@@ -235,14 +236,27 @@ class DiffWebDriver(WebDriver):
         width, height = self._size or (80, 24)
         self.screen = ScreenDiff(width, height)
         self._resized: tuple[int, int] | None = None  # set by the input thread, taken by ``write``
+        self._frame: list[str] | None = None  # a frame's pieces, between its sync-mode start and end
 
     def write(self, data: str) -> None:
+        """Textual writes each frame as three pieces (the sync-mode start, the frame, the end):
+        sent as one message, or none when no cell changed."""
         resized = self._resized
         if resized is not None:
             self._resized = None
             self.screen.resize(*resized)
+        if data == SYNC_START:
+            self._frame = []
+            return
+        if data == SYNC_END and self._frame is not None:
+            body, self._frame = "".join(self._frame), None
+            if body:
+                super().write(SYNC_START + body + SYNC_END)
+            return
         out = self.screen.feed(data)
-        if out:
+        if self._frame is not None:
+            self._frame.append(out)
+        elif out:
             super().write(out)
 
     def run_input_thread(self) -> None:
