@@ -43,6 +43,7 @@ from .screens import BreakpointsScreen, CompareScreen, FindScreen, HelpScreen, S
 from .sources import THREAD_VARIABLES, ChildProcess, Source, child_env
 from .state import ParamInfo, SessionState
 from .step_values import StepValues, step_values
+from .web_driver import WEB_REFRESH_S
 from .widgets.footer import KeyFooter
 from .widgets.graph_view import AutogradGraphView
 from .widgets.header import ViewerHeader
@@ -228,7 +229,9 @@ class ModscopeApp(App[int]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self._ticker = self.set_interval(self.refresh_interval, self.refresh_views)
+        # (in a browser tab each live frame costs the page ~20 ms of CPU to draw: fewer of them)
+        interval = max(self.refresh_interval, WEB_REFRESH_S) if self.is_web else self.refresh_interval
+        self._ticker = self.set_interval(interval, self.refresh_views)
         self._check_size()
         # The source starts once the first frame is on screen: a replay's reading thread (a
         # million events folded in Python) took the UI thread's turns while it drew that frame.
