@@ -229,7 +229,7 @@ class ModscopeApp(App[int]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        # (in a browser tab each live frame costs the page ~20 ms of CPU to draw: fewer of them)
+        # (in a browser tab each live frame costs the page tens of ms of CPU to draw: see WEB_REFRESH_S)
         interval = max(self.refresh_interval, WEB_REFRESH_S) if self.is_web else self.refresh_interval
         self._ticker = self.set_interval(interval, self.refresh_views)
         self._check_size()

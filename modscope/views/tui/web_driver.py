@@ -47,9 +47,10 @@ _TOKENS = re.compile(r"\x1b\[(?P<row>\d*);?(?P<col>\d*)H(?P<cup>)"
                      r"|(?P<text>[^\x00-\x1f\x1b\x7f]+)")
 ESCAPE_KEY = "\x1b[27u"  # the escape key as the kitty keyboard protocol sends it: the parser waits for nothing
 # How often the live views are redrawn in a browser tab (``ModscopeApp.on_mount``; 0.1 s in a
-# terminal): each live frame cost the page ~20 ms of CPU to draw (headless Chromium, 10 a second
-# while the demo trained: a fifth of a core, on the machine that also trains and runs the viewer).
-# Keys draw what they change at once, whatever this is.
+# terminal): each live frame, however few its cells, cost headless Chromium ~70 ms of CPU to draw
+# on the loaded 2-core machine (xterm.js draws every row between the first and the last written,
+# and a tick writes rows from the top to the bottom of the screen), on the machine that also
+# trains and runs the viewer. Keys draw what they change at once, whatever this is.
 WEB_REFRESH_S = 0.25
 # SGR attributes that switch off a flag, and the flags each of them switches off
 _OFF = {1: 22, 2: 22, 3: 23, 4: 24, 21: 24, 5: 25, 6: 25, 7: 27, 8: 28, 9: 29, 51: 54, 52: 54, 53: 55}
