@@ -406,11 +406,15 @@ async def test_a_running_program_without_a_model_says_so_and_a_late_model_replac
 @pytest.mark.asyncio
 async def test_output_alone_waits_a_moment_before_saying_no_model(events, monkeypatch):
     from modscope.views.tui import app as app_module
-    monkeypatch.setattr(app_module, "NO_MODEL_GRACE", 1.0)
+    # The grace is changed mid-test rather than timed: on a loaded machine a short pause can outlast
+    # any short grace (a fresh-clone run at load 15 did), so "before" and "after" are set, not raced.
+    monkeypatch.setattr(app_module, "NO_MODEL_GRACE", 3600.0)
     app = ModscopeApp(EventListSource(without_a_model(events)[:1]), child=FakeChild(["loading data…"]))
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.pause(0.2)
+        await settle(pilot, app, lambda a: a._output_seen_at is not None)  # the output has been read
+        await pilot.pause(0.3)
         assert not app.query_one("#left").has_class("no-model")  # still starting: no verdict yet
+        monkeypatch.setattr(app_module, "NO_MODEL_GRACE", 0.0)
         await settle(pilot, app, lambda a: a.query_one("#left").has_class("no-model"))
         assert "loading data…" in no_model_text(app) and "No model yet" in no_model_text(app)
 
