@@ -162,8 +162,14 @@ def test_a_resize_forgets_the_screen():
     assert screen.feed(frame) == "\x1b[1;1Hhello"
 
 
-def test_mode_switches_are_kept_in_place():
-    assert ScreenDiff(10, 2).feed("\x1b[?2026h") == "\x1b[?2026h"
+@pytest.mark.parametrize("kept", ["\x1b[?2026h", "\x1b[?1003l", "\x1b]22;pointer\x07", "\x1b]52;c;aGk=\x07", "\x07"])
+def test_what_changes_no_cell_is_kept_in_place_and_the_screen_remembered(kept):
+    """Mode switches, the pointer shape Textual sets as the mouse moves, the clipboard, the bell."""
+    screen = ScreenDiff(10, 2)
+    frame = "\x1b[1;1H" + seg("hi", WHITE_ON_BLUE)
+    screen.feed(frame)
+    assert screen.feed(kept) == kept
+    assert screen.feed(frame) == "" and screen.passed_through == 0
 
 
 def _frame(app) -> str:

@@ -35,12 +35,13 @@ from textual._xterm_parser import XTermParser
 from textual.drivers._byte_stream import ByteStream
 from textual.drivers.web_driver import WebDriver, _ExitInput
 
-# A frame's pieces: a cursor move (CUP), a style (SGR), a private mode switch (ESC[?...h/l, or the
-# sync-mode query ESC[?2026$p: no cell changes), a line feed, text, and anything else (another
-# escape sequence or control character: it may change cells).
+# A frame's pieces: a cursor move (CUP), a style (SGR), what changes no cell (a private mode
+# switch ESC[?...h/l or the sync-mode query ESC[?2026$p, an OSC such as the pointer shape Textual
+# sets as the mouse moves, but not a hyperlink's OSC 8; the bell), a line feed, text, and
+# anything else (another escape sequence or control character: it may change cells).
 _TOKENS = re.compile(r"\x1b\[(?P<row>\d*);?(?P<col>\d*)H(?P<cup>)"
                      r"|\x1b\[(?P<sgr>[0-9;]*)m"
-                     r"|(?P<mode>\x1b\[\?[0-9;]*(?:h|l|\$p))"
+                     r"|(?P<mode>\x1b\[\?[0-9;]*(?:h|l|\$p)|\x1b\](?!8;)[^\x07\x1b]*(?:\x07|\x1b\\)|\x07)"
                      r"|(?P<other>\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-?]*[ -/]*[@-~]|\x1b.?"
                      r"|[\x00-\x09\x0b-\x1f\x7f])"
                      r"|(?P<newline>\n)"
@@ -216,7 +217,8 @@ class ScreenDiff:
                 x = -1  # (where a line feed leaves the column depends on the terminal's modes)
             elif kind == "mode":
                 mode = m.group("mode")
-                if any(code in mode for code in ("1049", "?47", "1047")):  # another screen: cells not known
+                if mode.startswith("\x1b[?") and any(code in mode for code in ("1049", "?47", "1047")):
+                    # another screen: its cells are not known
                     return self._passthrough(data)
                 out.append(mode)
             else:  # another escape sequence or control character: it may change cells
