@@ -721,6 +721,13 @@ class Tensor:
     def is_conj(self) -> bool: return False  # noqa: E704
     def is_neg(self) -> bool: return False  # noqa: E704
     def is_pinned(self) -> bool: return False  # noqa: E704
+    def pin_memory(self, device: Any = None) -> Tensor:  # noqa: E301 - torch's CPU build has nothing to pin for
+        if device is not None:
+            warnings.warn("The argument 'device' of Tensor.pin_memory() is deprecated. Please do not pass this "
+                          "argument.", DeprecationWarning, stacklevel=2)
+            if str(device).split(":")[0] == "cpu":
+                raise RuntimeError("CPU device type not an accelerator.")
+        raise RuntimeError("Cannot access accelerator device when none is available.")
     def is_shared(self) -> bool: return False  # noqa: E704
     def is_distributed(self) -> bool: return False  # noqa: E704
     def resolve_conj(self) -> Tensor: return self  # noqa: E704

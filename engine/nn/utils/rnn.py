@@ -87,6 +87,10 @@ class PackedSequence(PackedSequence_):
     def is_pinned(self) -> bool:
         return False
 
+    def pin_memory(self) -> PackedSequence:
+        """Raises as torch's CPU build does: there is no accelerator to pin memory for."""
+        return type(self)(self.data.pin_memory(), self.batch_sizes, self.sorted_indices, self.unsorted_indices)
+
 
 def _lengths_array(lengths: Any) -> np.ndarray:
     arr = lengths._data if isinstance(lengths, Tensor) else np.asarray(lengths)

@@ -9,13 +9,15 @@ is also produced as one array, so no Python loop runs over the items.
 ``num_workers > 0`` is accepted but loading runs in the calling process (there are no worker
 processes: ``worker_init_fn`` is not called, ``get_worker_info()`` returns None); ``pin_memory``,
 ``timeout``, ``prefetch_factor``, ``persistent_workers`` and ``multiprocessing_context`` are
-accepted for compatibility and have no effect beyond torch's argument checks.
+accepted for compatibility and have no effect beyond torch's argument checks (and, for
+``pin_memory=True``, torch's warning that there is no accelerator to pin memory for).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
@@ -198,6 +200,12 @@ class _DataLoaderIter:
     """One pass over a DataLoader (torch's ``_SingleProcessDataLoaderIter``)."""
 
     def __init__(self, loader: DataLoader) -> None:
+        if loader.pin_memory and loader.pin_memory_device:
+            warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
+                          f"ignore pin_memory_device='{loader.pin_memory_device}'.", stacklevel=2)
+        if loader.pin_memory:  # the CPU is the engine's only device: no accelerator to pin for, as torch says
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                          "memory won't be used.", stacklevel=2)
         self._loader = loader
         self._dataset = loader.dataset
         self._collate_fn = loader.collate_fn
