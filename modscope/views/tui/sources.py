@@ -837,7 +837,8 @@ class ChildProcess:
                                      env=env)
         self.nice = nice
         if nice:  # (the demo's: launch.DEMO_NICE) as it starts: the threads its imports start later inherit it
-            os.setpriority(os.PRIO_PROCESS, self.proc.pid, nice)
+            # below the viewer's own priority (a viewer started under `nice -n 19` gave its demo 10: above it)
+            os.setpriority(os.PRIO_PROCESS, self.proc.pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + nice))
         self.trace_file = trace_file
         threading.Thread(target=self._read_output, daemon=True, name="modscope-child-output").start()
 
