@@ -39,7 +39,8 @@ from textual.drivers.web_driver import WebDriver, _ExitInput
 # switch ESC[?...h/l or the sync-mode query ESC[?2026$p, an OSC such as the pointer shape Textual
 # sets as the mouse moves, but not a hyperlink's OSC 8; the bell), a line feed, text, and
 # anything else (another escape sequence or control character: it may change cells).
-_TOKENS = re.compile(r"\x1b\[(?P<row>\d*);?(?P<col>\d*)H(?P<cup>)"
+_TOKENS = re.compile(r"\x1b\[(?P<spen>[0-9;]*)m(?P<stext>[^\x00-\x1f\x1b\x7f]+)\x1b\[0m(?P<seg>)"  # a styled run, reset
+                     r"|\x1b\[(?P<row>\d*);?(?P<col>\d*)H(?P<cup>)"
                      r"|\x1b\[(?P<sgr>[0-9;]*)m"
                      r"|(?P<mode>\x1b\[\?[0-9;]*(?:h|l|\$p)|\x1b\](?!8;)[^\x07\x1b]*(?:\x07|\x1b\\)|\x07)"
                      r"|(?P<other>\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-?]*[ -/]*[@-~]|\x1b.?"
@@ -131,6 +132,15 @@ def transition(old: str, new: str) -> str:
     return diff if len(diff) < len(full) else full
 
 
+def _after(pen: str, sgr: str) -> str:
+    """The style in force (SGR parameters from the default style) after ``ESC[{sgr}m`` over ``pen``."""
+    if sgr in ("", "0"):
+        return ""
+    if sgr.startswith("0;"):
+        return sgr[2:]
+    return f"{pen};{sgr}" if pen else sgr
+
+
 @lru_cache(maxsize=4096)  # (a screen's runs of text recur from frame to frame)
 def _wide(text: str) -> bool:
     """Whether some character of ``text`` (not ASCII) takes other than one cell."""
@@ -168,8 +178,14 @@ class ScreenDiff:
         at = (-1, -1)  # where the output leaves the cursor
         for m in _TOKENS.finditer(data):
             kind = m.lastgroup
-            if kind == "text":
-                text = m.group("text")
+            if kind == "seg" or kind == "text":
+                if kind == "seg":  # (most of a frame: a style, a run of text, a reset)
+                    sgr, text = m.group("spen", "stext")
+                    after = ""
+                    pen = _after(pen, sgr)
+                else:
+                    text = m.group("text")
+                    after = pen
                 n = len(text)
                 if y < 0 or x < 0 or x + n > self.width or y >= self.height or not text.isascii() and _wide(text):
                     return self._passthrough(data)
@@ -177,6 +193,7 @@ class ScreenDiff:
                 same_pen = row_pens[x:x + n] == [pen] * n
                 if same_pen and row[x:x + n] == text:
                     x += n
+                    pen = after
                     continue
                 start, end = 0, n
                 if same_pen:
@@ -202,14 +219,9 @@ class ScreenDiff:
                 chars[y] = row[:x] + text + row[x + n:]
                 row_pens[x:x + n] = [pen] * n
                 x += n
+                pen = after
             elif kind == "sgr":
-                sgr = m.group("sgr")
-                if sgr in ("", "0"):
-                    pen = ""
-                elif sgr.startswith("0;"):
-                    pen = sgr[2:]
-                else:
-                    pen = f"{pen};{sgr}" if pen else sgr
+                pen = _after(pen, m.group("sgr"))
             elif kind == "cup":
                 y, x = int(m.group("row") or 1) - 1, int(m.group("col") or 1) - 1
             elif kind == "newline":
