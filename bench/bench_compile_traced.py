@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 import _common  # noqa: F401 - one BLAS thread, before NumPy or torch
-from bench_long_run import _env
+from _gpt2_loop import env as _env
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,8 +1,8 @@
 """What the first step of a new trace costs (issue 31: target <= 1.5x a plain step), by hand.
 
-Model: ``bench_long_run``'s GPT-2 (transformers' ``GPT2LMHeadModel``, 2 layers, 128 wide, batch 8 x
-64, AdamW, one thread). Every launch is a fresh process (imports from compiled bytecode, as
-installed: ``bench_long_run.BYTECODE``), and each prints the times of its steps:
+Model: ``bench_long_run``'s GPT-2 (``_gpt2_loop.gpt2_step``: transformers' ``GPT2LMHeadModel``, 2
+layers, 128 wide, batch 8 x 64, AdamW, one thread). Every launch is a fresh process (imports from
+compiled bytecode, as installed: ``_gpt2_loop.BYTECODE``), and each prints the times of its steps:
 
 - ``in process``: a script that trains plain for ``--warm`` steps, then runs one more plain step
   (``plain A/A``: its ratio to the warm steps' median is the noise of one step), then starts
@@ -12,7 +12,7 @@ installed: ``bench_long_run.BYTECODE``), and each prints the times of its steps:
   ``--warm // 2`` plain steps.
 - ``record``/``run``: the same script's loop from its first step, plain (twice: ``plain A/A``),
   under ``modscope record`` and under ``modscope run``'s child streaming to the TUI's state
-  (``bench_long_run.launch_live``), both with the defaults. The trace starts before the script (its
+  (``_gpt2_loop.launch_live``), both with the defaults. The trace starts before the script (its
   start is not the step's); the first step pays finding the model at its first call (the walk,
   the ``model`` event, the compiled-model check), the graph event and the full step's hooks. Ratio
   of each launch's first step to the first plain launch's first step of the round (both cold:
@@ -32,35 +32,22 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import _common  # noqa: F401 - one BLAS thread, before NumPy or torch
-from bench_long_run import _env, launch_live
+from _gpt2_loop import LOOP_IMPORT, ROOT, launch, launch_live
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-SCRIPT = '''
+SCRIPT = LOOP_IMPORT + '''
 import json, statistics, sys, time
 mode, warm = sys.argv[1], int(sys.argv[2])
-import torch
-from transformers import GPT2Config, GPT2LMHeadModel
-from transformers.utils import logging
-logging.set_verbosity_error()
+import torch  # (what `modscope record`/`run` look for to trace torch by default)
+from _gpt2_loop import gpt2_step
+model, step = gpt2_step()
 import modscope  # (imported before any timing: a script under record/run has it loaded already)
-torch.set_num_threads(1)
-torch.manual_seed(0)
-model = GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=128, n_head=4, n_positions=64, vocab_size=1000))
-opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-x = torch.randint(0, 1000, (8, 64))
-def step():
-    out = model(x, labels=x)
-    opt.zero_grad()
-    out.loss.backward()
-    opt.step()
 def timed(fn):
     c, w = time.process_time(), time.perf_counter()
     fn()
@@ -81,20 +68,14 @@ print("FIRSTSTEP " + json.dumps(out), flush=True)
 '''
 
 
+DETAIL = "every=50,first=2"  # modscope's defaults, as `modscope run` passes them to its child
+
+
 def _parse(output: str, what: str) -> dict:
     for line in output.splitlines():
         if line.startswith("FIRSTSTEP "):
             return json.loads(line[len("FIRSTSTEP "):])
     raise RuntimeError(f"{what}: no FIRSTSTEP line in its output:\n{output[-2000:]}")
-
-
-def launch(cmd: list[str], what: str, source: str | None = None) -> dict:
-    """``cmd``'s figures; ``source``: a modscope tree to import instead of this one (``--base``)."""
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env({"PYTHONPATH": source} if source else None),
-                          timeout=1800)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{what} failed ({proc.returncode}):\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
-    return _parse(proc.stdout + proc.stderr, what)
 
 
 def _warm(steps: list[list[float]], k: int) -> tuple[float, float]:
@@ -107,9 +88,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--warm", type=int, default=6, help="plain steps before the trace (in process), "
                                                             "steps of each loop (record/run)")
-    parser.add_argument("--base", metavar="DIR", help="also time the in-process and record launches on the modscope "
-                                                       "tree in DIR (e.g. `git archive REV modscope engine | tar -x -C "
-                                                       "DIR`), interleaved: before/after in one run")
+    parser.add_argument("--base", metavar="DIR", help="also time the in-process, record and run launches on the "
+                                                       "modscope tree in DIR (e.g. `git archive REV modscope engine | "
+                                                       "tar -x -C DIR`), interleaved: before/after in one run")
     opts = parser.parse_args()
     if importlib.util.find_spec("transformers") is None:
         sys.exit("bench_first_step: needs transformers (pip install transformers)")
@@ -121,18 +102,20 @@ def main() -> None:
         Path(script).write_text(SCRIPT)
         trace = os.path.join(folder, "t.jsonl.gz")
         loop = ["loop", str(opts.warm)]
+        record = [py, "-m", "modscope", "record", "--trace-file", trace, script, *loop]
         cands = {
-            "in process": lambda: launch([py, script, "in-process", str(opts.warm)], "in process"),
-            "plain": lambda: launch([py, script, *loop], "plain"),
-            "plain A/A": lambda: launch([py, script, *loop], "plain A/A"),
-            "record": lambda: launch([py, "-m", "modscope", "record", "--trace-file", trace, script, *loop], "record"),
-            "run": lambda: launch_live(script, loop, trace, "every=50,first=2", parse=_parse),
+            "in process": lambda: launch([py, script, "in-process", str(opts.warm)], "in process", _parse),
+            "plain": lambda: launch([py, script, *loop], "plain", _parse),
+            "plain A/A": lambda: launch([py, script, *loop], "plain A/A", _parse),
+            "record": lambda: launch(record, "record", _parse),
+            "run": lambda: launch_live(script, loop, trace, DETAIL, _parse),
         }
         if opts.base:
             base = os.path.abspath(opts.base)
-            cands["in process [base]"] = lambda: launch([py, script, "in-process", str(opts.warm)], "base", base)
-            cands["record [base]"] = lambda: launch([py, "-m", "modscope", "record", "--trace-file", trace, script,
-                                                     *loop], "record [base]", base)
+            cands["in process [base]"] = lambda: launch([py, script, "in-process", str(opts.warm)], "base", _parse,
+                                                        base)
+            cands["record [base]"] = lambda: launch(record, "record [base]", _parse, base)
+            cands["run [base]"] = lambda: launch_live(script, loop, trace, DETAIL, _parse, base)
             cands["in process [base]"]()  # (its bytecode too)
         cands["plain"]()  # compiles the bytecode of everything imported (not timed)
         rows: dict[str, list[tuple[float, float]]] = {}
@@ -150,7 +133,7 @@ def main() -> None:
                                     ("in process: trace, second step", inp["second"])):
                     name = name.replace(":", tree + ":")
                     rows.setdefault(name, []).append((value[0] / inp_warm[0], value[1] / inp_warm[1]))
-            for name in ("plain A/A", "record", "run") + (("record [base]",) if opts.base else ()):
+            for name in ("plain A/A", "record", "run") + (("record [base]", "run [base]") if opts.base else ()):
                 first = got[name]["steps"][0]
                 rows.setdefault(f"{name}: first step", []).append((first[0] / base_first[0], first[1] / base_first[1]))
                 warm = _warm(got[name]["steps"], k)

@@ -35,35 +35,22 @@ import os
 import random
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 import _common  # noqa: F401 - one BLAS thread, before NumPy or torch
+from _gpt2_loop import LOOP_IMPORT, ROOT, launch, launch_live
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-SCRIPT = '''
+SCRIPT = LOOP_IMPORT + '''
 import os, sys, time
 model_name, steps, hooks = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "hooks"
 if model_name == "gpt2":
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
-    from transformers.utils import logging
-    logging.set_verbosity_error()
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=128, n_head=4, n_positions=64, vocab_size=1000))
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    x = torch.randint(0, 1000, (8, 64))
-    def step():
-        out = model(x, labels=x)
-        opt.zero_grad()
-        out.loss.backward()
-        opt.step()
+    import torch  # (what `modscope record`/`run` look for to trace torch by default)
+    from _gpt2_loop import gpt2_step
+    model, step = gpt2_step()
 else:
     import engine as torch
     import engine.nn.functional as F
@@ -93,23 +80,7 @@ for _ in range(steps):
 print(f"LOOP cpu={time.process_time() - cpu:.6f} wall={time.perf_counter() - wall:.6f}", flush=True)
 '''
 
-# Imports read compiled bytecode, as from an installed package (pip compiles it): a session
-# environment with PYTHONDONTWRITEBYTECODE=1 would have every launch compile modscope's and the
-# script's sources again (tens of ms, counted in the first step when the import is lazy).
-BYTECODE = {"PYTHONPYCACHEPREFIX": os.path.join(tempfile.gettempdir(), "modscope-bench-pycache"),
-            "PYTHONDONTWRITEBYTECODE": ""}
-
 _LOOP = re.compile(r"LOOP cpu=([\d.]+) wall=([\d.]+)")
-
-
-def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(BYTECODE)
-    env.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-                "PYTHONPATH": str(ROOT)})
-    env.pop("MODSCOPE_DETAIL", None)
-    env.update(extra or {})
-    return env
 
 
 def _parse(output: str, what: str) -> tuple[float, float]:
@@ -119,57 +90,23 @@ def _parse(output: str, what: str) -> tuple[float, float]:
     return float(m.group(1)), float(m.group(2))
 
 
-def launch(cmd: list[str], what: str) -> tuple[float, float]:
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=1800)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{what} failed ({proc.returncode}):\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
-    return _parse(proc.stdout + proc.stderr, what)
-
-
-def launch_live(script: str, args: list[str], trace: str, detail: str, parse=None) -> tuple[float, float]:
-    """``modscope run`` without its screen: the child streaming to a socket source folding
-    every event into the TUI's state, as the app's source does; ``parse(output, what)`` reads
-    the figures from the child's output (default: the LOOP line)."""
-    from modscope.views.tui.sources import ChildProcess, SocketSource
-    from modscope.views.tui.state import SessionState
-
-    source = SocketSource()
-    state = SessionState()
-    source.start(state)
-    os.environ.update(_env({"MODSCOPE_DETAIL": detail}))
-    try:
-        child = ChildProcess(source, script, args, trace, backend="auto")
-        child.proc.wait(timeout=1800)
-        done = threading.Event()
-        threading.Timer(0.5, done.set).start()  # the reader thread takes the last lines
-        done.wait()
-        output = "\n".join(child.log)
-    finally:
-        os.environ.pop("MODSCOPE_DETAIL", None)
-        source.stop()
-    if child.proc.returncode != 0:
-        raise RuntimeError(f"run ({detail}) failed ({child.proc.returncode}):\n{output[-2000:]}")
-    if state.events_total == 0:
-        raise RuntimeError(f"run ({detail}): the viewer's state folded no event")
-    return (parse or _parse)(output, f"run ({detail})")
-
-
 def variants(model: str, script: str, steps: int, folder: str) -> dict[str, callable]:
     py = sys.executable
     args = [model, str(steps), "none"]
     trace = os.path.join(folder, f"{model}.jsonl.gz")
+    # The framework named: the script mentions both, and `auto` picks torch for any script that imports it.
+    backend = "torch" if model == "gpt2" else "engine"
+    record = [py, "-m", "modscope", "record", "--backend", backend, "--trace-file", trace]
     out = {
-        "plain": lambda: launch([py, script, *args], "plain"),
-        "plain A/A": lambda: launch([py, script, *args], "plain A/A"),
-        "record (defaults)": lambda: launch([py, "-m", "modscope", "record", "--trace-file", trace, script, *args],
-                                            "record"),
-        "record --full": lambda: launch([py, "-m", "modscope", "record", "--full", "--trace-file", trace, script,
-                                         *args], "record --full"),
-        "run (defaults)": lambda: launch_live(script, args, trace, "every=50,first=2"),
-        "run --full": lambda: launch_live(script, args, trace, "full"),
+        "plain": lambda: launch([py, script, *args], "plain", _parse),
+        "plain A/A": lambda: launch([py, script, *args], "plain A/A", _parse),
+        "record (defaults)": lambda: launch([*record, script, *args], "record", _parse),
+        "record --full": lambda: launch([*record, "--full", script, *args], "record --full", _parse),
+        "run (defaults)": lambda: launch_live(script, args, trace, "every=50,first=2", _parse, backend=backend),
+        "run --full": lambda: launch_live(script, args, trace, "full", _parse, backend=backend),
     }
     if model == "gpt2":
-        out["4 no-op hooks"] = lambda: launch([py, script, model, str(steps), "hooks"], "4 no-op hooks")
+        out["4 no-op hooks"] = lambda: launch([py, script, model, str(steps), "hooks"], "4 no-op hooks", _parse)
     return out
 
 
