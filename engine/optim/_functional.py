@@ -25,7 +25,8 @@ def fma_(out: np.ndarray, a: np.ndarray | np.generic, b: np.ndarray, c: np.ndarr
         np.add(np.multiply(a, b), c, out=out)
         return out
     wide = np.multiply(a, b, dtype=np.float64)
-    np.add(wide, c, out=out, casting="same_kind")  # the sum in float64, rounded once into ``out``
+    wide += c
+    np.copyto(out, wide, casting="same_kind")
     return out
 
 
