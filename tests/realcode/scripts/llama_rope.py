@@ -183,5 +183,5 @@ def train(model, data, steps):
         losses.append(loss.item())
     out = model.generate(ids[:4].view(1, -1), 6)
     assert tuple(out.shape) == (1, 10) and out.dtype == torch.int64
-    assert scheduler.get_last_lr()[0] < 3e-3
+    assert scheduler.get_last_lr()[0] <= 3e-3  # any step count: at 3 steps the cosine phase starts at the peak
     return losses
