@@ -867,6 +867,29 @@ async def test_the_log_and_the_training_panel_say_the_program_got_fewer_threads(
 
 
 @pytest.mark.asyncio
+async def test_the_threads_row_wraps_in_a_narrow_training_panel(events, monkeypatch):
+    """In a narrow modules column (100x30, before the labels widened it) the row was cut at
+    ``(l: w``: it wraps to the panel as the status reason does."""
+    from modscope.views.tui.widgets.training import TrainingPanel
+
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    app = ModscopeApp(EventListSource(events), child=FakeChild(["epoch 1"], returncode=0))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot, app, loaded)
+        panel = app.query_one(TrainingPanel)
+        panel.styles.width = 28  # room for 18 cells beside the names: the row is 21
+
+        def text() -> str:
+            return " ".join(" ".join(line.text.strip("│ ").split())
+                            for line in panel.render_lines(panel.region.reset_offset))
+
+        await settle(pilot, app, lambda a: panel.content_region.width < 28 and "threads 3 of 4" in text())
+        assert "3 of 4 cores (l: why)" in text()
+
+
+@pytest.mark.asyncio
 @pytest.mark.parametrize(("size", "left_out"), [((100, 30), {"persist", "numel", "grad", "dtype", "std"}),
                                                 ((80, 24), {"persist", "numel"}), ((200, 55), set())])
 async def test_the_params_table_fits_its_pane_and_names_what_it_left_out(events, size, left_out):

@@ -84,7 +84,10 @@ class TrainingPanel(Static):
         else:
             add("speed", f"{snap['steps_s']:.1f} steps/s", ("   ", f"{snap['events_s']:,.0f} events/s"))
         if snap.get("threads"):  # modscope chose the program's thread count: it shows in its numbers
-            table.add_row("threads", Text(snap["threads"], style="dim"))
+            # wrapped to the panel like the reason: at 100x30 it was cut at "(l: w"
+            lines = textwrap.wrap(snap["threads"], room, break_on_hyphens=False) if room > 8 else [snap["threads"]]
+            for i, line in enumerate(lines):
+                table.add_row("" if i else "threads", Text(line, style="dim"))
         dropped = Text(f"{snap['events']:,} events")
         if snap["dropped"]:
             dropped.append(f"   {snap['dropped']:,} dropped", style="bold yellow")
