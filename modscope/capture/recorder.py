@@ -61,6 +61,17 @@ _NAN, _INF = STATS_KEYS.index("nan"), STATS_KEYS.index("inf")
   # recorded module events delivered at the latest after this many (a step without an optimizer)
 
 
+
+def metric_value(name: str, value: Any) -> float | None:
+    """A logged metric as a plain float. A tensor is detached first: ``float()`` of one that
+    requires grad makes torch (and the engine, as torch) warn about converting it."""
+    detach = getattr(value, "detach", None)
+    try:
+        return finite_or_none(float(detach() if callable(detach) else value))
+    except (TypeError, ValueError, RuntimeError) as error:  # a string, a list, a tensor of many values
+        raise TypeError(f"modscope.log: metric {name!r} must be a number or a one-element tensor, "
+                        f"not {type(value).__name__} ({error})") from None
+
 class Recorder(Delivery, ParamEvents, EventSource):
     """Records what a model does while it runs: module calls, hooks, optimizer steps, metrics.
 
@@ -352,8 +363,7 @@ class Recorder(Delivery, ParamEvents, EventSource):
 
     def log(self, **metrics: float) -> None:
         """Record user metrics for the current step: ``trace.log(loss=loss.item())``."""
-        values = {k: finite_or_none(float(v)) for k, v in metrics.items()}
-        self._emit("metric", values=values)
+        self._emit("metric", values={name: metric_value(name, v) for name, v in metrics.items()})
 
     def step(self) -> None:
         """End the current training step (optimizer steps do this by themselves): the events

@@ -375,6 +375,22 @@ def test_session_log_and_watch_outside_and_inside_a_session(lib):
     assert ("forward", "blk.a") in outer.firing_order()
 
 
+def test_log_takes_a_tensor_that_requires_grad_without_a_warning_and_names_a_bad_metric(lib):
+    model = nested_model(lib)
+    x = lib.randn(3, 4)
+    with modscope.trace(model) as tr:
+        loss = model(x).pow(2).mean()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # float() of a tensor that requires grad warns in torch
+            tr.log(loss=loss, lr=0.1)
+        with pytest.raises(TypeError, match=r"metric 'acc' must be a number or a one-element tensor, not str"):
+            tr.log(acc="high")
+        with pytest.raises(TypeError, match=r"metric 'acc' must be a number .* not Tensor"):
+            tr.log(acc=lib.ones(3))
+    metrics = [e["values"] for e in tr.events if e["kind"] == "metric"]
+    assert metrics == [{"loss": pytest.approx(float(loss.detach()), rel=1e-6), "lr": 0.1}]
+
+
 def test_tensor_hooks_become_hook_events():
     # engine only: the engine's tracer wraps the user's tensor hooks; torch's tensor hooks are not timed
     model = nested_model(engine)
