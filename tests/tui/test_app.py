@@ -867,6 +867,21 @@ async def test_the_log_and_the_training_panel_say_the_program_got_fewer_threads(
 
 
 @pytest.mark.asyncio
+async def test_a_view_focused_as_the_app_shuts_down_is_ignored(events):
+    """Focusing the hidden graph at 100x30 just before exit raised IndexError in _apply_view
+    (the screen stack is empty during shutdown)."""
+    from types import SimpleNamespace
+
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot, app, loaded)
+        view = app.view
+    assert not app.screen_stack
+    app.on_descendant_focus(SimpleNamespace(widget=SimpleNamespace(id="graph")))
+    assert app.view == view
+
+
+@pytest.mark.asyncio
 async def test_the_threads_row_wraps_in_a_narrow_training_panel(events, monkeypatch):
     """In a narrow modules column (100x30, before the labels widened it) the row was cut at
     ``(l: w``: it wraps to the panel as the status reason does."""

@@ -376,6 +376,8 @@ class ModscopeApp(App[int]):
 
     def on_descendant_focus(self, event: Any) -> None:
         widget = event.widget
+        if not self.screen_stack:  # a focus that lands while the app shuts down: no screen to page
+            return
         if widget.id in VIEWS and widget.id != self.view:
             self.view = widget.id
             if self.layout_mode != "wide":
