@@ -50,9 +50,6 @@ BENCH = Path(__file__).resolve().parent
 STEPS = {"mnist_cnn": 3, "mingpt": 30, "checkpoint_resume": 4, "mobilenetv2": 4, "unet": 4,
          "tabular_ctr": 8, "ppo_continuous": 10}
 DEFAULT_STEPS = 6
-# scripts whose own checks need the tests' step count (llama_rope asserts its warm-up schedule has
-# ended): --quick runs them at that count rather than at 3
-FULL_STEPS_ONLY = {"llama_rope"}
 
 # both libraries warn alike about some scripts' options (see test_realcode.py); not the subject
 for _pattern in ("enable_nested_tensor is True", "Support for mismatched key_padding_mask",
@@ -223,7 +220,7 @@ def main() -> None:
         return
     known = script_names()
     cap = 3 if args.quick else 10**9
-    steps_of = {n: min(STEPS.get(n, DEFAULT_STEPS), 10**9 if n in FULL_STEPS_ONLY else cap) for n in known}
+    steps_of = {n: min(STEPS.get(n, DEFAULT_STEPS), cap) for n in known}
     names = [n for n in args.only.split(",") if n] or ([args.profile] if args.profile else known)
     unknown = sorted(set(names) - set(known))
     if unknown:
