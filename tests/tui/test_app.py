@@ -847,14 +847,19 @@ def test_the_programs_thread_count_is_told_when_modscope_chose_it():
     assert "1 BLAS/torch thread " in threads_note(1, 2) and "OMP_NUM_THREADS" in threads_note(1, 2)
 
 
+def app_of_a_program_given_3_of_4_cores(events, monkeypatch) -> ModscopeApp:
+    """A viewer whose child would get fewer BLAS threads than the machine's 4 cores."""
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    return ModscopeApp(EventListSource(events), child=FakeChild(["epoch 1"], returncode=0))
+
+
 @pytest.mark.asyncio
 async def test_the_log_and_the_training_panel_say_the_program_got_fewer_threads(events, monkeypatch):
     from modscope.views.tui.widgets.training import TrainingPanel
 
-    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(os, "cpu_count", lambda: 4)
-    app = ModscopeApp(EventListSource(events), child=FakeChild(["epoch 1"], returncode=0))
+    app = app_of_a_program_given_3_of_4_cores(events, monkeypatch)
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot, app, loaded)
         panel = app.query_one(TrainingPanel)
@@ -887,10 +892,7 @@ async def test_the_threads_row_wraps_in_a_narrow_training_panel(events, monkeypa
     ``(l: w``: it wraps to the panel as the status reason does."""
     from modscope.views.tui.widgets.training import TrainingPanel
 
-    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(os, "cpu_count", lambda: 4)
-    app = ModscopeApp(EventListSource(events), child=FakeChild(["epoch 1"], returncode=0))
+    app = app_of_a_program_given_3_of_4_cores(events, monkeypatch)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot, app, loaded)
         panel = app.query_one(TrainingPanel)

@@ -41,15 +41,21 @@ def status_line(app: ModscopeApp) -> str:
     return next(line for line in screen_lines(app) if "│ status" in line)
 
 
+async def running_without_ticks(pilot, app: ModscopeApp, source: LiveQueueSource, events: list[dict]) -> None:
+    """Five steps trained and the program running; then no tick, so only a key and a status
+    event draw."""
+    await training_to_step_5(pilot, app, source, [e for e in events if e["kind"] != "status"] +
+                             [status(100_000, "running")])
+    await settle(pilot, app, lambda a: str(a.title).endswith("running"))
+    app._ticker.pause()
+
+
 @pytest.mark.asyncio
 async def test_space_says_pausing_at_once_and_paused_when_the_program_is(events):
     source = LiveQueueSource()
     app = ModscopeApp(source)
     async with app.run_test(size=(160, 45)) as pilot:
-        await training_to_step_5(pilot, app, source, [e for e in events if e["kind"] != "status"] +
-                                 [status(100_000, "running")])
-        await settle(pilot, app, lambda a: str(a.title).endswith("running"))
-        app._ticker.pause()  # no tick from here: only the key and the status event draw
+        await running_without_ticks(pilot, app, source, events)
         await pilot.press("space")
         assert source.sent == [{"cmd": "pause"}]
         await settle(pilot, app, lambda a: "pausing" in str(a.title))
@@ -88,10 +94,7 @@ async def test_a_confirmation_folded_under_the_lock_is_drawn_once_the_lock_is_fr
     source = LiveQueueSource()
     app = ModscopeApp(source)
     async with app.run_test(size=(160, 45)) as pilot:
-        await training_to_step_5(pilot, app, source, [e for e in events if e["kind"] != "status"] +
-                                 [status(100_000, "running")])
-        await settle(pilot, app, lambda a: str(a.title).endswith("running"))
-        app._ticker.pause()
+        await running_without_ticks(pilot, app, source, events)
         await pilot.press("space")
         await settle(pilot, app, lambda a: "pausing" in str(a.title))
         folded = threading.Event()
@@ -114,10 +117,7 @@ async def test_a_new_title_repaints_the_title_line_only(events, monkeypatch):
     source = LiveQueueSource()
     app = ModscopeApp(source)
     async with app.run_test(size=(160, 45)) as pilot:
-        await training_to_step_5(pilot, app, source, [e for e in events if e["kind"] != "status"] +
-                                 [status(100_000, "running")])
-        await settle(pilot, app, lambda a: str(a.title).endswith("running"))
-        app._ticker.pause()
+        await running_without_ticks(pilot, app, source, events)
         await pilot.pause(0.2)
         refreshed: list[tuple[str, bool]] = []
         original = Widget.refresh
@@ -139,10 +139,7 @@ async def test_paused_is_painted_first_and_the_views_right_after(events):
     source = LiveQueueSource()
     app = ModscopeApp(source)
     async with app.run_test(size=(160, 45)) as pilot:
-        await training_to_step_5(pilot, app, source, [e for e in events if e["kind"] != "status"] +
-                                 [status(100_000, "running")])
-        await settle(pilot, app, lambda a: str(a.title).endswith("running"))
-        app._ticker.pause()
+        await running_without_ticks(pilot, app, source, events)
         await pilot.press("space")
         await settle(pilot, app, lambda a: "pausing" in str(a.title))
         drawn: list[str] = []
