@@ -13,6 +13,7 @@ Where to look:
 from __future__ import annotations
 
 import math
+import re
 import warnings
 import weakref
 from collections import OrderedDict
@@ -82,6 +83,9 @@ class Tensor:
     )
     __array_priority__ = 1000  # ``ndarray * tensor`` defers to Tensor.__rmul__
     _inference = False  # set (in the instance) on tensors created inside inference_mode()
+    # set (in the instance) on the outputs of a multi-view op (unbind, split, chunk) made in grad
+    # mode, and on every view of them: torch's CreationMeta::MULTI_OUTPUT_NODE
+    _multi_view = False
 
     def __init__(self, *args: Any, dtype: _dtype.dtype | None = None) -> None:
         """``Tensor(2, 3)`` makes an uninitialised float tensor of that shape (torch's legacy
@@ -380,7 +384,7 @@ class Tensor:
         self._post_accumulate_grad_hooks[handle.id] = hook
         return handle
 
-    def _check_inplace(self) -> None:
+    def _check_inplace(self, *others: Any) -> None:
         if not grad_mode._state.inference and self.is_inference():
             raise RuntimeError(
                 "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to "
@@ -389,6 +393,11 @@ class Tensor:
             )
         if not grad_mode._state.enabled:
             return
+        # torch checks this first (handle_view_on_rebase) when ``self`` or an operand requires grad:
+        # an in-place update of one output cannot be recorded on a node that made several views
+        if self._multi_view and (self._requires_grad or any(
+                isinstance(o, Tensor) and o._requires_grad for o in others)):
+            raise RuntimeError(_multi_view_message(self))
         if self.grad_fn is None and self._requires_grad and self._base is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         base = self._base
@@ -418,7 +427,7 @@ class Tensor:
         result is written into ``self``'s memory, and ``self``'s ``grad_fn`` moves to the new
         node. On a view of a tensor in a graph, the base's graph is rewritten (``CopySlices``).
         """
-        self._check_inplace()
+        self._check_inplace(*others)
         recording = grad_mode._state.enabled and (
             self._requires_grad
             or any(isinstance(o, Tensor) and o._requires_grad for o in others)
@@ -789,6 +798,20 @@ class Tensor:
 
 
 # --- helpers ----------------------------------------------------------------------------------
+
+def _multi_view_message(view: Tensor) -> str:
+    """torch's message for an in-place update of an output (or a view of one) of unbind/split:
+    the view's node named without its ``Backward0`` suffix, as torch 2.13 names it."""
+    node = view.grad_fn
+    if node is not None:
+        name = re.sub(r"Backward\d*$", "", node.name())
+        head = f"Output {view._output_nr} of {name} is a view and is being modified inplace."
+    else:  # a view of a tensor outside the graph, made to require grad or updated from one that does
+        head = "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+    return (head + " This view is the output of a function that returns multiple views. Such functions do not "
+            "allow the output views to be modified inplace. You should replace the inplace operation by an "
+            "out-of-place one.")
+
 
 _C_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
             "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 import engine._ops._core as _core
+import engine.autograd.grad_mode as _grad_mode
 
 from .. import _memory_format as _mf
 from .._size import sizes as _sizes
@@ -31,6 +32,8 @@ __all__ = ["broadcast_to", "cat", "chunk", "clone", "concat", "concatenate", "di
 def mark_view(out, base, view_fn: Callable[[np.ndarray], np.ndarray]):
     """Make ``out`` a view of ``base``: shared version counter, replayable from the root base."""
     out._version_counter = base._version_counter
+    if base._multi_view:  # a view of an unbind/split output is refused in-place updates as it is
+        out._multi_view = True
     if base._base is None:
         out._base, out._view_fn = base, view_fn
     else:
@@ -47,18 +50,28 @@ def view_op(a, data: np.ndarray, name: str, backward, view_fn):
 
 
 def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
+    """torch's ``infer_size``: sizes checked left to right (a second -1, then a negative size,
+    each raised where met), then the element count, then an ambiguous -1 among zeros."""
     if -1 not in shape and math.prod(shape) == numel and min(shape, default=0) >= 0:
-        return shape  # the common case, checked without the generator below (runs for every view)
-    if shape.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
-    known = math.prod(s for s in shape if s != -1)
-    if -1 in shape:
-        if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape = tuple(numel // known if s == -1 else s for s in shape)
-    elif known != numel:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    return shape
+        return shape  # the common case, checked without the loop below (runs for every view)
+    known, infer = 1, None
+    for i, s in enumerate(shape):
+        if s == -1:
+            if infer is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = i
+        elif s >= 0:
+            known *= s
+        else:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
+    if numel == known or (infer is not None and known > 0 and numel % known == 0):
+        if infer is None:
+            return shape
+        if known == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                               "unspecified dimension size -1 can be any value and is ambiguous")
+        return shape[:infer] + (numel // known,) + shape[infer + 1:]
+    raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
 
 
 def _try_view(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
@@ -116,7 +129,16 @@ def flatten(a, start_dim: int = 0, end_dim: int = -1):
 
 def unflatten(a, dim: int, sizes: Sequence[int]):
     d = wrap_dim(dim, a.ndim)
-    sizes = _infer_shape(tuple(sizes), a.shape[d])
+    sizes = tuple(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    try:
+        sizes = _infer_shape(sizes, a.shape[d])
+    except RuntimeError as e:  # reworded as torch's handle_unflatten_exception does
+        if "is invalid for input of size" in str(e):
+            raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim "
+                               f"{d} ({a.shape[d]}) in the input tensor") from None
+        raise RuntimeError(f"unflatten got an unexpected error:\n{e}") from None
     return view(a, a.shape[:d] + sizes + a.shape[d + 1:])
 
 
@@ -319,6 +341,15 @@ def stack(tensors: Sequence, dim: int = 0):
     return result(out, "StackBackward0", tensors, backward, tensor_backward=tensor_backward)
 
 
+def _mark_multi_views(outs) -> None:
+    """Outputs of one node that are all views (unbind, split): made in grad mode, torch refuses
+    in-place updates of them (and of their views) when they or the operand require grad; made
+    under no_grad or inference_mode they can be updated."""
+    if _grad_mode._state.enabled and not _grad_mode._state.inference:
+        for out in outs:
+            out._multi_view = True
+
+
 def _split_views(a, pieces, name: str, dim: int, views: bool = True):
     d = dim
     bounds = np.cumsum([p.shape[d] for p in pieces])[:-1]
@@ -332,6 +363,7 @@ def _split_views(a, pieces, name: str, dim: int, views: bool = True):
         for out, start, piece in zip(outs, starts, pieces):
             key = (slice(None),) * d + (slice(start, start + piece.shape[d]),)
             mark_view(out, a, lambda arr, key=key: arr[key])
+        _mark_multi_views(outs)
     return tuple(outs)
 
 
@@ -400,6 +432,7 @@ def unbind(a, dim: int = 0):
                         tensor_backward=lambda *gs: (stack(list(gs), d),))
     for key, out in zip(keys, outs):
         mark_view(out, a, lambda arr, key=key: arr[key])
+    _mark_multi_views(outs)
     return tuple(outs)
 
 
