@@ -28,6 +28,7 @@ class Terminal:
         self.cells: dict[tuple[int, int], tuple[str, tuple]] = {}
         self.style: dict[str, object] = {"flags": frozenset()}
         self.x = self.y = 0
+        self.written = 0  # cells written
 
     def sgr(self, params: str) -> None:
         codes = [int(c or 0) for c in params.split(";")] if params else [0]
@@ -68,17 +69,21 @@ class Terminal:
                 for ch in text:
                     self.cells[self.y, self.x] = (ch, key)
                     self.x += 1
+                self.written += len(text)
 
 
-def draw(frames: list[str], width: int = 40, height: int = 10) -> tuple[dict, dict, list[str]]:
-    """The cells Textual's frames draw, those the diffed frames draw, and the diffed frames."""
+def draw(frames: list[str], width: int = 40, height: int = 10) -> tuple[dict, dict, list[str], list[int]]:
+    """The cells Textual's frames draw, those the diffed frames draw, the diffed frames, and how
+    many cells each of them writes."""
     raw, diffed, screen = Terminal(), Terminal(), ScreenDiff(width, height)
-    outs = []
+    outs, written = [], []
     for frame in frames:
         raw.feed(frame)
         outs.append(screen.feed(frame))
+        before = diffed.written
         diffed.feed(outs[-1])
-    return raw.cells, diffed.cells, outs
+        written.append(diffed.written - before)
+    return raw.cells, diffed.cells, outs, written
 
 
 def seg(text: str, style: str = "") -> str:
@@ -92,7 +97,7 @@ BOLD_WHITE_ON_BLUE = "1;" + WHITE_ON_BLUE
 
 def test_the_same_frame_again_sends_nothing():
     frame = "\x1b[1;1H" + seg("hello", WHITE_ON_BLUE) + seg(" world", BOLD_WHITE_ON_BLUE) + "\n\x1b[2;1H" + seg("x")
-    raw, diffed, outs = draw([frame, frame])
+    raw, diffed, outs, _ = draw([frame, frame])
     assert raw == diffed
     assert outs[1] == ""
 
@@ -100,7 +105,7 @@ def test_the_same_frame_again_sends_nothing():
 def test_only_the_changed_cells_are_sent_with_one_style_switch():
     before = "\x1b[3;1H" + seg("loss 0.512  ", WHITE_ON_BLUE) + seg("step 41", BOLD_WHITE_ON_BLUE)
     after = "\x1b[3;1H" + seg("loss 0.498  ", WHITE_ON_BLUE) + seg("step 42", BOLD_WHITE_ON_BLUE)
-    raw, diffed, outs = draw([before, after])
+    raw, diffed, outs, _ = draw([before, after])
     assert raw == diffed
     # "512" -> "498" (from the first to the last differing cell), then the "2" of the step
     assert outs[1] == f"\x1b[3;8H\x1b[{WHITE_ON_BLUE}m498\x1b[3;19H\x1b[1m2\x1b[0m"
@@ -108,7 +113,7 @@ def test_only_the_changed_cells_are_sent_with_one_style_switch():
 
 def test_runs_that_follow_on_need_no_cursor_move_and_equal_styles_merge():
     frame = "\x1b[1;1H" + seg("ab", WHITE_ON_BLUE) + seg("cd", WHITE_ON_BLUE) + seg("ef", BOLD_WHITE_ON_BLUE)
-    raw, diffed, outs = draw([frame])
+    raw, diffed, outs, _ = draw([frame])
     assert raw == diffed
     assert outs[0] == f"\x1b[1;1H\x1b[{WHITE_ON_BLUE}mabcd\x1b[1mef\x1b[0m"
 
@@ -194,13 +199,12 @@ async def test_the_apps_real_frames_draw_the_same_screen_and_shrink(events, monk
         await settle(pilot, app, lambda a: a.screen is a.screen_stack[0])
         await pilot.pause(0.1)
         frames.append(_frame(app))
-    raw, diffed, outs = draw(frames, 120, 36)
+    raw, diffed, outs, written = draw(frames, 120, 36)
     assert raw == diffed
-    sizes = [len(f) for f in outs]
-    assert sizes[0] < len(frames[0]) * 0.75, sizes  # the first: every cell, with fewer style switches
-    help_cells = 104 * 36
-    assert sizes[2] < help_cells * 2, sizes  # the help: its own cells only, the screen beneath stays
-    assert sizes[3] < help_cells * 2, sizes
+    assert written[0] == 120 * 36 and len(outs[0]) < len(frames[0]) * 0.75  # every cell, fewer style switches
+    help_cells = 104 * 34 + 120  # the help (at most 104 x 90% of 36) and the footer's keys
+    assert written[2] < help_cells and written[3] < help_cells, written  # the screen beneath stays
+    assert len(outs[2]) < len(frames[2]) * 0.75 and len(outs[3]) < len(frames[3]) * 0.75
 
 
 class _App:
