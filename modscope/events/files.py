@@ -34,6 +34,7 @@ from .records import VALUES_FIELD, event_line
 from .schema import (
     _ITEM_FIELDS,
     _NULLABLE_ITEMS,
+    _OPTIONAL_ITEM_FIELDS,
     FIELDS,
     ORIGIN_FIELDS,
     SCHEMA_VERSION,
@@ -417,9 +418,11 @@ MODULE_LINE_KINDS = (None, *VALUES_FIELD)  # match.lastindex -> the kind
 
 
 # Per kind: its required fields' types, and for each list field with items its item fields'
-# types and whether an item may be null (all from ``schema``: the shortcut follows the protocol).
+# types, whether an item may be null and its optional fields' types (all from ``schema``: the
+# shortcut follows the protocol).
 _SPECS = {kind: (tuple(fields.items()),
-                 tuple((key, tuple(_ITEM_FIELDS[kind, key].items()), (kind, key) in _NULLABLE_ITEMS)
+                 tuple((key, tuple(_ITEM_FIELDS[kind, key].items()), (kind, key) in _NULLABLE_ITEMS,
+                        tuple(_OPTIONAL_ITEM_FIELDS.get((kind, key), {}).items()))
                        for key in fields if (kind, key) in _ITEM_FIELDS))
           for kind, fields in FIELDS.items()}
 _MISSING: Any = object()  # a missing field: of no type a field accepts (not even null)
@@ -448,7 +451,7 @@ def valid_event(obj: Any) -> bool:
     for key, types in fields:
         if type(obj.get(key, _MISSING)) not in types:
             return False
-    for key, item_fields, nullable in item_specs:
+    for key, item_fields, nullable, optional in item_specs:
         for item in obj[key]:
             if item is None and nullable:
                 continue
@@ -456,6 +459,9 @@ def valid_event(obj: Any) -> bool:
                 return False
             for field, types in item_fields:
                 if type(item.get(field, _MISSING)) not in types:
+                    return False
+            for field, types in optional:
+                if field in item and type(item[field]) not in types:
                     return False
     return True
 

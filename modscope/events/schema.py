@@ -117,6 +117,13 @@ _ITEM_FIELDS: dict[tuple[str, str], dict[str, tuple[type, ...]]] = {
                          "saved_bytes": (int,), "inputs": (list,)},
     ("graph", "leaves"): {"id": (int,), "path": _OPT_STR, "shape": (list,)},
 }
+# Item fields a list item may carry, checked when present: added within schema version 1, as
+# ``OPTIONAL_FIELDS``. ``params`` items: ``update_sampled``, the number of values the update
+# ratio was measured on (an evenly strided sample of a large tensor: the ratio is an estimate);
+# absent, every value was (``capture.param_stats``).
+_OPTIONAL_ITEM_FIELDS: dict[tuple[str, str], dict[str, tuple[type, ...]]] = {
+    ("params", "items"): {"update_sampled": (int,)},
+}
 # Summaries may be None: a module input that is not a tensor, or a gradient that is undefined.
 _NULLABLE_ITEMS = {("forward_pre", "inputs"), ("forward", "outputs"), ("backward_pre", "grad_outputs"),
                    ("backward", "grad_inputs")}
@@ -213,6 +220,9 @@ def validate(event: Any) -> dict[str, Any]:
                 raise EventError(f"{kind} event: {key}[{i}] must be an object, got {type(item).__name__}")
             for field, types in spec.items():
                 _check_field(item, field, types, f"{kind} event {key}[{i}]")
+            for field, types in _OPTIONAL_ITEM_FIELDS.get((kind, key), {}).items():
+                if field in item:
+                    _check_field(item, field, types, f"{kind} event {key}[{i}]")
     return event
 
 

@@ -90,3 +90,31 @@ def test_paused_the_timeline_follows_the_step_paused_in(events):
         s.apply({"v": last["v"], "kind": "status", "seq": last["seq"] + 2, "t": last["t"], "step": 5,
                  "state": "running", "reason": ""})
     assert s.step_events(None)[0] == 4
+
+
+def test_a_sampled_update_ratio_is_shown_as_an_estimate(events):
+    """``update_sampled`` on a ``params`` item (a large tensor's ratio, measured on a sample):
+    the parameter table writes ``≈`` before the ratio; an item without it (an older trace, or an
+    exact ratio) shows the plain number."""
+    from modscope.views.tui.state import ParamInfo
+    from modscope.views.tui.step_values import step_values
+    from modscope.views.tui.widgets.params_table import COLUMNS, row_cells
+
+    s = folded(events)  # a trace from before the field: every ratio exact, shown plain
+    update = COLUMNS.index("update")
+    w = s.params["blk.a.weight"]
+    assert w.update_sampled is None and not str(row_cells(w)[update]).startswith("≈")
+    last = next(e for e in reversed(events) if e["kind"] == "params")
+    fold(s, [{**last, "seq": 10**6, "items": [{**i, "update_sampled": 7} for i in last["items"]]}])
+    assert s.params["blk.a.weight"].update_sampled == 7 and str(row_cells(s.params["blk.a.weight"])[update])[0] == "≈"
+
+    item = {"path": "a.w", "norm": 2.0, "grad_norm": None, "update_ratio": 2.5e-3, "mean": 0.0, "std": 1.0,
+            "nan": 0, "inf": 0}
+    old = ParamInfo("a.w", [2], "float32", 2, True)
+    exact = step_values([{"kind": "params", "step": 1, "items": [item]}], 1).param(old)
+    sampled = step_values([{"kind": "params", "step": 1, "items": [{**item, "update_sampled": 65_536}]}], 1).param(old)
+    assert (exact.update_sampled, sampled.update_sampled) == (None, 65_536)
+    assert str(row_cells(exact)[update]) == "2.50e-03" and str(row_cells(sampled)[update]) == "≈2.50e-03"
+    none = step_values([{"kind": "params", "step": 1, "items": [{**item, "update_ratio": None,
+                                                                 "update_sampled": 65_536}]}], 1).param(old)
+    assert str(row_cells(none)[update]) == "–"  # no ratio (no snapshot): nothing to estimate

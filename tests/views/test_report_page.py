@@ -364,3 +364,23 @@ def test_the_loss_is_plotted_without_modscope_log(tmp_path, lib):
         assert re.search(r">loss</text>", html)
     logged = [e | {"kind": "metric", "values": {"loss": 7.0}} for e in tr.events if e["kind"] == "step"]
     assert TraceDigest(tr.events + logged).metrics["loss"].points() == [(0, 7.0), (1, 7.0), (2, 7.0)]
+
+
+def test_a_sampled_update_ratio_travels_to_the_page_as_an_estimate():
+    """A ``params`` item with ``update_sampled`` (a large tensor's ratio measured on a sample)
+    gives its row that count last, which the page draws as ``≈`` and a title; an item without it
+    (an older trace, or an exact ratio) gives 0."""
+    import json
+
+    from modscope.views.html.page import _data
+
+    events = _synthetic(steps=2, modules=2)
+    params = [e for e in events if e["kind"] == "params"][-1]
+    params["items"][1]["update_sampled"] = 65_536
+    digest = TraceDigest(events)
+    data = json.loads("".join(_data(digest)))
+    rows = data["params"]["1"]
+    assert [r[-1] for r in rows] == [0, 65_536] and rows[1][3] == pytest.approx(1e-3)
+    assert [r[-1] for r in data["params"]["0"]] == [0, 0]
+    from modscope.views.html.assets import PAGE_JS
+    assert "estimated on " in PAGE_JS and "\\u2248" in PAGE_JS

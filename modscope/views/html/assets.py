@@ -76,7 +76,8 @@ PAGE_JS = r"""
       var r = rows[i], info = data.pinfo[r[0]] || ["", "", "", ""];
       html.push("<tr><td class=l>" + esc(r[0]) + "</td><td class=l>" + esc(info[0]) + "</td><td class=l>" +
         esc(info[1]) + "</td><td>" + (info[2] === "" ? "" : Number(info[2]).toLocaleString("en")) + "</td><td>" +
-        esc(info[3]) + "</td><td>" + num(r[1]) + "</td><td>" + num(r[2]) + "</td><td>" + num(r[3]) +
+        esc(info[3]) + "</td><td>" + num(r[1]) + "</td><td>" + num(r[2]) + "</td><td" +
+        (r[8] && r[3] !== null ? ' title="estimated on ' + r[8] + ' sampled values">\u2248' : ">") + num(r[3]) +
         "</td><td>" + num(r[4]) + "</td><td>" + num(r[5]) + "</td><td" + (r[6] || r[7] ? " class=ms-err" : "") +
         ">" + r[6] + " / " + r[7] + "</td></tr>");
     }

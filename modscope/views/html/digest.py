@@ -325,8 +325,9 @@ class TraceDigest:
         if not self.params.wants(last):
             self.params.skip()
             return
-        rows = [(i["path"], i["norm"], i["grad_norm"], i["update_ratio"], i["mean"], i["std"], i["nan"], i["inf"])
-                for i in items]
+        # last: how many values the update ratio was measured on (0: all; a sample: an estimate)
+        rows = [(i["path"], i["norm"], i["grad_norm"], i["update_ratio"], i["mean"], i["std"], i["nan"], i["inf"],
+                 i.get("update_sampled", 0)) for i in items]
         self.params.offer(step, rows, len(rows) * len(PARAM_FIELDS) + 1, last=last)
 
     # -- what the pages ask -------------------------------------------------------------------

@@ -62,6 +62,7 @@ class ParamInfo:
     norm: float | None = None
     grad_norm: float | None = None
     update_ratio: float | None = None
+    update_sampled: int | None = None  # values the update ratio was measured on (None: all: exact)
     mean: float | None = None
     std: float | None = None
     nan: int = 0
@@ -268,6 +269,7 @@ class SessionState:
                 continue
             for key in ("norm", "grad_norm", "update_ratio", "mean", "std", "nan", "inf"):
                 setattr(info, key, item[key])
+            info.update_sampled = item.get("update_sampled")  # (added within schema 1: may be absent)
             if item["grad_norm"] is not None and not info.is_buffer:
                 per_module[info.owner] = per_module.get(info.owner, 0.0) + item["grad_norm"] ** 2
             if item["nan"] or item["inf"]:

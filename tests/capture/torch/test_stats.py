@@ -545,3 +545,37 @@ def test_cpu_tensors_get_the_numpy_plan_through_views_with_the_same_figures():
     first.data = torch.zeros(5, 6)  # new memory: the views are stale, a new plan is needed
     assert not cpu.matches(tensors)
     assert not isinstance(stats_plan([torch.zeros(3, dtype=torch.bfloat16)]), CpuStatsPlan)
+
+
+@pytest.mark.parametrize("opt", ["sgd", "adam"])
+def test_a_large_cpu_parameter_has_its_update_sampled_after_a_real_optimizer_step(opt):
+    """torch CPU tensors go through the engine's NumPy plan (``CpuStatsPlan``): a parameter of
+    more than ``SAMPLE`` values has its update ratio estimated on a strided sample, close to the
+    exact ratio after a real torch optimizer step; the other figures stay exact."""
+    from modscope.capture import param_stats as ps
+    from modscope.capture.torch.param_stats import CpuStatsPlan, stats_plan
+
+    torch.manual_seed(0)
+    w = torch.nn.Parameter(torch.randn(1000, 1000) * 0.02)
+    small = torch.nn.Parameter(torch.randn(1000))
+    plan = stats_plan([w, small])
+    assert isinstance(plan, CpuStatsPlan)
+    optimizer = (torch.optim.SGD([w, small], lr=0.01, momentum=0.9) if opt == "sgd"
+                 else torch.optim.Adam([w, small], lr=1e-3))
+    for _ in range(3):
+        optimizer.zero_grad()
+        (((w.sum(1) * torch.linspace(0, 3, 1000)) ** 2).mean() + (w ** 2).sum()).backward()  # uneven rows
+        (small ** 3).sum().backward()
+        before = w.detach().clone().double()
+        plan.snapshot()
+        optimizer.step()
+        rec_w, rec_small = plan.stats(["w", "small"])
+    after = w.detach().double()
+    exact = float((after - before).norm() / after.norm())
+    assert rec_w["update_sampled"] == len(range(0, 1_000_000, -(-1_000_000 // ps.SAMPLE)))
+    assert rec_w["update_ratio"] == pytest.approx(exact, rel=2e-2)
+    assert "update_sampled" not in rec_small  # 1,000 values: measured exactly
+    assert rec_w["norm"] == pytest.approx(float(after.norm()), rel=1e-6)
+    assert rec_w["std"] == pytest.approx(float(after.std(unbiased=False)), rel=1e-5)
+    assert rec_w["mean"] == pytest.approx(float(after.mean()), rel=1e-4, abs=1e-9)
+    assert rec_w["grad_norm"] == pytest.approx(float(w.grad.double().norm()), rel=1e-5)

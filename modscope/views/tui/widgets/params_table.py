@@ -1,5 +1,6 @@
 """Parameters and buffers of the selected module, updated in place (keyed rows and cells):
-name, shape, dtype, numel, requires_grad, persistent, norm, grad norm, update ratio, mean/std."""
+name, shape, dtype, numel, requires_grad, persistent, norm, grad norm, update ratio (``≈``: an
+estimate from a sample of a large tensor's values), mean/std."""
 
 from __future__ import annotations
 
@@ -41,6 +42,14 @@ def _num(value: float | None, fmt: str = ".3g") -> str | Text:
     return f"{value:{fmt}}"
 
 
+def _update(p: ParamInfo) -> str | Text:
+    """The update ratio; ``≈`` before it when it was measured on a sample of the values (a large
+    tensor's: the ``params`` item's ``update_sampled``), an estimate."""
+    if p.update_ratio is None or not p.update_sampled:
+        return _num(p.update_ratio, ".2e")
+    return f"≈{p.update_ratio:.2e}"
+
+
 def row_cells(p: ParamInfo) -> tuple:
     name = Text(p.path.rsplit(".", 1)[-1], style="bold" if not p.is_buffer else "italic")
     if p.nan or p.inf:
@@ -48,7 +57,7 @@ def row_cells(p: ParamInfo) -> tuple:
     return (name, "×".join(map(str, p.shape)) or "scalar", p.dtype, f"{p.numel:,}",
             "buffer" if p.is_buffer else ("yes" if p.requires_grad else "no"),
             ("yes" if p.persistent else "no") if p.is_buffer else "–",
-            _num(p.norm), _num(p.grad_norm), _num(p.update_ratio, ".2e"), _num(p.mean), _num(p.std))
+            _num(p.norm), _num(p.grad_norm), _update(p), _num(p.mean), _num(p.std))
 
 
 class ParamsTable(DataTable):
