@@ -467,6 +467,7 @@ CONV_CASES = [
     ((2, 3, 8), (5, 3, 3), {"stride": 2}),  # conv1d
     ((2, 3, 7, 6), (2, 3, 3, 3), {"padding": "same"}),
     ((3, 7, 6), (4, 3, 3, 3), {"padding": 1}),  # unbatched
+    ((2, 3, 7, 6), (6, 1, 3, 3), {"groups": 3, "stride": 2, "padding": 1}),  # depthwise
 ]
 
 

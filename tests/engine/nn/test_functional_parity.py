@@ -49,6 +49,12 @@ CONV2D = [
     ((2, 3, 9, 8), (4, 3, 3, 2), dict(stride=2, padding=1)),
     ((2, 4, 9, 8), (6, 2, 3, 3), dict(groups=2, dilation=2, padding=(2, 1))),
     ((1, 6, 7, 7), (6, 1, 2, 2), dict(groups=6, stride=(2, 1))),
+    # depthwise (groups == in_channels: the tap-sum path), multiplier 1 and 2, as MobileNet's
+    ((3, 8, 9, 10), (8, 1, 3, 3), dict(groups=8, padding=1)),
+    ((2, 6, 11, 9), (6, 1, 3, 3), dict(groups=6, stride=2, padding=1)),
+    ((2, 4, 9, 8), (8, 1, 3, 2), dict(groups=4, stride=(2, 1), padding=(2, 0), dilation=(2, 3))),
+    ((8, 48, 16, 16), (48, 1, 3, 3), dict(groups=48, stride=2, padding=1)),
+    ((7, 6, 5), (14, 1, 3, 3), dict(groups=7, padding="same")),  # unbatched
     ((3, 9, 8), (4, 3, 3, 3), dict(padding="same")),
     ((2, 3, 9, 8), (4, 3, 4, 2), dict(padding="same", dilation=(1, 3))),
     ((64, 1, 28, 28), (10, 1, 5, 5), dict()),
@@ -71,7 +77,8 @@ def test_conv2d_input_without_grad_records_a_none_edge(torch):
 
 @pytest.mark.parametrize("xs,ws,kw", [((2, 3, 10), (4, 3, 3), dict()), ((2, 4, 10), (6, 2, 3), dict(groups=2, stride=2)),
                                       ((3, 10), (4, 3, 2), dict(padding="same", dilation=3)),
-                                      ((2, 3, 10), (4, 3, 3), dict(padding=2, dilation=2))], ids=str)
+                                      ((2, 3, 10), (4, 3, 3), dict(padding=2, dilation=2)),
+                                      ((2, 4, 10), (4, 1, 3), dict(groups=4, padding=1))], ids=str)
 def test_conv1d(torch, xs, ws, kw):
     _run(torch, "conv1d", [rnd(*xs, seed=1), rnd(*ws, seed=2), rnd(ws[0], seed=3)], kw, [True, True, True])
 

@@ -35,6 +35,18 @@ def test_conv2d(kw, bias):
     gradcheck(lambda x, w, b: F.conv2d(x, w, b, **kw), x, w, b)
 
 
+@pytest.mark.parametrize("kw,mult", [(dict(padding=1), 1), (dict(stride=2, padding=(1, 0), dilation=(1, 2)), 1),
+                                     (dict(stride=(1, 2), padding=1), 2), (dict(padding="same"), 3)], ids=str)
+@pytest.mark.parametrize("bias", [True, False])
+def test_depthwise_conv2d(kw, mult, bias):
+    """groups == in_channels (one input channel per group) runs as a sum over kernel taps."""
+    x = rand(2, 3, 6, 5, seed=1)
+    w = rand(3 * mult, 1, 3, 2, seed=2)
+    b = rand(3 * mult, seed=3) if bias else None
+    gradcheck(lambda x, w, b: F.conv2d(x, w, b, groups=3, **kw), x, w, b)
+    gradcheck(lambda x, w: F.conv2d(x, w, groups=3, **kw), rand(3, 5, 4, seed=4), w)  # unbatched
+
+
 def test_conv2d_unbatched_and_even_same_padding():
     gradcheck(lambda x, w: F.conv2d(x, w, padding="same"), rand(2, 5, 4, seed=1), rand(3, 2, 2, 2, seed=2))
 
