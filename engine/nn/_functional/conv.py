@@ -17,7 +17,7 @@ MNIST net's two layers: 3.7 and 4.1 MB against a 0.2 MB input), so it is never k
   input gradient instead of ``kh·kw``: smaller and faster than the columns.
 - ``_Depthwise`` (2-D, groups == C, one input channel per group: MobileNet's 3x3 layers) builds
   no columns at all: each product is a sum over the kernel taps of strided windows of the padded
-  input, channels last (one einsum, or one add per tap for the input gradient).
+  input, channels last (one einsum for the output and for each gradient).
 - ``_Geometry`` (everything else) builds the columns for blocks of images in forward
   (``_COLS_BUDGET`` bytes each, dropped after their GEMM) and rebuilds them in backward: for
   blocks of images when only the weight gradient is needed, for blocks of input channels
@@ -655,8 +655,9 @@ class _Depthwise:
     per-channel weights, whole-batch and all channels at once.
 
     Layout: channels last, ``(Hp, Wp, N·C)``, with the weights tiled to ``(N·C,)`` per tap, so
-    every multiply and add runs over contiguous rows of ``N·C`` (measured ~3x faster than
-    broadcasting (C, 1, 1) weights over (N, C, Ho, Wo) windows, whose rows are only ``Wo`` long).
+    the innermost loop of every product runs over contiguous rows of ``N·C`` (measured ~3x faster
+    than broadcasting (C, 1, 1) weights over (N, C, Ho, Wo) windows, whose rows are only ``Wo``
+    long). Fwd + both gradients at MobileNetV2's depthwise shapes: ~0.55x the grouped im2col's time.
     Same interface as ``_Geometry`` (the double backward in ``engine._ops.double_backward`` calls it)."""
 
     def __init__(self, xs: tuple, ws: tuple, stride, pads: Pads, dilation) -> None:
@@ -728,16 +729,27 @@ class _Depthwise:
                            for q in range(m)])  # (m, kh, kw, C)
             gw = gw.transpose(3, 0, 1, 2).reshape(self.ws)  # (C, m, kh, kw) is (O, 1, kh, kw)
         if need_x:
-            wt = self._tiled(w)
-            tmp = np.empty((ho, wo, n * c), g.dtype)
-            dxp = np.zeros((*self.padded, n * c), g.dtype)
-            for q in range(m):
-                for i, j, window in self.taps:
-                    dxp[window] += np.multiply(gl[q], wt[q, i, j], out=tmp)
-            (t, _), (lft, _) = self.pads
-            h, wd = self.xs[2:]
-            gx = np.ascontiguousarray(dxp[t:t + h, lft:lft + wd].reshape(h, wd, n, c).transpose(2, 3, 0, 1))
+            gx = self._input_grad(gl, w)
         return gx, gw, gb
+
+    def _input_grad(self, gl: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """dX as a stride-1 correlation: the gradient (m, Ho, Wo, N·C) spread ``stride`` apart
+        into zeros with a ``(k - 1)·dilation`` margin (``gz``), then every input position sums
+        its taps' windows of ``gz`` times the flipped weights, over taps and multipliers in one
+        einsum (measured faster than one strided add per tap at MobileNet's sizes)."""
+        n, c, h, wd = self.xs
+        (kh, kw), (dh, dw), (sh, sw) = self.ws[2:], self.dilation, self.stride
+        (t, _), (lft, _) = self.pads
+        mh, mw = (kh - 1) * dh, (kw - 1) * dw
+        ho, wo = self.out_sp
+        gz = np.zeros((self.mult, self.padded[0] + mh, self.padded[1] + mw, n * c), gl.dtype)
+        gz[:, mh:mh + sh * (ho - 1) + 1:sh, mw:mw + sw * (wo - 1) + 1:sw] = gl
+        sq, sa, sb, sc = gz.strides
+        win = as_strided(gz[:, t:, lft:], (self.mult, kh, kw, h, wd, n * c), (sq, sa * dh, sb * dw, sa, sb, sc),
+                         writeable=False)
+        flipped = self._tiled(w)[:, ::-1, ::-1]
+        gx = np.einsum("qijhwc,qijc->hwc", win, flipped)  # (H, W, N·C)
+        return np.ascontiguousarray(gx.reshape(h, wd, n, c).transpose(2, 3, 0, 1))
 
 
 # --- the Conv layers' padding modes -------------------------------------------------------------
