@@ -35,7 +35,9 @@ from .schema import (
     _ITEM_FIELDS,
     _NULLABLE_ITEMS,
     _OPTIONAL_ITEM_FIELDS,
+    DETAILS,
     FIELDS,
+    OPTIONAL_FIELDS,
     ORIGIN_FIELDS,
     SCHEMA_VERSION,
     EventError,
@@ -425,6 +427,7 @@ _SPECS = {kind: (tuple(fields.items()),
                         tuple(_OPTIONAL_ITEM_FIELDS.get((kind, key), {}).items()))
                        for key in fields if (kind, key) in _ITEM_FIELDS))
           for kind, fields in FIELDS.items()}
+_OPTIONAL_SPECS = {kind: tuple(fields.items()) for kind, fields in OPTIONAL_FIELDS.items()}
 _MISSING: Any = object()  # a missing field: of no type a field accepts (not even null)
 
 
@@ -451,6 +454,11 @@ def valid_event(obj: Any) -> bool:
     for key, types in fields:
         if type(obj.get(key, _MISSING)) not in types:
             return False
+    for key, types in _OPTIONAL_SPECS.get(obj["kind"], ()):  # (a step event's detail, loss, ...)
+        if key in obj and type(obj[key]) not in types:
+            return False
+    if "detail" in obj and obj["kind"] == "step" and obj["detail"] not in DETAILS:
+        return False
     for key, item_fields, nullable, optional in item_specs:
         for item in obj[key]:
             if item is None and nullable:

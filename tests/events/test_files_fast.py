@@ -227,3 +227,21 @@ def test_the_loading_pass_takes_module_lines_by_their_pattern(tmp_path, monkeypa
     write(path, [SESSION, *LINES, END])
     tr = modscope.load_trace(path)
     assert parsed == [SESSION, END] and len(tr) == len(LINES) + 2
+
+
+@pytest.mark.parametrize(("extra", "valid"), [
+    ({}, True), ({"detail": "light", "loss": 0.5, "grad_norm": None, "nonfinite": False, "dur_ns": 7}, True),
+    ({"detail": "medium"}, False), ({"loss": "0.5"}, False), ({"nonfinite": 1}, False), ({"dur_ns": 1.5}, False),
+])
+def test_the_fast_check_agrees_with_validate_on_a_step_events_optional_fields(extra, valid):
+    """``valid_event`` took a step event whose optional fields ``validate`` refuses (a string loss,
+    an unknown detail): a trace's loader then kept what its validator would not."""
+    from modscope.events.schema import EventError, dumps_bytes, make
+
+    event = orjson.loads(dumps_bytes(make("step", 5, 0, 2, optimizer="SGD", index=0, lrs=[0.1], **extra)))
+    assert files.valid_event(event) is valid
+    if valid:
+        assert validate(event) is event
+    else:
+        with pytest.raises(EventError):
+            validate(event)
