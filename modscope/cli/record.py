@@ -155,8 +155,19 @@ def record_here(args: argparse.Namespace) -> int:
         return code
     who = f"rank {rank} of {origin['world_size']}: " if origin else ""
     stopped = f" (stopped by {_signal_name(signum)})" if signum is not None else ""
-    print(f"modscope record: {who}trace {path}: {_holds(counts)}{stopped}", file=sys.stderr, flush=True)
+    _say_at_once(f"modscope record: {who}trace {path}: {_holds(counts)}{stopped}")
     return code
+
+
+def _say_at_once(line: str) -> None:
+    """``line`` on stderr in one write: the ranks of a job say theirs at the same moment on one
+    stderr, and print's text and newline, two writes, interleaved them on one line."""
+    sys.stderr.flush()
+    try:
+        os.write(sys.stderr.fileno(), (line + "\n").encode())
+    except (AttributeError, OSError, ValueError):  # no file descriptor (stderr captured in-process)
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
 
 def _serve(address: str, controller: Any = None, origin: dict[str, int] | None = None,

@@ -82,3 +82,30 @@ def test_modscope_launches_ranks_names_a_diverging_parameter_and_a_killed_rank(t
         "✖ diverged at step 2 in module module.2: module.2.bias is not the same on both ranks (fingerprints ")
     assert "no file for rank 3 of run.jsonl (ranks 0, 1 are recorded beside it)" in \
         _diff(tmp_path, "run.jsonl#0", "run.jsonl#3").stderr
+
+
+def test_a_ranks_closing_line_is_one_write_with_its_newline(capfd, monkeypatch):
+    """Two ranks' closing lines came out as one line in a fresh-clone run (print wrote the text
+    and the newline apart, and the other rank's text fell between): the line goes in one write."""
+    import os as os_module
+
+    from modscope.cli import record
+
+    writes: list[bytes] = []
+    real_write = os_module.write
+
+    def write(fd: int, data: bytes) -> int:
+        writes.append(data)
+        return real_write(fd, data)
+
+    monkeypatch.setattr(record.os, "write", write)
+    record._say_at_once("modscope record: rank 1 of 2: trace t.jsonl: 4 steps")
+    assert writes == [b"modscope record: rank 1 of 2: trace t.jsonl: 4 steps\n"]
+    assert capfd.readouterr().err == "modscope record: rank 1 of 2: trace t.jsonl: 4 steps\n"
+
+
+def test_a_closing_line_reaches_a_stderr_without_a_file_descriptor(capsys):
+    from modscope.cli import record
+
+    record._say_at_once("modscope record: trace t.jsonl: 4 steps")
+    assert capsys.readouterr().err == "modscope record: trace t.jsonl: 4 steps\n"

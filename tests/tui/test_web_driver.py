@@ -5,6 +5,7 @@ ESC from the page is the escape key at once; dialogs in a browser tab do not dim
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
@@ -177,6 +178,22 @@ def test_what_changes_no_cell_is_kept_in_place_and_the_screen_remembered(kept):
     assert screen.feed(frame) == "" and screen.passed_through == 0
 
 
+async def _steady_frame(pilot, app, timeout: float = 10.0) -> str:
+    """The screen once two frames 0.1 s apart agree: a frame taken while the views still settle
+    (the modules column widening as its labels fold in) carries changes of its own into the next,
+    and the cells counted were the screen beneath as well as the dialog's (a fresh-clone run)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    frame = _frame(app)
+    while True:
+        await pilot.pause(0.1)
+        again = _frame(app)
+        if again == frame:
+            return frame
+        assert loop.time() < end, "the screen never settled"
+        frame = again
+
+
 def _frame(app) -> str:
     return app.screen._compositor.render_update(full=True).render_segments(app.console)
 
@@ -188,17 +205,15 @@ async def test_the_apps_real_frames_draw_the_same_screen_and_shrink(events, monk
     frames = []
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot, app, loaded)
-        frames.append(_frame(app))
+        frames.append(await _steady_frame(pilot, app))
         await pilot.press("down", "down")
-        await pilot.pause(0.2)
-        frames.append(_frame(app))
+        frames.append(await _steady_frame(pilot, app))
         await pilot.press("question_mark")
         await settle(pilot, app, lambda a: "pause / resume training" in _frame(a))
-        frames.append(_frame(app))
+        frames.append(await _steady_frame(pilot, app))
         await pilot.press("escape")
         await settle(pilot, app, lambda a: a.screen is a.screen_stack[0])
-        await pilot.pause(0.1)
-        frames.append(_frame(app))
+        frames.append(await _steady_frame(pilot, app))
     raw, diffed, outs, written = draw(frames, 120, 36)
     assert raw == diffed
     assert written[0] == 120 * 36 and len(outs[0]) < len(frames[0]) * 0.75  # every cell, fewer style switches
