@@ -6,7 +6,7 @@ import numpy as np
 
 # The names this module adds to torch's top-level namespace (engine/__init__.py star-imports them;
 # ``bool_`` is imported there as ``bool``, a name a module of its own cannot define).
-__all__ = ["cdouble", "cfloat", "complex128", "complex64", "double", "dtype", "float", "float16", "float32",
+__all__ = ["bfloat16", "cdouble", "cfloat", "complex128", "complex64", "double", "dtype", "float", "float16", "float32",
            "float64", "get_default_dtype", "half", "int", "int16", "int32", "int64", "int8", "long",
            "set_default_dtype", "short", "uint8"]
 
@@ -43,6 +43,33 @@ bool_ = dtype("bool", np.bool_)
 # conj, add/sub/mul/div and the fft ops handle them (with torch's conjugate-Wirtinger gradients)
 complex64 = dtype("complex64", np.complex64)
 complex128 = dtype("complex128", np.complex128)
+
+
+class _TensorlessDtype(dtype):
+    """A torch dtype the engine names but has no tensors of: NumPy has no such element type.
+
+    The dtype itself is torch's (name, ``itemsize``, ``is_floating_point``; ``finfo`` gives its
+    limits), so code that only names it (nanoGPT's ``{'bfloat16': torch.bfloat16, ...}``, a
+    comparison with ``x.dtype``) runs. Asking for its NumPy type, which every tensor creation and
+    conversion does (``.to(bfloat16)``, ``zeros(..., dtype=bfloat16)``), raises a TypeError naming
+    it: silently computing in float32 would give numbers torch does not.
+    """
+
+    __slots__ = ("finfo",)
+
+    def __init__(self, name: str, itemsize: int, finfo: dict) -> None:
+        self.name, self.itemsize, self.finfo = name, itemsize, finfo
+        self.is_floating_point, self.is_complex = True, False
+
+    @property
+    def np(self) -> np.dtype:  # type: ignore[override]
+        raise TypeError(f"engine has no {self.name} tensors: NumPy has no {self.name} type. Use float32 "
+                        f"(or float16) instead of engine.{self.name}")
+
+
+# torch.finfo(torch.bfloat16): 8 exponent bits as float32, 7 stored mantissa bits
+bfloat16 = _TensorlessDtype("bfloat16", 2, {"bits": 16, "eps": 2.0 ** -7, "max": (2 - 2.0 ** -7) * 2.0 ** 127,
+                                            "smallest_normal": 2.0 ** -126, "resolution": 0.01})
 half, float, double = float16, float32, float64  # noqa: A001 - torch's aliases
 short, int, long = int16, int32, int64  # noqa: A001
 cfloat, cdouble = complex64, complex128
@@ -50,7 +77,7 @@ cfloat, cdouble = complex64, complex128
 _ALL = (float16, float32, float64, int8, uint8, int16, int32, int64, bool_)
 # not in _ALL: serialization and the dtype tables built from _ALL do not handle complex yet
 _FROM_NP = {d.np: d for d in (*_ALL, complex64, complex128)}
-_NAMES = {d.name: d for d in (*_ALL, complex64, complex128)}
+_NAMES = {d.name: d for d in (*_ALL, complex64, complex128, bfloat16)}
 
 _default_float = float32
 
@@ -61,7 +88,7 @@ def _by_name(name: str) -> dtype:
 
 _SCALAR_TYPE = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "uint8": "Byte",
                 "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool", "complex64": "ComplexFloat",
-                "complex128": "ComplexDouble"}
+                "complex128": "ComplexDouble", "bfloat16": "BFloat16"}
 
 
 def scalar_type_name(np_dtype) -> str:
@@ -77,6 +104,7 @@ def set_default_dtype(d: dtype) -> None:
     global _default_float
     if not isinstance(d, dtype) or not d.is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    d.np  # noqa: B018 - raises for a dtype the engine has no tensors of (bfloat16)
     _default_float = d
 
 

@@ -23,6 +23,13 @@ class finfo:  # noqa: N801 - torch's name
         if not type.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             "'torch.finfo'")
+        if isinstance(type, _dtype._TensorlessDtype):  # bfloat16: no NumPy type to ask
+            limits = type.finfo
+            self.bits, self.eps, self.resolution = limits["bits"], limits["eps"], limits["resolution"]
+            self.max, self.min = limits["max"], -limits["max"]
+            self.tiny = self.smallest_normal = limits["smallest_normal"]
+            self.dtype = type.name
+            return
         info = np.finfo(type.np)
         self.bits = int(info.bits)
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)

@@ -523,6 +523,10 @@ class Tensor:
     def half(self) -> Tensor:
         return self.to(_dtype.float16)
 
+    def bfloat16(self) -> Tensor:
+        """``self.to(bfloat16)``: a TypeError naming bfloat16 (the engine has no such tensors)."""
+        return self.to(_dtype.bfloat16)
+
     def long(self) -> Tensor:
         return self.to(_dtype.int64)
 
