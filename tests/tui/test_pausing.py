@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -50,15 +52,23 @@ async def running_without_ticks(pilot, app: ModscopeApp, source: LiveQueueSource
     app._ticker.pause()
 
 
-@pytest.mark.asyncio
-async def test_space_says_pausing_at_once_and_paused_when_the_program_is(events):
+@asynccontextmanager
+async def pausing(events: list[dict]) -> AsyncIterator[tuple[Any, ModscopeApp, LiveQueueSource]]:
+    """A program running (no ticks), space pressed: the viewer says "pausing" and the program
+    has not answered yet."""
     source = LiveQueueSource()
     app = ModscopeApp(source)
     async with app.run_test(size=(160, 45)) as pilot:
         await running_without_ticks(pilot, app, source, events)
         await pilot.press("space")
-        assert source.sent == [{"cmd": "pause"}]
         await settle(pilot, app, lambda a: "pausing" in str(a.title))
+        yield pilot, app, source
+
+
+@pytest.mark.asyncio
+async def test_space_says_pausing_at_once_and_paused_when_the_program_is(events):
+    async with pausing(events) as (pilot, app, source):
+        assert source.sent == [{"cmd": "pause"}]
         assert app.state.status == "running"  # not paused yet: the program has not said so
         assert "pausing" in status_line(app) and PAUSING in status_line(app)
         await pilot.pause(0.3)
@@ -91,12 +101,7 @@ async def test_space_again_while_pausing_resumes(events):
 async def test_a_confirmation_folded_under_the_lock_is_drawn_once_the_lock_is_free(events):
     """The status event is folded under the state's lock, and the UI thread, told from there,
     finds the state locked: it tries again in a moment (``FORCED_RETRY_S``), not at the next tick."""
-    source = LiveQueueSource()
-    app = ModscopeApp(source)
-    async with app.run_test(size=(160, 45)) as pilot:
-        await running_without_ticks(pilot, app, source, events)
-        await pilot.press("space")
-        await settle(pilot, app, lambda a: "pausing" in str(a.title))
+    async with pausing(events) as (pilot, app, source):
         folded = threading.Event()
 
         def fold_slowly() -> None:  # as sources.fold does: apply under the lock, which it keeps a while
@@ -136,12 +141,7 @@ async def test_a_new_title_repaints_the_title_line_only(events, monkeypatch):
 async def test_paused_is_painted_first_and_the_views_right_after(events):
     """The confirmation changes the timeline as well (which step it follows): the status is
     drawn in a paint of its own, and the timeline in the next, with no tick (``_after_the_key``)."""
-    source = LiveQueueSource()
-    app = ModscopeApp(source)
-    async with app.run_test(size=(160, 45)) as pilot:
-        await running_without_ticks(pilot, app, source, events)
-        await pilot.press("space")
-        await settle(pilot, app, lambda a: "pausing" in str(a.title))
+    async with pausing(events) as (pilot, app, source):
         drawn: list[str] = []
         original = app._refresh_timeline
 
