@@ -114,6 +114,7 @@ from .autograd import (
 )
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from .compiler import compile  # noqa: A004 - torch.compile
+from .func import vmap
 from .serialization import load, save
 from .utils import checkpoint as _utils_checkpoint  # noqa: F401 - engine.utils.checkpoint as an attribute
 from .utils import data as _utils_data  # noqa: F401 - makes engine.utils.data importable as an attribute

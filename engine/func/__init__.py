@@ -1,12 +1,12 @@
 """``torch.func`` on the engine's reverse-mode autograd: ``functional_call``, ``grad`` and
-``grad_and_value``.
+``grad_and_value``; ``vmap`` (``_vmap.py``: one call per example, stacked).
 
 ``grad(f)(*args)`` differentiates a function returning a scalar Tensor with respect to the
 positional arguments ``argnums`` (Tensors, or tuples/lists/dicts of Tensors), returned in the
 same structure. It runs ``autograd.grad`` on a fresh leaf per input (an alias when the input
 already carries a graph, so ``grad(grad(f))`` and gradients of gradients work), and keeps the
-result's graph only when some input had one. ``vmap``, ``jacrev``/``jacfwd`` and the other
-transforms are not provided (``AttributeError``).
+result's graph only when some input had one. ``jacrev``/``jacfwd`` and the other transforms
+are not provided (``AttributeError``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from .._tensor import Tensor
 from ..autograd import grad as _autograd_grad
 from ..nn.modules.module import Module
 from ..nn.utils.stateless import _functional_call
+from ._vmap import vmap
 
-__all__ = ["functional_call", "grad", "grad_and_value"]
+__all__ = ["functional_call", "grad", "grad_and_value", "vmap"]
 
 
 def functional_call(module: Module, parameter_and_buffer_dicts: dict[str, Tensor] | Sequence[dict[str, Tensor]],

@@ -309,6 +309,7 @@ def test_grad_errors_as_torch(torch, case, transform):
     same_error(torch, build)
 
 
-def test_vmap_stays_missing():
+def test_jacrev_stays_missing():
+    """vmap is provided now (tests/engine/func/test_vmap.py); jacrev is not."""
     with pytest.raises(AttributeError):
-        engine.func.vmap  # noqa: B018 - the attribute access is the test
+        engine.func.jacrev  # noqa: B018 - the attribute access is the test

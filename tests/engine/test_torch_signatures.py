@@ -163,13 +163,15 @@ def test_is_set_to_compares_views():
             x.is_set_to(3)
 
 
-# --- the names public code calls in torch.jit, torch.profiler, torch.hub: torch's parameter names ---
+# --- the names public code calls in torch.jit, torch.profiler, torch.hub, torch.func, ...: torch's
+# parameter names ---
 
 API = {
     "jit": ["script", "trace", "trace_module", "ignore", "unused", "export", "interface", "is_scripting",
             "is_tracing", "annotate", "save", "load", "freeze", "optimize_for_inference"],
     "profiler": ["schedule", "tensorboard_trace_handler", "supported_activities"],
     "hub": ["get_dir", "set_dir", "load_state_dict_from_url", "load", "list", "help", "download_url_to_file"],
+    "func": ["vmap", "functional_call", "grad", "grad_and_value"],
 }
 
 
