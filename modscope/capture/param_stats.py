@@ -24,9 +24,11 @@ rarely:
 - norm, grad norm, mean and std are exact, over all values, in one pass over the values (their
   squares and their sum, chunk by chunk: ``_sq_sum``) and one over the gradient: the std comes
   from the norm's sum of squares, sums of long tensors are added in float64 chunk by chunk;
-- the update of a tensor of more than ``SAMPLE`` values is measured on a fixed sample of at most
-  ``SAMPLE`` of them, evenly strided over the flat tensor (the same indices every step): its
-  snapshot before the step is a small strided copy, and the ratio is the sample's
+- the update of a floating-point tensor of more than ``SAMPLE`` values in one C-ordered block
+  is measured on a fixed sample of at most ``SAMPLE`` of them, evenly strided over the flat
+  tensor, the same indices every step (the torch plan for other devices,
+  ``capture.torch.param_stats``, takes the same): its snapshot before the step is a small
+  strided copy, and the ratio is the sample's
   ``||after_s - before_s|| / ||after_s||``. Its item says so: ``update_sampled`` (how many values
   were sampled); an item without it measured every value. Measured per 2.36M-value float32
   tensor, the exact update cost a full copy before the step (1.9 ms), a subtraction (2.1 ms) and a
@@ -93,8 +95,9 @@ class StatsPlan:
         # i -> ones of the flat view's dtype and size, for its sum (``_ones_for``; None: too long)
         self.large_ones = {i: _ones_for(flat) for i, flat in self.large_flat.items()}
         # i -> an evenly strided view of the flat values, for the tensors whose update is sampled
-        self.large_sample = {i: sample for i, flat in self.large_flat.items()
-                             if (sample := _sample_view(flat)) is not None}
+        # (any float dtype in one C-ordered block: the torch plan's rule too)
+        self.large_sample = {i: sample for i in self.large
+                             if (sample := _sample_view(_float_block(self.arrays[i]))) is not None}
         self._old_groups: list[tuple[list[np.ndarray], np.ndarray]] | None = None  # (arrays, buffer)
         self.has_snapshot = False
         # The sum of the squared gradients at the last ``stats`` (tensors without a gradient left
@@ -355,6 +358,11 @@ def _sample_view(flat: np.ndarray | None) -> np.ndarray | None:
     return flat[::-(-flat.size // SAMPLE)]
 
 
+def _float_block(a: np.ndarray) -> np.ndarray | None:
+    """``a`` as a flat view when it holds floats (any width) in one C-ordered block, else None."""
+    return a.reshape(-1) if a.dtype.kind == "f" and a.flags.c_contiguous else None
+
+
 def _sq_sum(flat: np.ndarray) -> tuple[float, float]:
     """The sum of the squares and the sum of a flat float array of more than ``SUM_BY_DOT``
     values, in one pass over memory: per ``SUM_BY_DOT``-value chunk (256 KiB of float32, which
@@ -415,10 +423,13 @@ def _checked_single(path: str, p: Any, old: np.ndarray | None, sample: np.ndarra
     mean = float(np.add.reduce(flat, dtype=np.float64)) / n
     nan, inf = _nonfinite(flat) if not math.isfinite(sq) else (0, 0)
     ratio = None
-    if old is not None and sq > 0:
-        after = flat if sample is None else sample
-        after_sq = sq if sample is None else float(np.dot(sample, sample))
-        diff = np.subtract(after, old, out=old) if old.dtype == after.dtype else after - old
+    if old is not None and sq > 0 and sample is None:
+        diff = np.subtract(flat, old, out=old) if old.dtype == flat.dtype else flat - old
+        ratio = math.sqrt(float(np.dot(diff, diff)) / sq)
+    elif old is not None and sq > 0:  # in float64: a float16 sample's squares overflow its dtype
+        after = sample.astype(np.float64)
+        diff = after - old.astype(np.float64)
+        after_sq = float(np.dot(after, after))
         ratio = math.sqrt(float(np.dot(diff, diff)) / after_sq) if after_sq > 0 else None
     grad_sq = _sumsq(_in_memory_order(p._grad._data)) if p._grad is not None else None
     record = _record(path, sq, mean, max(sq / n - mean * mean, 0.0) ** 0.5, grad_sq, ratio, nan, inf)

@@ -19,9 +19,15 @@ Measured alternatives (CPU, 1 thread): ``torch._foreach_norm`` of 200 small grad
 ``torch.segment_reduce`` sums a segment sequentially (float32: 5e-4 relative error over 1e6
 values) and on CUDA runs one thread per output unless the data is 1-d.
 
-Memory: three float64 buffers the size of the tensors (values, scratch, and once ``snapshot``
-was called the values before the step), 24 bytes per value, plus up to ``CHUNK - 1`` padding
-values per tensor.
+The update of a tensor of more than ``SAMPLE`` values is measured on an evenly strided sample
+of them, the engine plan's (``capture.param_stats``: the same indices, the same
+``update_sampled`` in its item); the other figures are exact over every value.
+
+Memory: two float64 buffers the size of the tensors (values, scratch) and, once ``snapshot``
+was called, the values before the step: 24 bytes per value, plus up to ``CHUNK - 1`` padding
+values per tensor. With a sampled tensor on the device, the update has a layout of its own (the
+samples, and the other tensors whole) of two buffers (before and after the step): 16 bytes per
+value of it instead of 8 per value.
 
 Example::
 
@@ -41,13 +47,15 @@ from typing import Any
 import torch
 
 from ...events.schema import finite_or_none
-from ..param_stats import StatsPlan, arrays_norm
+from ..param_stats import SAMPLE, StatsPlan, arrays_norm
 from .summaries import numpy_readable
 
 CHUNK = 64  # values per chunk: each chunk summed along its row, then the chunks per tensor
 # What ``sums`` finds of each tensor (in float64): sum, sum of squares, update sum of squares,
-# NaN count, Inf count, gradient sum of squares.
-FIGURES = ("sum", "sq", "update_sq", "nan", "inf", "grad_sq")
+# NaN count, Inf count, gradient sum of squares, and the sum of squares of the values after the
+# step that the update was measured on (``sq`` itself unless the update was sampled).
+FIGURES = ("sum", "sq", "update_sq", "nan", "inf", "grad_sq", "after_sq")
+_UPDATE_COLUMNS = [FIGURES.index("update_sq"), FIGURES.index("after_sq")]
 _NARROW = (torch.float16, torch.bfloat16, torch.float32)  # exact in float32: joined in float32, then widened
 
 
@@ -103,59 +111,96 @@ class TorchStatsPlan:
         for group, (_, has_grad) in zip(self._groups, parts, strict=True):
             for j, i in enumerate(group.indices):
                 out[i] = _record(paths[i], group.sizes[j] or 1, *rows[start + j], has_grad[j], update)
+                if group.sampled[j] is not None:
+                    out[i]["update_sampled"] = group.sampled[j]
             start += len(group.indices)
         return out
 
 
+class _Layout:
+    """Tensors laid out in chunks of ``CHUNK`` values of a float64 buffer, each tensor starting a
+    chunk (the rest of its last chunk is padding, always 0): ``fill`` copies their current
+    values in."""
+
+    def __init__(self, sources: list[torch.Tensor], device: torch.device) -> None:
+        self.sources = sources
+        chunks = [-(-t.numel() // CHUNK) for t in sources]
+        starts = _cumsum(chunks)
+        self.starts, self.chunks = starts[:-1], starts[-1]
+        self.narrow = all(t.dtype in _NARROW for t in sources)  # exact in float32
+        self.pieces = _pieces(sources, chunks, torch.float32 if self.narrow else torch.float64, device)
+        owner = torch.repeat_interleave(torch.arange(len(sources)), torch.tensor(chunks, dtype=torch.long))
+        self.owner = owner.to(device)  # chunk -> its tensor
+
+    def empty(self, device: torch.device) -> torch.Tensor:
+        return torch.zeros(self.chunks, CHUNK, dtype=torch.float64, device=device)
+
+    def fill(self, buffer: torch.Tensor, staging: torch.Tensor) -> None:
+        """The current values into ``buffer`` (this layout), zeros in the padding. The float32
+        and 16-bit tensors are joined in float32, in the first half of ``staging``'s memory (a
+        float64 buffer at least as long as ``buffer``, overwritten), then widened in one copy:
+        ``torch.cat`` converting to float64 on the way copies tensor by tensor (20x slower for
+        200 small tensors on CPU)."""
+        if self.pieces is None:  # a tensor whose memory is not one block: copied through views of its shape
+            buffer.zero_()
+            torch._foreach_copy_(_slots(buffer, self.sources, self.starts), self.sources)
+        elif self.narrow:
+            buffer.view(-1).copy_(torch.cat(self.pieces, out=staging.view(-1).view(torch.float32)[:buffer.numel()]))
+        else:
+            torch.cat(self.pieces, out=buffer.view(-1))
+
+
 class _Group:
-    """The tensors of one device, laid out in chunks of ``CHUNK`` values."""
+    """The tensors of one device, laid out in chunks of ``CHUNK`` values (``_Layout``).
+
+    The update of a floating-point tensor of more than ``SAMPLE`` values in one block of memory
+    is measured on an evenly strided sample of at most ``SAMPLE`` of them (the engine plan's
+    rule and indices: ``capture.param_stats``), through a second layout (``update``) of every
+    tensor's update values: the sampled tensors' strided views and the others whole. Its
+    snapshot then holds the sample, not the whole tensor: 8 bytes per sampled value instead of
+    8 per value."""
 
     def __init__(self, tensors: list[torch.Tensor], indices: list[int]) -> None:
         self.tensors, self.indices = tensors, indices
         self.shapes = [t.shape for t in tensors]
         self.sizes = [t.numel() for t in tensors]
         self.device = tensors[0].device
-        chunks = [-(-n // CHUNK) for n in self.sizes]
-        starts = _cumsum(chunks)
-        self.starts = starts[:-1]
-        self.values = torch.zeros(starts[-1], CHUNK, dtype=torch.float64, device=self.device)
+        self.layout = _Layout(tensors, self.device)
+        self.starts, self.owner = self.layout.starts, self.layout.owner
+        self.values = self.layout.empty(self.device)
         self.scratch = torch.zeros_like(self.values)
         self.grad_slots = _slots(self.scratch, tensors, self.starts)  # gradients go to the scratch, last
         self._old: torch.Tensor | None = None
-        self.narrow = all(t.dtype in _NARROW for t in tensors)  # exact in float32
-        self.pieces = _pieces(tensors, chunks, torch.float32 if self.narrow else torch.float64, self.device)
-        owner = torch.repeat_interleave(torch.arange(len(tensors)), torch.tensor(chunks, dtype=torch.long))
-        self.owner = owner.to(self.device)  # chunk -> its tensor
-
-    def _fill(self, buffer: torch.Tensor) -> None:
-        """The current values into ``buffer`` (this layout), zeros in the padding. The float32
-        and 16-bit tensors are joined in float32, in the first half of the scratch's memory,
-        then widened in one copy: ``torch.cat`` converting to float64 on the way copies tensor
-        by tensor (20x slower for 200 small tensors on CPU)."""
-        if self.pieces is None:  # a tensor whose memory is not one block: copied through views of its shape
-            buffer.zero_()
-            torch._foreach_copy_(_slots(buffer, self.tensors, self.starts), self.tensors)
-        elif self.narrow:
-            staging = self.scratch.view(-1).view(torch.float32)[:buffer.numel()]
-            buffer.view(-1).copy_(torch.cat(self.pieces, out=staging))
-        else:
-            torch.cat(self.pieces, out=buffer.view(-1))
+        # per tensor: how many values its update is measured on when sampled, else None
+        self.sampled: list[int | None] = [None] * len(tensors)
+        sources = list(tensors)
+        for j, t in enumerate(tensors):
+            if t.numel() > SAMPLE and t.is_floating_point() and t.is_contiguous():
+                sources[j] = t.detach().view(-1)[::-(-t.numel() // SAMPLE)]
+                self.sampled[j] = sources[j].numel()
+        # None: every update measured on the values' layout, as before sampling existed
+        self.update = _Layout(sources, self.device) if any(n is not None for n in self.sampled) else None
+        self._now: torch.Tensor | None = None  # the update layout's values after the step
 
     def snapshot(self) -> None:
+        layout = self.update or self.layout
         if self._old is None:
-            self._old = torch.empty_like(self.values)
-        self._fill(self._old)
+            self._old = layout.empty(self.device)
+        layout.fill(self._old, self.scratch)
 
     def sums(self, update: bool) -> tuple[torch.Tensor, list[bool]]:
         """Per tensor, a row of ``FIGURES`` (float64, on the device); and whether it has a
         gradient."""
         x, scratch = self.values, self.scratch
-        self._fill(x)
+        sampled_update = None
+        if update and self._old is not None and self.update is not None:  # before the scratch is in use
+            sampled_update = self._sampled_update()
+        self.layout.fill(x, scratch)
         per_chunk = [x.sum(-1), torch.mul(x, x, out=scratch).sum(-1)]
-        if update and self._old is not None:
+        if update and self._old is not None and self.update is None:
             per_chunk.append(self._old.sub_(x).square_().sum(-1))  # the snapshot is used up
         else:
-            per_chunk.append(per_chunk[1])  # a stand-in, never read
+            per_chunk.append(per_chunk[1])  # a stand-in: never read, or replaced by the sample's
         per_chunk.append(torch.ne(x, x, out=scratch).sum(-1))  # NaN
         per_chunk.append(torch.eq(torch.abs(x, out=scratch), math.inf, out=scratch).sum(-1))  # ±Inf
         # The gradients, over the scratch (its padding is 0 now, as the values'). A tensor
@@ -163,23 +208,40 @@ class _Group:
         grads = list(map(_grad_of, self.tensors))
         if _shapes(grads) == self.shapes:  # the usual case: every tensor has its gradient
             torch._foreach_copy_(self.grad_slots, grads)
-            return self._figures(per_chunk), [True] * len(grads)
+            return self._figures(per_chunk, sampled_update), [True] * len(grads)
         fits = [g is not None and g.shape == s for g, s in zip(grads, self.shapes, strict=True)]
         if any(fits):
             torch._foreach_copy_([s for s, f in zip(self.grad_slots, fits, strict=True) if f],
                                  [g for g, f in zip(grads, fits, strict=True) if f])
-        figures = self._figures(per_chunk)
+        figures = self._figures(per_chunk, sampled_update)
         misfit = [j for j, (g, f) in enumerate(zip(grads, fits, strict=True)) if g is not None and not f]
         if misfit:  # a gradient kept from before a ``.data`` of another size
             norms = torch._foreach_norm([grads[j] for j in misfit], 2, dtype=torch.float64)
             figures[misfit, FIGURES.index("grad_sq")] = torch.stack(norms).square_()
         return figures, [g is not None for g in grads]
 
-    def _figures(self, per_chunk: list[torch.Tensor]) -> torch.Tensor:
+    def _sampled_update(self) -> torch.Tensor:
+        """Per tensor, the update's sum of squares and the after values' one, over the update
+        layout (the samples and the unsampled tensors whole): (tensors, 2). Uses the snapshot up."""
+        layout, old = self.update, self._old
+        assert layout is not None and old is not None
+        if self._now is None:
+            self._now = layout.empty(self.device)
+        now = self._now
+        layout.fill(now, self.scratch)
+        per_chunk = torch.stack([old.sub_(now).square_().sum(-1), now.square_().sum(-1)], dim=1)
+        return _per_tensor(per_chunk, layout.owner, len(self.tensors))
+
+    def _figures(self, per_chunk: list[torch.Tensor], sampled_update: torch.Tensor | None) -> torch.Tensor:
         """The per-chunk sums so far and the gradients' sums of squares (the gradients are in
-        the scratch), added up per tensor: (tensors, ``FIGURES``)."""
+        the scratch), added up per tensor: (tensors, ``FIGURES``). The update's columns come
+        from ``sampled_update`` when given; else ``after_sq`` is the values' ``sq``."""
         per_chunk.append(self.scratch.square_().sum(-1))
-        return _per_tensor(torch.stack(per_chunk, dim=1), self.owner, len(self.tensors))
+        per_chunk.append(per_chunk[1])  # after_sq
+        figures = _per_tensor(torch.stack(per_chunk, dim=1), self.owner, len(self.tensors))
+        if sampled_update is not None:
+            figures[:, _UPDATE_COLUMNS] = sampled_update
+        return figures
 
 
 _data_ptr = torch.Tensor.data_ptr
@@ -206,9 +268,9 @@ def _cumsum(counts: list[int]) -> list[int]:
 def _pieces(tensors: list[torch.Tensor], chunks: list[int], dtype: torch.dtype,
             device: torch.device) -> list[torch.Tensor] | None:
     """What ``torch.cat`` joins into the layout: each tensor flat (a view that follows its
-    in-place updates) and zeros up to its last chunk's end. None when a tensor's memory is not
-    one block (no flat view of it exists)."""
-    if not all(t.is_contiguous() for t in tensors):
+    in-place updates; a 1-d strided view, a sample, as it is) and zeros up to its last chunk's
+    end. None when a tensor of more dimensions is not one block (no flat view of it exists)."""
+    if not all(t.dim() <= 1 or t.is_contiguous() for t in tensors):
         return None
     zeros = torch.zeros(CHUNK, dtype=dtype, device=device)
     pieces = []
@@ -232,24 +294,29 @@ def _slots(buffer: torch.Tensor, tensors: list[torch.Tensor], starts: list[int])
 
 
 def _record(path: str, n: int, total: float, sq: float, update_sq: float, nan: float, inf: float,
-            grad_sq: float, has_grad: bool, update: bool) -> dict[str, Any]:
+            grad_sq: float, after_sq: float, has_grad: bool, update: bool) -> dict[str, Any]:
     """The engine's ``params`` item from one tensor's ``FIGURES`` (``n``: its size, 1 when
-    empty: mean and std 0, as the engine's). A figure that is not finite is None."""
+    empty: mean and std 0, as the engine's). A figure that is not finite is None; so is the
+    update ratio when any value is (as the engine's, even if the sample's values are finite)."""
     mean = total / n
-    if nan or inf or not math.isfinite(sq + grad_sq + update_sq):
-        return _checked_record(path, n, total, sq, update_sq, int(nan), int(inf), grad_sq, has_grad, update)
+    if nan or inf or not math.isfinite(sq + grad_sq + update_sq + after_sq):
+        return _checked_record(path, n, total, sq, update_sq, int(nan), int(inf), grad_sq, after_sq, has_grad,
+                               update)
     return {"path": path, "norm": math.sqrt(sq), "grad_norm": math.sqrt(grad_sq) if has_grad else None,
-            "update_ratio": math.sqrt(update_sq / sq) if update and sq > 0 else None, "mean": mean,
-            "std": math.sqrt(max(sq / n - mean * mean, 0.0)), "nan": 0, "inf": 0}
+            "update_ratio": math.sqrt(update_sq / after_sq) if update and sq > 0 and after_sq > 0 else None,
+            "mean": mean, "std": math.sqrt(max(sq / n - mean * mean, 0.0)), "nan": 0, "inf": 0}
 
 
 def _checked_record(path: str, n: int, total: float, sq: float, update_sq: float, nan: int, inf: int,
-                    grad_sq: float, has_grad: bool, update: bool) -> dict[str, Any]:
+                    grad_sq: float, after_sq: float, has_grad: bool, update: bool) -> dict[str, Any]:
     """``_record`` when some figure is not finite (NaN/Inf values, or an overflow)."""
     mean = total / n
+    ratio = None
+    if update and sq > 0 and after_sq > 0:  # NaN > 0 is False: no ratio from non-finite values
+        ratio = finite_or_none(math.sqrt(update_sq / after_sq))
     return {"path": path, "norm": finite_or_none(math.sqrt(sq)),
             "grad_norm": finite_or_none(math.sqrt(grad_sq)) if has_grad else None,
-            "update_ratio": finite_or_none(math.sqrt(update_sq / sq)) if update and sq > 0 else None,
+            "update_ratio": ratio,
             "mean": finite_or_none(mean),
             "std": finite_or_none(math.sqrt(max(sq / n - mean * mean, 0.0))) if nan + inf == 0 else None,
             "nan": nan, "inf": inf}
