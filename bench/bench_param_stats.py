@@ -15,7 +15,14 @@ as NumPy arrays, and per round, in a new random order, each arm's step:
 
 The table gives per arm the median over rounds, in ms, and its ratio to ``stats``.
 
-Run: ``OMP_NUM_THREADS=1 .venv/bin/python bench/bench_param_stats.py [--rounds 9] [--base DIR]``
+``--backend torch``: the same with torch tensors (parameters with gradients, the SGD step in
+torch) and ``capture.torch.param_stats.TorchStatsPlan``, the plan for tensors NumPy cannot read
+(other devices, bfloat16; here on the CPU, one thread); ``--base`` then loads that file from the
+other tree. It holds three float64 copies of the parameters per plan before sampling (two and
+the samples after): ~3 GB per arm at GPT-2's size (``--layers`` makes it smaller).
+
+Run: ``OMP_NUM_THREADS=1 .venv/bin/python bench/bench_param_stats.py [--rounds 9] [--base DIR]
+[--backend numpy|torch] [--layers 12]``
 """
 
 from __future__ import annotations
@@ -60,13 +67,19 @@ class _Param:
         self._data, self._grad = data, _Array(grad)
 
 
-def load_base(base: Path) -> Any:
-    """``capture/param_stats.py`` of the tree at ``base``, as a module of its own."""
-    source = (base / "modscope" / "capture" / "param_stats.py").read_text()
-    source = source.replace("from ..events.schema import", "from modscope.events.schema import")
+def load_base(base: Path, backend: str = "numpy") -> Any:
+    """``capture/param_stats.py`` (``capture/torch/param_stats.py`` for ``backend`` torch) of the
+    tree at ``base``, as a module of its own (its relative imports from this tree)."""
+    name = "torch/param_stats.py" if backend == "torch" else "param_stats.py"
+    source = (base / "modscope" / "capture" / name).read_text()
+    for old, new in (("from ...events.schema import", "from modscope.events.schema import"),
+                     ("from ..events.schema import", "from modscope.events.schema import"),
+                     ("from ..param_stats import", "from modscope.capture.param_stats import"),
+                     ("from .summaries import", "from modscope.capture.torch.summaries import")):
+        source = source.replace(old, new)
     spec = importlib.util.spec_from_loader("base_param_stats", loader=None)
     module = importlib.util.module_from_spec(spec)
-    exec(compile(source, str(base / "param_stats.py"), "exec"), module.__dict__)
+    exec(compile(source, str(base / name), "exec"), module.__dict__)
     return module
 
 
@@ -74,21 +87,50 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--base", type=Path, help="a tree whose modscope/capture/param_stats.py is the base")
+    parser.add_argument("--backend", choices=["numpy", "torch"], default="numpy",
+                        help="numpy: StatsPlan (the engine, torch CPU); torch: TorchStatsPlan (other devices)")
+    parser.add_argument("--layers", type=int, default=12, help="GPT-2's transformer blocks (12: GPT-2 small)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
-    params = [_Param((rng.standard_normal(s, np.float32) * 0.02), rng.standard_normal(s, np.float32) * 1e-3)
-              for s in gpt2_shapes()]
-    print(f"{len(params)} tensors, {sum(p._data.size for p in params) / 1e6:.1f}M values, one thread")
-    paths = [f"p{i}" for i in range(len(params))]
-    arms: dict[str, Any] = {"stats": param_stats.StatsPlan(params), "stats (A/A)": param_stats.StatsPlan(params)}
-    if args.base:
-        arms["stats (base)"] = load_base(args.base).StatsPlan(params)
+    shapes = gpt2_shapes(layers=args.layers)
+    values = [(rng.standard_normal(s, np.float32) * 0.02, rng.standard_normal(s, np.float32) * 1e-3) for s in shapes]
+    if args.backend == "torch":
+        import torch
 
-    def sgd() -> float:
-        t0 = time.thread_time()
-        for p in params:
-            p._data -= 1e-3 * p._grad._data
-        return time.thread_time() - t0
+        from modscope.capture.torch import param_stats as torch_param_stats
+
+        torch.set_num_threads(1)
+        params: list[Any] = []
+        for v, g in values:
+            p = torch.nn.Parameter(torch.from_numpy(v))
+            p.grad = torch.from_numpy(g)
+            params.append(p)
+        plan_class = torch_param_stats.TorchStatsPlan
+        base_class = load_base(args.base, "torch").TorchStatsPlan if args.base else None
+
+        def sgd() -> float:
+            t0 = time.thread_time()
+            with torch.no_grad():
+                for p in params:
+                    p.sub_(p.grad, alpha=1e-3)
+            return time.thread_time() - t0
+    else:
+        params = [_Param(v, g) for v, g in values]
+        plan_class = param_stats.StatsPlan
+        base_class = load_base(args.base).StatsPlan if args.base else None
+
+        def sgd() -> float:
+            t0 = time.thread_time()
+            for p in params:
+                p._data -= 1e-3 * p._grad._data
+            return time.thread_time() - t0
+    del values
+    n = sum(int(np.prod(s)) for s in shapes)
+    print(f"{len(params)} tensors, {n / 1e6:.1f}M values, {plan_class.__name__}, one thread")
+    paths = [f"p{i}" for i in range(len(params))]
+    arms: dict[str, Any] = {"stats": plan_class(params), "stats (A/A)": plan_class(params)}
+    if base_class is not None:
+        arms["stats (base)"] = base_class(params)
 
     times: dict[str, list[float]] = {name: [] for name in ["optimizer only", *arms]}
     for r in range(args.rounds + 1):  # round 0: warm-up (each plan's buffers made), not counted
