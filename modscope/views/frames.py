@@ -11,7 +11,10 @@ Three tables, each built from the events alone in one pass:
   (``grad_absmax``) and the gradient norm of its own parameters (``grad_norm``, from the
   ``params`` event of that step);
 - ``"params"``: one row per step and parameter: its module, shape, numel and the ``params``
-  event's statistics (``norm, grad_norm, update_ratio, mean, std, nan, inf``).
+  event's statistics (``norm, grad_norm, update_ratio, mean, std, nan, inf``), and
+  ``update_sampled``: how many values the update ratio was measured on when it is an estimate
+  (a tensor of more than 65,536 values has it taken on an evenly strided sample, within ~1%;
+  the TUI shows it ``≈``), missing (``<NA>``, a nullable integer column) where it is exact.
 
 A loaded run of several ranks gives every rank's rows, with a ``rank`` column (``concat_ranks``).
 
@@ -42,6 +45,8 @@ def to_pandas(events: Iterable[dict[str, Any]], table: str = "events") -> Any:
         raise ValueError(f"unknown table {table!r}: choose one of {', '.join(TABLES)}")
     pd = _pandas()
     columns = {"events": _events, "modules": _modules, "params": _params}[table](events)
+    if table == "params":  # a count or missing: not a float column of NaN
+        columns["update_sampled"] = pd.array(columns["update_sampled"], dtype="Int64")
     return pd.DataFrame(columns)
 
 
@@ -153,8 +158,8 @@ def _modules(events: Iterable[dict[str, Any]]) -> dict[str, list]:
 
 
 def _params(events: Iterable[dict[str, Any]]) -> dict[str, list]:
-    names = ("step", "param", "module", "shape", "numel", "norm", "grad_norm", "update_ratio", "mean", "std",
-             "nan", "inf")
+    names = ("step", "param", "module", "shape", "numel", "norm", "grad_norm", "update_ratio", "update_sampled",
+             "mean", "std", "nan", "inf")
     cols: dict[str, list] = {k: [] for k in names}
     shapes: dict[str, tuple[tuple, int]] = {}
     for e in events:
@@ -170,4 +175,5 @@ def _params(events: Iterable[dict[str, Any]]) -> dict[str, list]:
                 cols["numel"].append(numel)
                 for k in ("norm", "grad_norm", "update_ratio", "mean", "std", "nan", "inf"):
                     cols[k].append(item[k])
+                cols["update_sampled"].append(item.get("update_sampled"))  # absent: exact (or an older trace)
     return cols

@@ -129,6 +129,32 @@ def test_to_pandas_params(traced):
     assert row.norm == pytest.approx(item["norm"]) and row.update_ratio == pytest.approx(item["update_ratio"])
 
 
+def test_to_pandas_params_says_which_update_ratios_are_sampled(tmp_path):
+    """A weight of more than 65,536 values has its update ratio estimated on a sample: its rows
+    say on how many values (``update_sampled``); the exact ones have <NA>, also from a saved trace."""
+    engine.manual_seed(0)
+    model = engine.nn.Sequential(engine.nn.Linear(300, 300), engine.nn.Linear(300, 2))
+    opt = engine.optim.SGD(model.parameters(), lr=0.1)
+    with modscope.trace(model, stats=True) as tr:
+        for _ in range(2):
+            model(engine.randn(4, 300)).sum().backward()
+            opt.step()
+            opt.zero_grad()
+    tr.save(tmp_path / "big.jsonl.gz")
+    for trace in (tr, modscope.load_trace(tmp_path / "big.jsonl.gz")):
+        df = trace.to_pandas("params")
+        assert str(df["update_sampled"].dtype) == "Int64"
+        by_param = df[df.step == 1].set_index("param")
+        assert by_param.loc["0.weight", "update_sampled"] == len(range(0, 90_000, 2))  # every other value
+        assert by_param.loc["0.weight", "update_ratio"] > 0
+        assert by_param[["update_sampled"]].drop("0.weight")["update_sampled"].isna().all()
+
+
+def test_to_pandas_params_of_a_trace_without_sampled_items_has_the_column_empty(traced):
+    df = traced.to_pandas("params")
+    assert "update_sampled" in df.columns and df["update_sampled"].isna().all()
+
+
 def test_to_pandas_refuses_an_unknown_table(traced):
     with pytest.raises(ValueError, match="unknown table 'steps': choose one of events, modules, params"):
         traced.to_pandas("steps")
