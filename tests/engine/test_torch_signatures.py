@@ -102,7 +102,7 @@ SUBMODULES = [
     "autograd.functional", "autograd.graph", "distributions", "fft", "linalg", "special", "testing", "backends",
     "backends.cudnn", "backends.cuda", "backends.mps", "cuda", "cuda.amp", "amp", "distributed", "multiprocessing",
     "onnx", "func", "random", "serialization", "version", "jit", "profiler", "hub", "futures", "compiler",
-    "nn.modules.utils", "nn.common_types",
+    "nn.modules.utils", "nn.common_types", "nn.utils.prune",
 ]
 # torch submodules the engine does not provide (none left that public training code imports)
 NOT_PROVIDED = ["package"]
@@ -172,6 +172,8 @@ API = {
     "profiler": ["schedule", "tensorboard_trace_handler", "supported_activities"],
     "hub": ["get_dir", "set_dir", "load_state_dict_from_url", "load", "list", "help", "download_url_to_file"],
     "func": ["vmap", "functional_call", "grad", "grad_and_value"],
+    "nn.utils.prune": ["identity", "random_unstructured", "l1_unstructured", "random_structured", "ln_structured",
+                       "global_unstructured", "custom_from_mask", "remove", "is_pruned"],
 }
 
 
@@ -196,3 +198,15 @@ def test_profiler_activities_are_torchs():
     import torch.profiler
 
     assert list(engine.profiler.ProfilerActivity.__members__) == list(torch.profiler.ProfilerActivity.__members__)
+
+
+@pytest.mark.parametrize("name", ["L1Unstructured", "RandomUnstructured", "LnStructured", "RandomStructured",
+                                  "CustomFromMask", "Identity"])
+def test_pruning_methods_take_torchs_parameters(name):
+    """The pruning classes: ``__init__`` and the ``apply`` classmethod, as torch's."""
+    import torch.nn.utils.prune
+
+    for attr in ("__init__", "apply"):
+        want = inspect.signature(getattr(getattr(torch.nn.utils.prune, name), attr)).parameters
+        got = inspect.signature(getattr(getattr(engine.nn.utils.prune, name), attr)).parameters
+        assert list(got) == list(want), (name, attr)
