@@ -313,3 +313,32 @@ async def test_a_replayed_step_compared_while_still_indexed_is_compared_again_wh
             record.start, record.end = indexed  # the background pass reaches it
         assert session_step_whole(app.state, 5)
         await settle(pilot, app, lambda a: all(b.plain.startswith(" Δ0.0e+00") for b in tree.badges.values()))
+
+
+def test_a_sampled_update_ratios_delta_is_marked_approximate(events):
+    """``blk.a.weight``'s update ratio measured on a sample (``update_sampled``) in both steps: its
+    Δ cell and its module's badge say ``≈`` when that ratio is what differs most; the exact
+    parameters' cells do not."""
+    events = copy.deepcopy(events)
+    for e in events:
+        if e["kind"] == "params" and e["step"] in (4, 5):
+            weight = next(i for i in e["items"] if i["path"] == "blk.a.weight")
+            weight["update_sampled"] = 65_536
+            if e["step"] == 5:
+                weight["update_ratio"] = 10 * next(i for i in next(
+                    p for p in events if p["kind"] == "params" and p["step"] == 4)["items"]
+                    if i["path"] == "blk.a.weight")["update_ratio"]
+    state = SessionState()
+    with state.lock:
+        for e in events:
+            state.apply(e)
+    result = compare_steps(state, 5, 4)
+    number = result.result.params["blk.a.weight"]["update_ratio"]
+    assert number.approx and number.diverged
+    deltas = result.param_deltas()
+    want = rel_diff(number.a, number.b)
+    assert deltas["blk.a.weight"].plain == f"≈{want:.1e} update" and deltas["blk.a.weight"].style == "bold red"
+    assert not any("≈" in t.plain for path, t in deltas.items() if path != "blk.a.weight")
+    badge_a = result.badges()["blk.a"].plain
+    assert badge_a.startswith(f" Δ≈{want:.1e}"), badge_a
+    assert "≈" not in result.badges()["head"].plain

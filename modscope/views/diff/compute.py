@@ -201,14 +201,15 @@ class _Collector:
 
     def compare(self, order: int, path: str, category: str, what: str, a: Any, b: Any, *,
                 scale: float = 0.0, exact: bool = False, threshold: float | None = None,
-                seqs: tuple[int | None, int | None] = (None, None)) -> Number:
+                seqs: tuple[int | None, int | None] = (None, None),
+                approx: tuple[bool, bool] = (False, False)) -> Number:
         rel = rel_diff(a, b, scale)
         if exact:
             diverged = a != b
         else:
             limit = self.rtol if threshold is None else threshold
             diverged = rel > limit
-        number = Number(path, category, what, a, b, rel, diverged, *seqs)
+        number = Number(path, category, what, a, b, rel, diverged, *seqs, *approx)
         self.add(order, number)
         return number
 
@@ -345,9 +346,11 @@ def _compare_params(col: _Collector, a_events: list[dict], b_events: list[dict],
             number = mine["fp"] = Number(module, "norm", f"{path} fingerprint", f"{a['fp']:016x}", f"{b['fp']:016x}",
                                          rel, a["fp"] != b["fp"], seq_a, seq_b)
             col.add(order, number)
+        # a sampled update ratio (``update_sampled``) is an estimate: its difference is marked
+        sampled = ("update_sampled" in a, "update_sampled" in b)
         for key, scale in scales.items():
             mine[key] = col.compare(order, module, key, f"{path} {key}", a.get(key), b.get(key), scale=scale,
-                                    seqs=(seq_a, seq_b))
+                                    seqs=(seq_a, seq_b), approx=sampled if key == "update_ratio" else (False, False))
         for key in _COUNTS:
             mine[key] = col.compare(order, module, "norm", f"{path} {key}", a.get(key), b.get(key), exact=True,
                                     seqs=(seq_a, seq_b))
@@ -530,17 +533,18 @@ def _compare_step(a: _Trace, b: _Trace, sa: int, sb: int, rtol: float,
     if col.max is not None:
         step.max_rel = col.max.rel
         step.max_where = f"{col.max.path or '(root)'}: {col.max.what}"
+        step.max_approx = col.max.approx
 
     candidates: list[tuple[int, Divergence]] = []
     if col.first is not None:
         pos, n = col.first
-        message = f"{n.what}: {_fmt_value(n.a)} vs {_fmt_value(n.b)}"
+        message = f"{n.what}: {_fmt_value(n.a, n.approx_a)} vs {_fmt_value(n.b, n.approx_b)}"
         if n.what.endswith(" fingerprint"):  # ranks: a parameter no longer equal on both
             name = n.what.removesuffix(" fingerprint")
             message = (f"{name} is not the same on both ranks (fingerprints {n.a} vs {n.b}; norms differ by "
                        f"rel {_fmt_rel(n.rel)})")
         elif n.category not in ("shape", "calls", "params"):
-            message += f" (rel {_fmt_rel(n.rel)})"
+            message += f" (rel {_fmt_rel(n.rel, n.approx)})"
         candidates.append((pos, Divergence("number", n.path, sa, sb, message, n)))
     if split is not None:
         path = (split.a or split.b)[1]
@@ -564,14 +568,18 @@ def _ops_text(g: GraphChange) -> str:
     return ", ".join(parts)
 
 
-def _fmt_value(v: Any) -> str:
+def _fmt_value(v: Any, approx: bool = False) -> str:
+    """A compared value; ``approx``: an estimate (a sampled update ratio), shown ``≈``."""
     if isinstance(v, float):
-        return f"{v:.6g}"
+        return f"≈{v:.6g}" if approx else f"{v:.6g}"
     return "null" if v is None else str(v)
 
 
-def _fmt_rel(r: float) -> str:
-    return "inf" if not math.isfinite(r) else f"{r:.2e}"
+def _fmt_rel(r: float, approx: bool = False) -> str:
+    """A relative difference; ``approx``: one of an estimate's (a sampled update ratio), ``≈``."""
+    if not math.isfinite(r):
+        return "inf"
+    return f"≈{r:.2e}" if approx else f"{r:.2e}"
 
 
 def _steps_to_compare(a: _Trace, b: _Trace, step: Any) -> list[tuple[int, int]]:

@@ -51,7 +51,10 @@ class Number(_Plain):
     """One compared number of one module in one step. ``a``/``b`` are the two values (a number,
     or a text such as a shape; ``None``: absent on that side), ``rel`` their relative difference
     (``inf``: not comparable), ``diverged`` whether it counts as a difference (past the
-    threshold; timings only when asked). ``seq_a``/``seq_b`` are the events it came from."""
+    threshold; timings only when asked). ``seq_a``/``seq_b`` are the events it came from.
+    ``approx_a``/``approx_b``: that side's value is an estimate (an update ratio measured on a
+    sample of a large tensor's values: the item's ``update_sampled``), so ``rel`` is
+    approximate too (``approx``); views mark such numbers ``≈``."""
 
     path: str
     category: str
@@ -62,6 +65,12 @@ class Number(_Plain):
     diverged: bool
     seq_a: int | None = None
     seq_b: int | None = None
+    approx_a: bool = False
+    approx_b: bool = False
+
+    @property
+    def approx(self) -> bool:
+        return self.approx_a or self.approx_b
 
 
 @dataclass
@@ -102,8 +111,9 @@ class StepDiff(_Plain):
     """One compared pair of steps: per module its numbers (``modules``), per parameter or buffer
     path its ``norm``, ``grad_norm``, ``update_ratio``, ``nan`` and ``inf`` (``params``: what a
     parameter table highlights), where the firing orders part (``order``), the first divergence
-    in it (``first``) and the largest relative difference (``max_rel``, at ``max_where``).
-    ``partial``: a side's step was cut off (a truncated trace)."""
+    in it (``first``) and the largest relative difference (``max_rel``, at ``max_where``;
+    ``max_approx``: it is a sampled update ratio's, approximate). ``partial``: a side's step was
+    cut off (a truncated trace)."""
 
     step_a: int
     step_b: int
@@ -118,6 +128,7 @@ class StepDiff(_Plain):
     # global gradient norm are compared), or "" (not said)
     detail_a: str = ""
     detail_b: str = ""
+    max_approx: bool = False
 
     @property
     def diverged(self) -> bool:

@@ -2,11 +2,11 @@
 (cut-off traces, steps on one side only), structure changes, the firing-order split with
 context, a table of the modules in tree order for the step pair in focus (the first divergent
 one, else the last), autograd op changes, and, when several steps were compared, the steps that
-differ. Cells past the threshold are red; times are shown as B's over A's (forward / backward)."""
+differ. Cells past the threshold are red; times are shown as B's over A's (forward / backward).
+A difference of a sampled update ratio (an estimate: ``Number.approx``) is marked ``≈``."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -59,7 +59,7 @@ def headline(d: TraceDiff) -> Text:
         largest = max(d.steps, key=lambda s: s.max_rel, default=None)
         text.append(f": {compared} step pair{'s' if compared != 1 else ''} compared")
         if largest is not None and largest.max_rel > 0:
-            text.append(f"; largest relative difference {_fmt_rel(largest.max_rel)} "
+            text.append(f"; largest relative difference {_fmt_rel(largest.max_rel, largest.max_approx)} "
                         f"({_steps_label(largest)}, {largest.max_where})")
     else:
         f = d.first
@@ -117,8 +117,8 @@ def _cell(m: ModuleStep | None, categories: tuple[str, ...]) -> Text:
         return Text("–", style="dim")
     worst = max(numbers, key=lambda n: (n.diverged, n.rel))
     if worst.rel == 0:
-        return Text("0", style="dim")
-    return Text(_fmt_rel(worst.rel), style="bold red" if worst.diverged else "")
+        return Text("≈0" if worst.approx else "0", style="dim")
+    return Text(_fmt_rel(worst.rel, worst.approx), style="bold red" if worst.diverged else "")
 
 
 def _time_cell(m: ModuleStep | None) -> Text:
@@ -147,7 +147,7 @@ def _other_cell(d: TraceDiff, info: ModuleInfo, m: ModuleStep | None) -> Text:
                 text.append(f"{n.what}: {n.a} vs {n.b} ", style="bold red")
         if m.first is not None and m.first.category not in ("shape", "calls", "params"):
             n = m.first
-            text.append(f"{n.what}: {_fmt_value(n.a)} vs {_fmt_value(n.b)} ", style="red")
+            text.append(f"{n.what}: {_fmt_value(n.a, n.approx_a)} vs {_fmt_value(n.b, n.approx_b)} ", style="red")
     if any(g.path == info.path for g in d.graph):
         g = next(g for g in d.graph if g.path == info.path)
         text.append(f"ops {_ops_text(g)}", style="magenta")
@@ -208,7 +208,7 @@ def steps_table(d: TraceDiff) -> Table | Text:
         f = s.first
         assert f is not None
         table.add_row(_steps_label(s).removeprefix("step "), f"{f.path or '(root)'}: {f.message}",
-                      "inf" if not math.isfinite(s.max_rel) else f"{s.max_rel:.2e}", s.max_where)
+                      _fmt_rel(s.max_rel, s.max_approx), s.max_where)
     if len(divergent) > MAX_STEP_ROWS:
         table.add_row("…", f"{len(divergent) - MAX_STEP_ROWS} more", "", "")
     return table

@@ -21,7 +21,7 @@ from rich.text import Text
 from ...events.files import TraceFileError, TraceScan, TraceStream
 from ...events.schema import EventError, loads, validate
 from ..diff import DEFAULT_RTOL, DiffInputError, StepDiff, diff
-from ..diff.model import TIMES, ModuleStep
+from ..diff.model import TIMES, ModuleStep, Number
 from .state import SessionState, StepRecord
 
 DIFF_KINDS = frozenset({"forward_pre", "forward", "backward_pre", "backward", "params", "graph"})
@@ -157,9 +157,9 @@ class Comparison:
         first = self.first_path
         out = {}
         for path, m in self.result.modules.items():
-            rel = worst_rel(m)
+            worst = worst_number(m)
             # nothing of it compared (no parameters, no statistics recorded): not "identical"
-            text = " Δ no data" if rel is None else f" Δ{fmt_rel(rel)}"
+            text = " Δ no data" if worst is None else f" Δ{fmt_rel(worst.rel, worst.approx)}"
             badge = Text(text, style="bold red" if m.diverged else "dim")
             if path == first:
                 badge.append(" ◀ first", style="bold white on red")
@@ -170,17 +170,18 @@ class Comparison:
 
     def param_deltas(self) -> dict[str, Text]:
         """Per parameter path, its Δ cell: the largest relative difference of norm, grad norm and
-        update ratio and which it is, red when one of them (or a NaN/Inf count) differs."""
+        update ratio and which it is (``≈``: a sampled update ratio's, approximate), red when one
+        of them (or a NaN/Inf count) differs."""
         if self.result is None:
             return {}
         out = {}
         for path, numbers in self.result.params.items():
-            shown = [(n.rel, key) for key, n in numbers.items() if key in PARAM_KEYS]
+            shown = [(n.rel, key, n.approx) for key, n in numbers.items() if key in PARAM_KEYS]
             if not shown:
                 continue
-            rel, key = max(shown, key=lambda x: x[0])
+            rel, key, approx = max(shown, key=lambda x: x[0])
             diverged = any(n.diverged for n in numbers.values())
-            out[path] = Text(f"{fmt_rel(rel)} {PARAM_KEYS[key]}", style="bold red" if diverged else "dim")
+            out[path] = Text(f"{fmt_rel(rel, approx)} {PARAM_KEYS[key]}", style="bold red" if diverged else "dim")
         return out
 
     def split_seq(self) -> int | None:
@@ -209,11 +210,24 @@ def worst_rel(m: ModuleStep) -> float | None:
     """A module's largest relative difference, timings left out (they never count by default);
     ``None`` when nothing else of it was compared (a module without parameters in traces
     recorded without statistics has its timings only)."""
-    return max((n.rel for category, n in m.worst.items() if category not in TIMES), default=None)
+    worst = worst_number(m)
+    return None if worst is None else worst.rel
 
 
-def fmt_rel(rel: float) -> str:
-    return "∞" if not math.isfinite(rel) else f"{rel:.1e}"
+def worst_number(m: ModuleStep) -> Number | None:
+    """The number of ``worst_rel`` (the first of equals in the module's order)."""
+    return max((n for category, n in m.worst.items() if category not in TIMES), key=_rel_of, default=None)
+
+
+def _rel_of(n: Number) -> float:
+    return n.rel
+
+
+def fmt_rel(rel: float, approx: bool = False) -> str:
+    """A relative difference, ``≈`` before it when it is approximate (a sampled update ratio's)."""
+    if not math.isfinite(rel):
+        return "∞"
+    return f"≈{rel:.1e}" if approx else f"{rel:.1e}"
 
 
 def compare_steps(state: SessionState, step_a: int, step_b: int, other: OtherTrace | None = None,
