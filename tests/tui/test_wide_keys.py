@@ -190,3 +190,22 @@ async def test_a_label_that_grows_widens_the_tree_and_its_column_at_once():
         label_width = tree._widths["2"]
         assert tree.virtual_size.width >= label_width + tree.guide_depth > before
         await settle(pilot, app, lambda a: a.query_one("#left").region.width > column)
+
+
+@pytest.mark.asyncio
+async def test_a_label_that_grew_unseen_widens_the_column_when_it_is_drawn():
+    """A label dropped (scrolled away, or a step chosen) is built anew when its line is drawn:
+    if it grew meanwhile, the scroll range and the modules column follow then too (they stayed a
+    cell short of the widest label, or not, by which came first: a snapshot test's flake)."""
+    app = ModscopeApp(DirectSource([wide_model_event(blocks=2)]))
+    async with app.run_test(size=(200, 55)) as pilot:
+        tree = app.query_one(ModuleTree)
+        await settle(pilot, app, lambda a: len(tree.root.children) == 8 and a.selected)
+        before, column = tree.virtual_size.width, app.query_one("#left").region.width
+        tree._labels.pop("2")  # as refresh_labels drops a line's label off screen
+        tree._node_by_path["2"].refresh()
+        with app.state.lock:  # then its module's forward time grows: no old label to compare with
+            app.state.apply(forward("2", 1, 123_456_000_000))
+        await settle(pilot, app, lambda a: "123456" in str(tree._labels.get("2", "")))
+        assert tree.virtual_size.width >= tree._widths["2"] + tree.guide_depth > before
+        await settle(pilot, app, lambda a: a.query_one("#left").region.width > column)

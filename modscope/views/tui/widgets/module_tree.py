@@ -210,8 +210,24 @@ class ModuleTree(Tree[str]):
             label.append_text(badge)
         self.labels_built += 1
         self._labels[path] = label
+        was = self._widths.get(path)
         self._widths[path] = label.cell_len
+        if was is not None and label.cell_len > was:
+            self._widen_for(path)
         return label
+
+    def _widen_for(self, path: str) -> None:
+        """The scroll range (and so the modules column, ``app._fit_left``) as wide as ``path``'s
+        line now that its label grew. Every label built goes through here: a label built as its
+        line is drawn (after ``set_step_values`` or a scroll dropped the old one) grew unseen
+        when only ``refresh_labels`` widened, and the column stayed a cell short of its widest
+        label, or not, depending on which came first (a snapshot test's flake)."""
+        node = self._node_by_path.get(path)
+        if node is None or self._tree_lines_cached is None or node._line < 0:
+            return  # not among the lines: ``_build`` measures it when the lines are built
+        width = self._indent(node) + self._widths[path] + cell_len(self.ICON_NODE) * node._allow_expand
+        if width > self.virtual_size.width:
+            self.virtual_size = Size(width, self.virtual_size.height)
 
     def process_label(self, label: str | Text) -> Text:
         """A one-line ``Text`` is taken as it is (Tree's own splits every label into lines: a
@@ -326,7 +342,6 @@ class ModuleTree(Tree[str]):
             return  # the lines are rebuilt on the next paint, every visible label drawn anew
         top = self.scroll_offset.y
         visible = set()
-        widest, icon = self.virtual_size.width, cell_len(self.ICON_NODE)
         for line in self._tree_lines_cached[top:top + self.size.height]:
             node = line.node
             path = node.data
@@ -336,13 +351,8 @@ class ModuleTree(Tree[str]):
             old = self._labels.get(path)
             if old is None:
                 continue  # not drawn yet: it will be built when it is
-            if self._build_label(path) != old:
+            if self._build_label(path) != old:  # (a label that grew widens the column: ``_widen_for``)
                 node.refresh()  # a new cache key for its line, and a repaint of it
-                # a label that grew (timings arrived) widens the scroll range and the column now
-                width = (len(line.path) - 1) * self.guide_depth + self._widths[path] + icon * node._allow_expand
-                widest = max(widest, width)
-        if widest > self.virtual_size.width:
-            self.virtual_size = Size(widest, self.virtual_size.height)
         for path in [p for p in self._labels if p not in visible]:
             del self._labels[path]
             node = self._node_by_path.get(path)
