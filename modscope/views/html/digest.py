@@ -22,8 +22,11 @@ A run of several ranks is one file per rank; ``rank`` is the one this trace's ``
 from __future__ import annotations
 
 import math
+import re
 from array import array
 from collections.abc import Iterable
+from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
 from ...events.files import MODULE_LINE_KINDS
@@ -187,7 +190,8 @@ class TraceDigest:
         self.grad_norms: dict[str, Series] = {}  # top-level module -> series over steps
         self.errors: list[dict[str, Any]] = []  # the first few errors, for the page's header
         self.error_count = 0
-        self.paths: dict[str, int] = {}  # module/hook path -> its number in the timeline codes
+        self.paths: dict[str, int] = {}  # module path -> its number in the timeline codes
+        self._path_numbers: dict[bytes, int] = {}  # a matched line's path bytes -> its number
         self._want_timelines, self._want_params = timelines, params
         self.timelines = StepSampler(timeline_lines, TIMELINE_STEPS)
         self.params = StepSampler(param_cells, PARAM_STEPS)
@@ -199,60 +203,50 @@ class TraceDigest:
     # -- the pass -----------------------------------------------------------------------------
 
     def _read(self, events: Iterable[dict[str, Any]]) -> None:
-        best: list[dict[str, Any]] = []  # module events of the last complete step with a forward
-        current: list[dict[str, Any]] = []
-        forward = False
+        # A million events: the loop does as little as it can per module event (most of them). It
+        # keeps the step's module events (dicts or matches) as they come, and only at the step's
+        # end, for a step the sampler keeps, reads their paths and calls into a ``_Timeline``
+        # (``_step_timeline``): reading them for every step cost more than the rest of the pass.
+        best: list[Any] = []  # module events of the last complete step with a forward
+        current: list[Any] = []  # this step's module events
+        others: list[tuple] = []  # this step's hooks and errors: (position in the step, line)
+        n_others = 0  # ... how many there were (also those past TIMELINE_STEP_LINES)
         step: int | None = None
-        timeline: _Timeline | None = None
+        step_tag = b"\n"  # '"step":N,' as a matched line of this step has it (no line has a newline)
         want_timelines = self._want_timelines
-        module_kinds = {"forward_pre": 0, "forward": 1, "backward_pre": 2, "backward": 3}
-        match_codes = [None if k is None else module_kinds[k] for k in MODULE_LINE_KINDS]
-        paths = self.paths
-        by_bytes: dict[bytes, int] = {}  # a matched line's path bytes -> its number
+        keep = current.append
         count = 0
         for e in events:
             count += 1
-            if type(e) is dict:
+            if type(e) is not dict:  # a module line that files.MODULE_LINE matched (valid, not parsed)
+                raw = e.string
+                if step_tag in raw:  # (the step's '"step":N,': in a matched line only its step field has it)
+                    keep(e)
+                    continue
+                i = raw.index(b'"step":') + 7
+                sb = raw[i:raw.index(b",", i)]
+                s = int(sb)
+                if s == step:  # (the same step as a dict event's before it)
+                    step_tag = b'"step":' + sb + b","
+                    keep(e)
+                    continue
+                kind = None
+            else:
                 kind = e["kind"]
                 s = e["step"]
-                code = module_kinds.get(kind)
-            else:  # a module line that files.MODULE_LINE matched (valid, not parsed): read what we need
-                raw = e.string
-                kind = None
-                code = match_codes[e.lastindex]
-                i = raw.index(b'"step":') + 7
-                s = int(raw[i:raw.index(b",", i)])
             if s != step:
-                if timeline is not None:
-                    self.timelines.offer(step, timeline, len(timeline) + 1)
-                if forward:
-                    best = current
-                current, forward = [], False
+                if step is not None:
+                    if want_timelines:
+                        self._offer_timeline(step, current, others, n_others, False)
+                    if _has_forward(current):
+                        best = current
+                current, others, n_others = [], [], 0
+                keep = current.append
                 step = s
+                step_tag = b"\n" if kind is not None else b'"step":' + sb + b","
                 self.steps.append(s)
-                timeline = _Timeline() if want_timelines else None
-            if code is not None:
-                current.append(e)
-                if code == 1:
-                    forward = True
-                if timeline is not None:
-                    if len(timeline) < TIMELINE_STEP_LINES:
-                        if kind is None:
-                            raw_path = e[e.lastindex]
-                            number = by_bytes.get(raw_path)
-                            if number is None:
-                                number = by_bytes[raw_path] = paths.setdefault(raw_path.decode("ascii"), len(paths))
-                            j = raw.index(b',"call":') + 8
-                            call = int(raw[j:raw.index(b",", j)])
-                        else:
-                            path = e["path"]
-                            number = paths.get(path)
-                            if number is None:
-                                number = paths[path] = len(paths)
-                            call = e["call"]
-                        timeline.mods.extend((code, number, call))
-                    else:
-                        timeline.cut += 1
+            if kind is None or kind in _MODULE_CODES:
+                keep(e)
                 continue
             if kind == "params":
                 self._read_params(e)
@@ -284,24 +278,44 @@ class TraceDigest:
                 self.error_count += 1
                 if len(self.errors) < 20:
                     self.errors.append(e)
-                if timeline is not None and len(timeline) < TIMELINE_STEP_LINES:
-                    timeline.others.append((len(timeline), (5, e["etype"], e["message"][:200], e.get("module") or "")))
-            elif kind == "hook" and timeline is not None and len(timeline) < TIMELINE_STEP_LINES:
-                timeline.others.append((len(timeline), (4, e["qualname"], e["hook_kind"], e["target"], e["replaced"])))
-        if timeline is not None:
-            self.timelines.offer(step, timeline, len(timeline) + 1, last=True)
+                if want_timelines:
+                    at = len(current) + n_others
+                    n_others += 1
+                    if at < TIMELINE_STEP_LINES:
+                        others.append((at, (5, e["etype"], e["message"][:200], e.get("module") or "")))
+            elif kind == "hook" and want_timelines:
+                at = len(current) + n_others
+                n_others += 1
+                if at < TIMELINE_STEP_LINES:
+                    others.append((at, (4, e["qualname"], e["hook_kind"], e["target"], e["replaced"])))
+        if step is not None and want_timelines:
+            self._offer_timeline(step, current, others, n_others, True)
         self.count = count
         if "loss" not in self.metrics and self._step_loss.points():
             self.metrics = {"loss": self._step_loss, **self.metrics}
         if self._pending_params is not None:
             self._offer_params(*self._pending_params, last=True)
-        if forward:
+        if _has_forward(current):
             best = current
         best = [e if type(e) is dict else loads(e.string) for e in best]  # (matched lines parsed now)
         steps = [self.measured_step] if self.measured_step is not None else []
         if self.last_step is not None and self.last_step is not self.measured_step:
             steps.append(self.last_step)
         self.report_events = [e for e in (self.model, self.graph) if e is not None] + steps + best
+
+    def _offer_timeline(self, step: int, mods: list[Any], others: list[tuple], n_others: int, last: bool) -> None:
+        """Offer a step's firing order (its module events ``mods``, its hooks and errors ``others``
+        at their positions), read into a ``_Timeline`` only when the sampler will keep it. Kept:
+        the step's first ``TIMELINE_STEP_LINES`` lines; ``cut`` counts the module events after."""
+        if not self.timelines.wants(last):
+            self.timelines.skip()
+            return
+        timeline = _Timeline()
+        kept = min(len(mods) + n_others, TIMELINE_STEP_LINES) - len(others)  # module lines kept
+        timeline.mods = _module_codes(mods[:kept], self.paths, self._path_numbers)
+        timeline.others = others
+        timeline.cut = len(mods) - kept
+        self.timelines.offer(step, timeline, len(timeline) + 1, last=last)
 
     def _read_params(self, e: dict[str, Any]) -> None:
         step = e["step"]
@@ -310,10 +324,16 @@ class TraceDigest:
             g = item["grad_norm"]
             if g is None:
                 continue
-            top = item["path"].split(".", 1)[0] if "." in item["path"] else "(root)"
+            top, dot, _ = item["path"].partition(".")
+            if not dot:
+                top = "(root)"
             sums[top] = sums.get(top, 0.0) + g * g
+        grad_norms = self.grad_norms
         for top, total in sums.items():
-            self.grad_norms.setdefault(top, Series()).add(step, math.sqrt(total))
+            series = grad_norms.get(top)
+            if series is None:
+                series = grad_norms[top] = Series()
+            series.add(step, math.sqrt(total))
         if self._want_params:
             # offered when the next one comes, so the last is offered as the last (always kept)
             if self._pending_params is not None:
@@ -371,6 +391,56 @@ class TraceDigest:
         if not self.end:
             return ""
         return dropped_note(self.end.get("dropped", 0), self.end.get("dropped_steps", 0))
+
+
+_MODULE_CODES = {"forward_pre": 0, "forward": 1, "backward_pre": 2, "backward": 3}
+_CALL = re.compile(rb'","call":([0-9]+)')  # what follows a matched line's path group (files.MODULE_LINE)
+_LASTINDEX, _STRING = attrgetter("lastindex"), attrgetter("string")
+_GROUP, _END = re.Match.group, re.Match.end
+_MATCH_CODES = [None if k is None else _MODULE_CODES[k] for k in MODULE_LINE_KINDS]  # match.lastindex -> code
+
+
+def _has_forward(mods: list[Any]) -> bool:
+    """Whether a step's module events have a ``forward`` (a matched line's or a dict's)."""
+    for e in mods:
+        if (_MATCH_CODES[e.lastindex] if type(e) is not dict else _MODULE_CODES[e["kind"]]) == 1:
+            return True
+    return False
+
+
+def _module_codes(mods: list[Any], paths: dict[str, int], by_bytes: dict[bytes, int]) -> array:
+    """Module events as flat ``(kind code, path number, call)`` triples; a path new to ``paths``
+    gets the next number, in the order the paths first come. ``by_bytes`` maps a matched line's
+    path bytes to its number (kept from step to step). A matched line is read at its match's
+    offsets: its path is the kind's group, its call's digits follow the path's closing quote."""
+    if dict not in set(map(type, mods)):  # (a step's 40,000 lines: C loops, no Python step a line)
+        groups = list(map(_LASTINDEX, mods))
+        raw_paths = list(map(_GROUP, mods, groups))
+        for raw_path in dict.fromkeys(raw_paths):  # the step's paths, in the order they first come
+            if raw_path not in by_bytes:
+                by_bytes[raw_path] = paths.setdefault(raw_path.decode("ascii"), len(paths))
+        calls = map(_GROUP, map(_CALL.match, map(_STRING, mods), map(_END, mods, groups)), repeat(1))
+        out = array("i", bytes(12 * len(mods)))
+        out[0::3] = array("i", map(_MATCH_CODES.__getitem__, groups))
+        out[1::3] = array("i", map(by_bytes.__getitem__, raw_paths))
+        out[2::3] = array("i", map(int, calls))
+        return out
+    flat: list[int] = []
+    for e in mods:
+        if type(e) is not dict:
+            g = e.lastindex
+            raw_path = e[g]
+            number = by_bytes.get(raw_path)
+            if number is None:
+                number = by_bytes[raw_path] = paths.setdefault(raw_path.decode("ascii"), len(paths))
+            flat += (_MATCH_CODES[g], number, int(_CALL.match(e.string, e.end(g))[1]))
+        else:
+            path = e["path"]
+            number = paths.get(path)
+            if number is None:
+                number = paths[path] = len(paths)
+            flat += (_MODULE_CODES[e["kind"]], number, e["call"])
+    return array("i", flat)
 
 
 def _ordinal(n: int) -> str:

@@ -20,6 +20,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from html import escape
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,7 @@ def build_report(trace: str | os.PathLike, compare: str | os.PathLike | None = N
     # One pass that validates the file as load_trace does (TraceFileError naming file and line)
     # and is the digest's: module lines the validating pattern matches are never parsed.
     scan = TraceScan(file)
-    digest = TraceDigest(event for _, _, event in scan.module_lines())
+    digest = TraceDigest(map(itemgetter(2), scan.module_lines()))  # (the events: no generator step a line)
     loaded = RecordedTrace([], file, bool(scan.truncated))  # (its path, cut-off flag and ranks)
     if digest.model is None:
         raise TraceFileError(f"{trace}: the trace has no model event (was a model traced?)")
