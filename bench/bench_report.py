@@ -13,8 +13,14 @@ memory above what the process held before it (the kernel's high-water mark, rese
 modules are imported before) and the size of the page written. Targets (issue 28): <= 10 s and
 <= 200 MiB extra; the page <= 20 MB for a 10,000-module model.
 
-Run: ``.venv/bin/python bench/bench_report.py [--rounds 3] [--trace FILE]`` (``--trace``: use
-that file instead of writing the 1M-event one).
+``--base DIR`` adds a row for another checkout's ``modscope`` and ``engine`` (e.g.
+``mkdir DIR && git archive BASE modscope engine | tar -x -C DIR``), run on the same trace in the
+same rounds: each round runs the three in a rotated order, and the ratios to "report" are of the
+medians. Times on a shared machine: compare rows of one run, beside the A/A row's spread; the load
+average is printed before and after.
+
+Run: ``.venv/bin/python bench/bench_report.py [--rounds 3] [--trace FILE] [--base DIR]``
+(``--trace``: use that file instead of writing the 1M-event one).
 """
 
 from __future__ import annotations
@@ -48,8 +54,11 @@ def child_report(trace: str, out: str) -> dict:
     w0, c0 = time.perf_counter(), time.process_time()
     report = write_report(trace, out)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    import modscope
+
     return {"cpu_s": cpu, "wall_s": wall, "peak_extra_mib": (peak() - base) / MIB,
-            "page_mb": os.path.getsize(out) / 1e6, "notes": report.notes, "warnings": report.warnings}
+            "page_mb": os.path.getsize(out) / 1e6, "notes": report.notes, "warnings": report.warnings,
+            "modscope": os.path.dirname(os.path.dirname(modscope.__file__))}
 
 
 def child_write(trace: str) -> dict:
@@ -58,8 +67,8 @@ def child_write(trace: str) -> dict:
     return child_save(trace)
 
 
-def run_child(*args: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{HERE}", "OMP_NUM_THREADS": "1"}
+def run_child(*args: str, root: Path = ROOT) -> dict:
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{HERE}", "OMP_NUM_THREADS": "1"}
     done = subprocess.run([sys.executable, __file__, "--child", *args], env=env, capture_output=True, text=True,
                           check=False)
     if done.returncode:
@@ -71,6 +80,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--trace", help="report this trace file instead of the 1M-event one")
+    parser.add_argument("--base", type=Path, help="another checkout's root (its modscope and engine): a row for it")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -84,16 +94,34 @@ def main() -> None:
             run_child("write", trace)
         events = sum(1 for _ in open(trace, "rb")) if not trace.endswith(".gz") else None
         print(f"trace: {trace} ({os.path.getsize(trace) / 1e6:.0f} MB" + (f", {events:,} events)" if events else ")"))
-        rows: dict[str, list[dict]] = {"report": [], "report again": []}
-        for _ in range(args.rounds):
-            for name in rows:
-                rows[name].append(run_child("report", trace, os.path.join(tmp, "run.html")))
-        print(f"write_report (medians of {args.rounds}):")
-        for name, runs in rows.items():
-            med = {k: statistics.median(r[k] for r in runs) for k in ("cpu_s", "wall_s", "peak_extra_mib", "page_mb")}
-            print(f"  {name:13s} " + "  ".join(f"{k}={v:.3g}" for k, v in med.items()))
+        roots = {"report": ROOT, "report again": ROOT}
+        if args.base:
+            roots["base"] = args.base.resolve()
+            if not (roots["base"] / "modscope" / "__init__.py").exists():
+                parser.error(f"--base {args.base}: no modscope package in it")
+        print(f"load average before: {_load()}")
+        rows: dict[str, list[dict]] = {name: [] for name in roots}
+        names = list(roots)
+        for r in range(args.rounds):
+            for name in names[r % len(names):] + names[:r % len(names)]:  # (rotated: no arm always first)
+                rows[name].append(run_child("report", trace, os.path.join(tmp, "run.html"), root=roots[name]))
+        print(f"load average after:  {_load()}")
+        print(f"write_report (medians of {args.rounds}; ratio: wall and CPU seconds to \"report\"'s):")
+        meds = {name: {k: statistics.median(r[k] for r in runs) for k in ("cpu_s", "wall_s", "peak_extra_mib",
+                                                                            "page_mb")}
+                for name, runs in rows.items()}
+        for name, med in meds.items():
+            ratio = (f"  ratio wall={med['wall_s'] / meds['report']['wall_s']:.3f}"
+                     f" cpu={med['cpu_s'] / meds['report']['cpu_s']:.3f}")
+            spread = "/".join(f"{r['wall_s']:.1f}" for r in rows[name])
+            print(f"  {name:13s} " + "  ".join(f"{k}={v:.3g}" for k, v in med.items()) + ratio
+                  + f"  (wall each: {spread}; {rows[name][0]['modscope']})")
         for line in rows["report"][-1]["notes"] + rows["report"][-1]["warnings"]:
             print(f"  page says: {line}")
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":
