@@ -4,8 +4,10 @@
 - ``modules/*.py``       layers, containers, losses
 - ``functional.py``      the stateless ops the layers call
 - ``parameter.py``       Parameter and Buffer
+- ``attention/``         sdpa_kernel and SDPBackend: which scaled_dot_product_attention kernels may run
 """
 
+import engine.nn.attention as attention
 import engine.nn.functional as functional
 import engine.nn.init as init
 import engine.nn.parallel as parallel

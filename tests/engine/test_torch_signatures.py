@@ -102,7 +102,7 @@ SUBMODULES = [
     "autograd.functional", "autograd.graph", "distributions", "fft", "linalg", "special", "testing", "backends",
     "backends.cudnn", "backends.cuda", "backends.mps", "cuda", "cuda.amp", "amp", "distributed", "multiprocessing",
     "onnx", "func", "random", "serialization", "version", "jit", "profiler", "hub", "futures", "compiler",
-    "nn.modules.utils", "nn.common_types", "nn.utils.prune",
+    "nn.modules.utils", "nn.common_types", "nn.utils.prune", "nn.attention",
 ]
 # torch submodules the engine does not provide (none left that public training code imports)
 NOT_PROVIDED = ["package"]
@@ -174,6 +174,10 @@ API = {
     "func": ["vmap", "functional_call", "grad", "grad_and_value"],
     "nn.utils.prune": ["identity", "random_unstructured", "l1_unstructured", "random_structured", "ln_structured",
                        "global_unstructured", "custom_from_mask", "remove", "is_pruned"],
+    "nn.attention": ["sdpa_kernel"],
+    "backends.cuda": ["enable_flash_sdp", "flash_sdp_enabled", "enable_math_sdp", "math_sdp_enabled",
+                      "enable_mem_efficient_sdp", "mem_efficient_sdp_enabled", "enable_cudnn_sdp", "cudnn_sdp_enabled",
+                      "is_flash_attention_available", "sdp_kernel"],
 }
 
 

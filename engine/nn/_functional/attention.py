@@ -23,6 +23,7 @@ from ... import _dtype
 from ..._ops._core import result
 from ..._tensor import Tensor as _Tensor
 from .dropout import dropout as _dropout
+from .sdp_backend import check_backend as _check_backend
 
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
@@ -83,6 +84,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     added to the scores. ``is_causal`` applies a lower-triangular mask (and may not be combined
     with ``attn_mask``). Rows that attend to nothing give zeros. ``scale`` defaults to
     ``1/sqrt(E)``."""
+    _check_backend(query, key, value, dropout_p, enable_gqa)
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     if enable_gqa:
