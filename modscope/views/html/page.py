@@ -27,6 +27,7 @@ from typing import Any
 from ...events.files import TraceFileError, TraceScan
 from ..diagrams import BUDGET, build_autograd_graph_from_event, fit
 from ..diagrams.dot import DotFailed, DotMissing
+from ..diagrams.hook_nodes import without_hook_nodes  # (the TUI's rule: hook identity nodes hidden)
 from ..notebook import digest_summary, meta_line, plots_html, rank_digests
 from ..trace import RecordedTrace, load_trace
 from .assets import PAGE_CSS, PAGE_JS
@@ -249,8 +250,6 @@ def _timeline(digest: TraceDigest) -> str:
 def _graph(digest: TraceDigest, warnings: list[str]) -> str:
     if digest.graph is None:
         return _section("graph", '<div class="ms-meta">no autograd graph in this trace</div>')
-    from ..tui.widgets.graph_view import without_hook_nodes  # (the TUI's rule: hook identity nodes hidden)
-
     graph, hidden = without_hook_nodes(digest.graph)
     try:
         diagram = fit(build_autograd_graph_from_event(graph, digest.model), digest.model, budget=BUDGET)
