@@ -189,7 +189,9 @@ def profile(name: str, steps: int, calls: int, top: int) -> None:
     model = module.build()
     initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
     module.train(model, data, steps)
-    profiler = cProfile.Profile()
+    # this thread's CPU time, not wall time: on a loaded machine a preempted op would otherwise
+    # be charged for the time other processes held the CPU
+    profiler = cProfile.Profile(time.thread_time)
     for _ in range(calls):
         model.load_state_dict(initial)
         engine.manual_seed(0)

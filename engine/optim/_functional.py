@@ -6,11 +6,21 @@ kernels compute ``add(alpha=)``, ``addcmul`` and ``lerp`` as fused multiply-adds
 for float32 ``fma_`` reproduces that exactly by computing in float64 (the product of two float32
 is exact there) and rounding once. What remains different is torch's vectorised ``sqrt``, which
 is not always correctly rounded: Adam and RMSprop can differ by an ulp where they take a root.
+
+A rule reads and writes each value a dozen times (one NumPy pass per step of torch's formula,
+float64 temporaries for the fused ones). On a large parameter those passes stream megabytes
+through memory each, so the element-wise rules run block by block (``blocks``): every pass over
+a 32,768-value block stays in the cache. Each value's arithmetic is the same either way.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
+
+# values per block: a block's float64 temporaries (256 KiB each) fit in a core's L2 cache
+BLOCK = 32768
 
 
 def scalar(value: float, like: np.ndarray) -> np.generic:
@@ -25,9 +35,33 @@ def fma_(out: np.ndarray, a: np.ndarray | np.generic, b: np.ndarray, c: np.ndarr
         np.add(np.multiply(a, b), c, out=out)
         return out
     wide = np.multiply(a, b, dtype=np.float64)
-    wide += c
-    np.copyto(out, wide, casting="same_kind")
+    np.add(wide, c, out=out, casting="same_kind")  # added in float64, rounded once into ``out``
     return out
+
+
+def blocks(*arrays: np.ndarray | None) -> Iterator[tuple[np.ndarray | None, ...]]:
+    """``arrays`` (one shape; ``None`` passes through) as aligned flat blocks of ``BLOCK`` values,
+    for a rule that updates them element by element; small or non-contiguous ones in one piece.
+    ``arrays[0]`` is the parameter. Arrays written in place must be C-contiguous for blocks
+    (their flat blocks are views); a read-only gradient in another layout is copied once."""
+    p = arrays[0]
+    if p.size <= BLOCK or not p.flags.c_contiguous or any(
+            a is not None and (a.shape != p.shape or a.dtype != p.dtype) for a in arrays):
+        yield arrays
+        return
+    flat = []
+    for i, a in enumerate(arrays):
+        if a is None:
+            flat.append(None)
+        elif a.flags.c_contiguous:
+            flat.append(a.reshape(-1))
+        elif i == 1:  # the gradient, only read
+            flat.append(np.ascontiguousarray(a).reshape(-1))
+        else:
+            yield arrays
+            return
+    for start in range(0, p.size, BLOCK):
+        yield tuple(None if a is None else a[start:start + BLOCK] for a in flat)
 
 
 def lerp_(start: np.ndarray, end: np.ndarray, weight: float) -> None:
@@ -66,24 +100,42 @@ def add_scaled_(a: np.ndarray, b: np.ndarray, alpha: float) -> None:
 def sgd(p: np.ndarray, grad: np.ndarray, buf: np.ndarray | None, *, lr: float, momentum: float, dampening: float,
         weight_decay: float, nesterov: bool, maximize: bool) -> np.ndarray | None:
     """One SGD update of ``p`` in place; returns the momentum buffer (new on the first step)."""
+    first = momentum != 0 and buf is None
+    if first:  # the first step's buffer is the (decayed) gradient itself: filled block by block
+        buf = np.empty(p.shape, p.dtype)
+    for pb, gb, bb in blocks(p, grad, buf):
+        _sgd(pb, gb, bb, first, lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+             nesterov=nesterov, maximize=maximize)
+    return buf
+
+
+def _sgd(p: np.ndarray, grad: np.ndarray, buf: np.ndarray | None, first: bool, *, lr: float, momentum: float,
+         dampening: float, weight_decay: float, nesterov: bool, maximize: bool) -> None:
     g = -grad if maximize else grad
     if weight_decay != 0:
         g = add_scaled(g, p, weight_decay)
     if momentum != 0:
-        if buf is None:
-            buf = g.copy()
+        if first:
+            np.copyto(buf, g)
         else:
             buf *= scalar(momentum, buf)
             add_scaled_(buf, g, 1 - dampening)
         g = add_scaled(g, buf, momentum) if nesterov else buf
     add_scaled_(p, g, -lr)
-    return buf
 
 
 def adam(p: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray, exp_avg_sq: np.ndarray,
          max_exp_avg_sq: np.ndarray | None, step: float, *, lr: float, beta1: float, beta2: float, eps: float,
          weight_decay: float, maximize: bool, decoupled_weight_decay: bool) -> None:
     """One Adam/AdamW update of ``p`` and its moments in place (``step`` already incremented)."""
+    for block in blocks(p, grad, exp_avg, exp_avg_sq, max_exp_avg_sq):
+        _adam(*block, step, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+              maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
+
+
+def _adam(p: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray, exp_avg_sq: np.ndarray,
+          max_exp_avg_sq: np.ndarray | None, step: float, *, lr: float, beta1: float, beta2: float, eps: float,
+          weight_decay: float, maximize: bool, decoupled_weight_decay: bool) -> None:
     g = -grad if maximize else grad
     if weight_decay != 0:
         if decoupled_weight_decay:
@@ -113,6 +165,14 @@ def rmsprop(p: np.ndarray, grad: np.ndarray, square_avg: np.ndarray, grad_avg: n
             momentum_buffer: np.ndarray | None, *, lr: float, alpha: float, eps: float, weight_decay: float,
             momentum: float, maximize: bool) -> None:
     """One RMSprop update of ``p`` and its averages in place (centered when ``grad_avg`` is given)."""
+    for block in blocks(p, grad, square_avg, grad_avg, momentum_buffer):
+        _rmsprop(*block, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
+                 maximize=maximize)
+
+
+def _rmsprop(p: np.ndarray, grad: np.ndarray, square_avg: np.ndarray, grad_avg: np.ndarray | None,
+             momentum_buffer: np.ndarray | None, *, lr: float, alpha: float, eps: float, weight_decay: float,
+             momentum: float, maximize: bool) -> None:
     g = -grad if maximize else grad
     if weight_decay != 0:
         g = add_scaled(g, p, weight_decay)
@@ -137,6 +197,12 @@ def rmsprop(p: np.ndarray, grad: np.ndarray, square_avg: np.ndarray, grad_avg: n
 def adadelta(p: np.ndarray, grad: np.ndarray, square_avg: np.ndarray, acc_delta: np.ndarray, *, lr: float,
              rho: float, eps: float, weight_decay: float, maximize: bool) -> None:
     """One Adadelta update of ``p``, ``square_avg`` and ``acc_delta`` in place."""
+    for block in blocks(p, grad, square_avg, acc_delta):
+        _adadelta(*block, lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize)
+
+
+def _adadelta(p: np.ndarray, grad: np.ndarray, square_avg: np.ndarray, acc_delta: np.ndarray, *, lr: float,
+              rho: float, eps: float, weight_decay: float, maximize: bool) -> None:
     g = -grad if maximize else grad
     if weight_decay != 0:
         g = add_scaled(g, p, weight_decay)
@@ -156,6 +222,12 @@ def adadelta(p: np.ndarray, grad: np.ndarray, square_avg: np.ndarray, acc_delta:
 def adagrad(p: np.ndarray, grad: np.ndarray, state_sum: np.ndarray, step: float, *, lr: float, lr_decay: float,
             weight_decay: float, eps: float, maximize: bool) -> None:
     """One Adagrad update of ``p`` and ``state_sum`` in place (``step`` already incremented)."""
+    for block in blocks(p, grad, state_sum):
+        _adagrad(*block, step, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps, maximize=maximize)
+
+
+def _adagrad(p: np.ndarray, grad: np.ndarray, state_sum: np.ndarray, step: float, *, lr: float, lr_decay: float,
+             weight_decay: float, eps: float, maximize: bool) -> None:
     g = -grad if maximize else grad
     if weight_decay != 0:
         g = add_scaled(g, p, weight_decay)
@@ -169,6 +241,13 @@ def adagrad(p: np.ndarray, grad: np.ndarray, state_sum: np.ndarray, step: float,
 def adamax(p: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray, exp_inf: np.ndarray, step: float, *, lr: float,
            beta1: float, beta2: float, eps: float, weight_decay: float, maximize: bool) -> None:
     """One Adamax update of ``p``, ``exp_avg`` and ``exp_inf`` (the decayed infinity norm) in place."""
+    for block in blocks(p, grad, exp_avg, exp_inf):
+        _adamax(*block, step, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+                maximize=maximize)
+
+
+def _adamax(p: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray, exp_inf: np.ndarray, step: float, *, lr: float,
+            beta1: float, beta2: float, eps: float, weight_decay: float, maximize: bool) -> None:
     g = -grad if maximize else grad
     if weight_decay != 0:
         g = add_scaled(g, p, weight_decay)
@@ -210,6 +289,14 @@ def radam(p: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray, exp_avg_sq: np.n
           maximize: bool) -> None:
     """One RAdam update of ``p`` and its moments in place: the rectified adaptive step once the
     variance estimate is tractable (``rho_t > 5``), plain momentum SGD before."""
+    for block in blocks(p, grad, exp_avg, exp_avg_sq):
+        _radam(*block, step, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+               decoupled_weight_decay=decoupled_weight_decay, maximize=maximize)
+
+
+def _radam(p: np.ndarray, grad: np.ndarray, exp_avg: np.ndarray, exp_avg_sq: np.ndarray, step: float, *, lr: float,
+           beta1: float, beta2: float, eps: float, weight_decay: float, decoupled_weight_decay: bool,
+           maximize: bool) -> None:
     g = -grad if maximize else grad
     if weight_decay != 0:
         if decoupled_weight_decay:
