@@ -25,15 +25,17 @@ rarely:
   squares and their sum, chunk by chunk: ``_sq_sum``) and one over the gradient: the std comes
   from the norm's sum of squares, sums of long tensors are added in float64 chunk by chunk;
 - the update of a floating-point tensor of more than ``SAMPLE`` values in one C-ordered block
-  is measured on a fixed sample of at most ``SAMPLE`` of them, evenly strided over the flat
-  tensor, the same indices every step (the torch plan for other devices,
-  ``capture.torch.param_stats``, takes the same): its snapshot before the step is a small
-  strided copy, and the ratio is the sample's
-  ``||after_s - before_s|| / ||after_s||``. Its item says so: ``update_sampled`` (how many values
-  were sampled); an item without it measured every value. Measured per 2.36M-value float32
-  tensor, the exact update cost a full copy before the step (1.9 ms), a subtraction (2.1 ms) and a
-  dot (0.9 ms); on its 65,536 sampled values, a strided copy (0.13 ms), the sample's square
-  (0.11) and its update's subtraction and square (0.16), one thread.
+  is measured on a fixed sample of at most ``SAMPLE`` of them, runs of ``RUN`` consecutive
+  values evenly spread over the flat tensor, the same indices every step (``sample_indices``;
+  the torch plan for other devices, ``capture.torch.param_stats``, takes the same): its snapshot
+  before the step is a small copy, and the ratio is the sample's ``||after_s - before_s|| /
+  ||after_s||``. Its item says so: ``update_sampled`` (how many values were sampled); an item
+  without it measured every value. Measured per 2.36M-value float32 tensor, the exact update
+  cost a full copy before the step (1.9 ms), a subtraction (2.1 ms) and a dot (0.9 ms). Runs, not
+  single values: each sampled value read alone costs a cache line (GPT-2 small's 50 sampled
+  tensors, every 9th to 590th value: 24 ms a step per pass, one thread), runs of a line's 16
+  values 12 ms for as many values, and the step reads them once (copied to a buffer)
+  where the strided sample was read twice.
 
 Example::
 
@@ -60,12 +62,13 @@ from ..events.schema import finite_or_none
 # (2 layers, 128 wide: 16K-64K-value weights, 18 biases and norms), on a loaded machine: 2.9 ms
 # a step at 4,096, against 4.3 at 65,536 and 3.1-3.4 at 1,024 or 16,384.
 SMALL = 1 << 12
-# Values: a tensor with more has its update measured on an evenly strided sample of at most this
-# many of them (``_sample_view``). The sample's ratio is an estimate: off by 0.15% (median; at
-# most 0.6%) over 20 SGD and Adam steps of 1M- and 2.4M-value tensors whose gradients grow 30x
-# along them (tests/modscope/test_param_stats.py's ``big_step``); updates concentrated on a few
-# rows (an embedding's) are estimated less closely, which the item's ``update_sampled`` says.
+# Values: a tensor with more has its update measured on a sample of at most this many of them
+# (``sample_indices``): runs of ``RUN`` values evenly spread. The sample's ratio is an estimate
+# (``tests/capture/torch/test_sampled_update.py``: within 2% of the exact one for SGD and Adam
+# steps of 1M values whose gradients grow 30x along them); updates concentrated on a few rows
+# (an embedding's) are estimated less closely, which the item's ``update_sampled`` says.
 SAMPLE = 1 << 16
+RUN = 16  # consecutive values per run of the sample: one 64-byte cache line of float32
 BATCH_MIN = 10  # when there are at least this many: below, BLAS passes per tensor cost less
 
 
@@ -94,10 +97,12 @@ class StatsPlan:
         self.large_flat = {i: _flat_view(self.arrays[i]) for i in self.large}
         # i -> ones of the flat view's dtype and size, for its sum (``_ones_for``; None: too long)
         self.large_ones = {i: _ones_for(flat) for i, flat in self.large_flat.items()}
-        # i -> an evenly strided view of the flat values, for the tensors whose update is sampled
-        # (any float dtype in one C-ordered block: the torch plan's rule too)
+        # i -> a (runs, RUN) view of the sampled values, for the tensors whose update is sampled
+        # (any float dtype in one C-ordered block: the torch plan's rule too), and a buffer the
+        # step's sampled values are copied to (read once, then reduced in place)
         self.large_sample = {i: sample for i in self.large
                              if (sample := _sample_view(_float_block(self.arrays[i]))) is not None}
+        self.large_now = {i: np.empty(sample.size, sample.dtype) for i, sample in self.large_sample.items()}
         self._old_groups: list[tuple[list[np.ndarray], np.ndarray]] | None = None  # (arrays, buffer)
         self.has_snapshot = False
         # The sum of the squared gradients at the last ``stats`` (tensors without a gradient left
@@ -175,10 +180,10 @@ class StatsPlan:
                     out[i] = record
                     with_grad = with_grad or record["grad_norm"] is not None
             flats, olds, ones, tensors = self.large_flat, self.large_old, self.large_ones, self.tensors
-            samples = self.large_sample
+            samples, nows = self.large_sample, self.large_now
             for i in self.large:
                 record = out[i] = _single(paths[i], tensors[i], flats[i], olds.get(i) if update else None, ones[i],
-                                          samples.get(i))
+                                          samples.get(i), nows.get(i))
                 g = record["grad_norm"]
                 if g is not None:
                     with_grad = True
@@ -307,14 +312,15 @@ def _finite_entry(path: str, n: int, total: float, sq: float, grad_sq: float | N
 
 
 def _single(path: str, p: Any, flat: np.ndarray | None, old: np.ndarray | None,
-            ones: np.ndarray | None = None, sample: np.ndarray | None = None) -> dict[str, Any]:
+            ones: np.ndarray | None = None, sample: np.ndarray | None = None,
+            now: np.ndarray | None = None) -> dict[str, Any]:
     """The record of one tensor outside the batched pass, from BLAS passes over the tensor
     itself: no copy, and right after the optimizer's step its values and gradient are still in
     the CPU caches. ``flat``: the plan's flat view of the values (``_flat_view``), ``None`` for
     the careful path; ``old`` (flat, the values before the step) becomes the update; ``ones``
     (``_ones_for(flat)``) makes the sum a BLAS dot; ``sample`` (``_sample_view(flat)``, or
     None: every value) is what ``old`` holds the values before the step of, and what the update
-    ratio is measured on.
+    ratio is measured on, its values copied to ``now`` (flat, ``sample.size``) first.
 
     A finite sum of squares (of values and gradient) means no value is NaN/Inf and none can
     overflow the sums that follow, so that common case needs neither ``np.errstate`` nor
@@ -335,8 +341,10 @@ def _single(path: str, p: Any, flat: np.ndarray | None, old: np.ndarray | None,
                 entry = _finite_entry(path, flat.size, total, sq, grad_sq, None)
                 entry["update_sampled"] = sample.size
                 if old is not None and sq > 0:
-                    sample_sq = float(sample.dot(sample))
-                    diff = np.subtract(sample, old, out=old)
+                    assert now is not None
+                    np.copyto(now.reshape(sample.shape), sample)  # the sample read once, in runs
+                    sample_sq = float(now.dot(now))
+                    diff = np.subtract(now, old, out=old)
                     update_sq = float(diff.dot(diff))
                     if sample_sq > 0 and math.isfinite(update_sq):
                         entry["update_ratio"] = math.sqrt(update_sq / sample_sq)
@@ -349,13 +357,35 @@ def _single(path: str, p: Any, flat: np.ndarray | None, old: np.ndarray | None,
         return _checked_single(path, p, old, sample)
 
 
-def _sample_view(flat: np.ndarray | None) -> np.ndarray | None:
-    """The values of ``flat`` an update is measured on: every ``ceil(size / SAMPLE)``-th, from
-    the first (at most ``SAMPLE``, spread over the whole tensor, the same every step); None when
-    ``flat`` is missing or has at most ``SAMPLE`` values (every value is measured)."""
-    if flat is None or flat.size <= SAMPLE:
+def sample_runs(n: int) -> tuple[int, int] | None:
+    """How the update of a tensor of ``n`` values is sampled: ``(runs, step)``, ``runs`` runs of
+    ``RUN`` consecutive values, one starting every ``step = RUN * ceil(n / SAMPLE)`` values from
+    the first (the values after the last whole step are left out); at most ``SAMPLE`` values,
+    ``1 / ceil(n / SAMPLE)`` of them. None when ``n`` is at most ``SAMPLE`` (every value)."""
+    if n <= SAMPLE:
         return None
-    return flat[::-(-flat.size // SAMPLE)]
+    step = RUN * -(-n // SAMPLE)
+    return n // step, step
+
+
+def sample_indices(n: int) -> np.ndarray | None:
+    """The flat indices (in order) of the values a tensor of ``n`` values has its update measured
+    on (``sample_runs``); None: every value."""
+    runs = sample_runs(n)
+    if runs is None:
+        return None
+    count, step = runs
+    return (np.arange(count)[:, None] * step + np.arange(RUN)).reshape(-1)
+
+
+def _sample_view(flat: np.ndarray | None) -> np.ndarray | None:
+    """The values of ``flat`` an update is measured on, as a (runs, ``RUN``) view
+    (``sample_runs``); None when ``flat`` is missing or has at most ``SAMPLE`` values."""
+    runs = None if flat is None else sample_runs(flat.size)
+    if runs is None:
+        return None
+    count, step = runs
+    return flat[:count * step].reshape(count, step)[:, :RUN]
 
 
 def _float_block(a: np.ndarray) -> np.ndarray | None:
@@ -427,7 +457,7 @@ def _checked_single(path: str, p: Any, old: np.ndarray | None, sample: np.ndarra
         diff = np.subtract(flat, old, out=old) if old.dtype == flat.dtype else flat - old
         ratio = math.sqrt(float(np.dot(diff, diff)) / sq)
     elif old is not None and sq > 0:  # in float64: a float16 sample's squares overflow its dtype
-        after = sample.astype(np.float64)
+        after = sample.astype(np.float64).reshape(-1)
         diff = after - old.astype(np.float64)
         after_sq = float(np.dot(after, after))
         ratio = math.sqrt(float(np.dot(diff, diff)) / after_sq) if after_sq > 0 else None

@@ -145,7 +145,7 @@ def test_to_pandas_params_says_which_update_ratios_are_sampled(tmp_path):
         df = trace.to_pandas("params")
         assert str(df["update_sampled"].dtype) == "Int64"
         by_param = df[df.step == 1].set_index("param")
-        assert by_param.loc["0.weight", "update_sampled"] == len(range(0, 90_000, 2))  # every other value
+        assert by_param.loc["0.weight", "update_sampled"] == 90_000 // 32 * 16  # every other run of 16 values
         assert by_param.loc["0.weight", "update_ratio"] > 0
         assert by_param[["update_sampled"]].drop("0.weight")["update_sampled"].isna().all()
 

@@ -19,8 +19,8 @@ Measured alternatives (CPU, 1 thread): ``torch._foreach_norm`` of 200 small grad
 ``torch.segment_reduce`` sums a segment sequentially (float32: 5e-4 relative error over 1e6
 values) and on CUDA runs one thread per output unless the data is 1-d.
 
-The update of a tensor of more than ``SAMPLE`` values is measured on an evenly strided sample
-of them, the engine plan's (``capture.param_stats``: the same indices, the same
+The update of a tensor of more than ``SAMPLE`` values is measured on a sample of them (runs of
+``RUN`` values evenly spread), the engine plan's (``capture.param_stats``: the same indices, the same
 ``update_sampled`` in its item); the other figures are exact over every value.
 
 Memory: two float64 buffers the size of the tensors (values, scratch) and, once ``snapshot``
@@ -47,7 +47,7 @@ from typing import Any
 import torch
 
 from ...events.schema import finite_or_none
-from ..param_stats import SAMPLE, StatsPlan, arrays_norm
+from ..param_stats import RUN, StatsPlan, arrays_norm, sample_runs
 from .summaries import numpy_readable
 
 CHUNK = 64  # values per chunk: each chunk summed along its row, then the chunks per tensor
@@ -154,9 +154,9 @@ class _Group:
     """The tensors of one device, laid out in chunks of ``CHUNK`` values (``_Layout``).
 
     The update of a floating-point tensor of more than ``SAMPLE`` values in one block of memory
-    is measured on an evenly strided sample of at most ``SAMPLE`` of them (the engine plan's
-    rule and indices: ``capture.param_stats``), through a second layout (``update``) of every
-    tensor's update values: the sampled tensors' strided views and the others whole. Its
+    is measured on a sample of at most ``SAMPLE`` of them (the engine plan's rule and indices:
+    ``capture.param_stats.sample_runs``), through a second layout (``update``) of every
+    tensor's update values: the sampled tensors' (runs, ``RUN``) views and the others whole. Its
     snapshot then holds the sample, not the whole tensor: 8 bytes per sampled value instead of
     8 per value."""
 
@@ -175,8 +175,10 @@ class _Group:
         self.sampled: list[int | None] = [None] * len(tensors)
         sources = list(tensors)
         for j, t in enumerate(tensors):
-            if t.numel() > SAMPLE and t.is_floating_point() and t.is_contiguous():
-                sources[j] = t.detach().view(-1)[::-(-t.numel() // SAMPLE)]
+            runs = sample_runs(t.numel())
+            if runs is not None and t.is_floating_point() and t.is_contiguous():
+                count, step = runs  # a (runs, RUN) view: the engine plan's ``_sample_view``
+                sources[j] = t.detach().view(-1)[:count * step].view(count, step)[:, :RUN]
                 self.sampled[j] = sources[j].numel()
         # None: every update measured on the values' layout, as before sampling existed
         self.update = _Layout(sources, self.device) if any(n is not None for n in self.sampled) else None
@@ -268,9 +270,9 @@ def _cumsum(counts: list[int]) -> list[int]:
 def _pieces(tensors: list[torch.Tensor], chunks: list[int], dtype: torch.dtype,
             device: torch.device) -> list[torch.Tensor] | None:
     """What ``torch.cat`` joins into the layout: each tensor flat (a view that follows its
-    in-place updates; a 1-d strided view, a sample, as it is) and zeros up to its last chunk's
-    end. None when a tensor of more dimensions is not one block (no flat view of it exists)."""
-    if not all(t.dim() <= 1 or t.is_contiguous() for t in tensors):
+    in-place updates) and zeros up to its last chunk's end. None when a tensor's memory is not
+    one block (no flat view of it exists)."""
+    if not all(t.is_contiguous() for t in tensors):
         return None
     zeros = torch.zeros(CHUNK, dtype=dtype, device=device)
     pieces = []

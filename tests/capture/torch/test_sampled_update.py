@@ -70,6 +70,14 @@ def big_step(n: int, rule: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray, 
     return w, g, (w - step).astype(np.float32)
 
 
+def test_the_sample_is_runs_of_a_cache_line_evenly_spread():
+    assert ps.sample_indices(ps.SAMPLE) is None
+    idx = ps.sample_indices(2_359_296)  # a GPT-2 MLP weight: every 36th run of 16 (exactly 36 x 65,536 values)
+    assert idx.size <= ps.SAMPLE and idx[:18].tolist() == [*range(16), 576, 577]
+    assert (np.diff(idx.reshape(-1, ps.RUN)[:, 0]) == 576).all() and idx[-1] < 2_359_296
+    assert idx[-1] > 2_359_296 - 576  # spread to the end
+
+
 def exact_ratio(before: np.ndarray, after: np.ndarray) -> float:
     a, b = after.reshape(-1).astype(np.float64), before.reshape(-1).astype(np.float64)
     return math.sqrt(((a - b) ** 2).sum() / (a * a).sum())
@@ -83,11 +91,11 @@ def test_a_large_tensors_update_is_measured_on_the_same_sample(backend, rule):
     s.plan.snapshot()
     s.assign(0, after)
     rec = s.stats()[0]
-    stride = -(-n // ps.SAMPLE)
+    idx = ps.sample_indices(n)
     assert list(rec) == ["path", "norm", "grad_norm", "update_ratio", "mean", "std", "nan", "inf", "update_sampled"]
-    assert rec["update_sampled"] == len(range(0, n, stride)) <= ps.SAMPLE
+    assert rec["update_sampled"] == idx.size == 3_906 * 16  # runs of 16, one every 256 values
     assert rec["update_ratio"] == pytest.approx(exact_ratio(w, after), rel=2e-2)  # the estimate
-    assert rec["update_ratio"] == pytest.approx(exact_ratio(w[::stride], after[::stride]), rel=1e-5)  # the sample's
+    assert rec["update_ratio"] == pytest.approx(exact_ratio(w[idx], after[idx]), rel=1e-5)  # the sample's
     a = after.astype(np.float64)
     for key, want in (("norm", np.sqrt((a * a).sum())), ("mean", a.mean()), ("std", a.std()),
                       ("grad_norm", np.sqrt((g.astype(np.float64) ** 2).sum()))):
@@ -102,38 +110,41 @@ def test_the_exact_update_at_the_threshold_and_the_sample_just_above(backend):
         s.assign(0, after)
         rec = s.stats()[0]
         assert ("update_sampled" in rec) == sampled, n
-        if sampled:  # every other value: the first and the last sampled are the tensor's ends
-            assert rec["update_sampled"] == (n + 1) // 2
-            assert rec["update_ratio"] == pytest.approx(exact_ratio(w[::2], after[::2]), rel=1e-5)
+        if sampled:  # every other run of 16 values, from the first
+            idx = ps.sample_indices(n)
+            assert rec["update_sampled"] == idx.size == n // 32 * 16
+            assert rec["update_ratio"] == pytest.approx(exact_ratio(w[idx], after[idx]), rel=1e-5)
         else:
             assert rec["update_ratio"] == pytest.approx(exact_ratio(w, after), rel=1e-5)
 
 
 def test_a_sampled_tensor_says_so_without_an_update_and_with_a_nan_outside_the_sample(backend):
     w, g, after = big_step(200_000, "sgd")
+    idx = ps.sample_indices(200_000)  # runs of 16 every 64 values
+    assert 7 in idx and 20 not in idx and idx.size == 50_000
     s = Subject(backend, [w], [g])
     rec = s.stats()[0]  # no snapshot: no ratio, but the item says how it would be taken
     assert rec["update_ratio"] is None and rec["update_sampled"] == 50_000
     s.plan.snapshot()
-    after[7] = np.nan  # not sampled (every 4th value): counted, and no ratio, as for an exact one
+    after[20] = np.nan  # not sampled: counted, and no ratio, as for an exact one
     s.assign(0, after)
     rec = s.stats()[0]
     assert (rec["nan"], rec["norm"], rec["std"], rec["update_ratio"], rec["update_sampled"]) == (1, None, None,
                                                                                                  None, 50_000)
-    after[7] = 0.0  # finite again: the next step has the sample's ratio
+    after[20] = 0.0  # finite again: the next step has the sample's ratio
     s.assign(0, after)
     s.plan.snapshot()
     s.assign(0, after * np.float32(0.99))
     rec = s.stats()[0]
     assert rec["nan"] == 0
-    assert rec["update_ratio"] == pytest.approx(exact_ratio(after[::4], after[::4] * np.float32(0.99)), rel=1e-5)
+    assert rec["update_ratio"] == pytest.approx(exact_ratio(after[idx], after[idx] * np.float32(0.99)), rel=1e-5)
 
 
 def test_a_nan_in_the_sample_gives_no_ratio(backend):
     w, g, after = big_step(200_000, "sgd")
     s = Subject(backend, [w], [g])
     s.plan.snapshot()
-    after[8] = np.nan  # sampled
+    after[8] = np.nan  # sampled (the first run: values 0-15)
     s.assign(0, after)
     rec = s.stats()[0]
     assert (rec["nan"], rec["update_ratio"], rec["update_sampled"]) == (1, None, 50_000)
@@ -206,11 +217,11 @@ def test_other_float_dtypes_are_sampled_alike(dtype):
         plan.snapshot()
     with torch.no_grad():
         p.copy_(after)
-    stride = -(-n // ps.SAMPLE)
-    want = exact_ratio(before[::stride].double().numpy(), after[::stride].double().numpy())
+    idx = torch.from_numpy(ps.sample_indices(n))
+    want = exact_ratio(before[idx].double().numpy(), after[idx].double().numpy())
     for plan in plans:
         rec = plan.stats(["w"])[0]
-        assert rec["update_sampled"] == len(range(0, n, stride)), type(plan)
+        assert rec["update_sampled"] == idx.numel(), type(plan)
         assert rec["update_ratio"] == pytest.approx(want, rel=1e-6), type(plan)
     assert isinstance(plans[0], TorchStatsPlan) == (dtype == torch.bfloat16)
 
@@ -231,7 +242,7 @@ def test_the_device_plan_samples_after_a_real_optimizer_step(opt):
         optimizer.step()
         rec_w, rec_small = plan.stats(["w", "small"])
     after = w.detach().double()
-    assert rec_w["update_sampled"] == len(range(0, 1_000_000, -(-1_000_000 // ps.SAMPLE)))
+    assert rec_w["update_sampled"] == ps.sample_indices(1_000_000).size
     assert rec_w["update_ratio"] == pytest.approx(float((after - before[0]).norm() / after.norm()), rel=2e-2)
     after_small = small.detach().double()
     assert "update_sampled" not in rec_small  # 1,000 values: measured exactly
@@ -247,7 +258,7 @@ def test_the_device_plans_snapshot_holds_the_sample_not_the_tensor():
     plan.snapshot()
     (group,) = plan._groups
     held = group._old.numel()
-    assert held == CHUNK * (-(-len(range(0, 2_000_000, -(-2_000_000 // ps.SAMPLE))) // CHUNK) + 1)
+    assert held == CHUNK * (-(-ps.sample_indices(2_000_000).size // CHUNK) + 1)
     assert held < 2_000_000 / 20
 
 
