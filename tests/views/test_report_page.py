@@ -287,6 +287,73 @@ def test_module_lines_read_unparsed_give_the_same_page(tmp_path):
     assert '<span class="ms-np">26 params</span>' in html and 'fwd ' in html
 
 
+def _firing_order(events: list[dict], step: int, cut: int) -> tuple[list[tuple], int]:
+    """What the page should show of ``step``: its first ``cut`` lines (module events, hooks,
+    errors, in the file's order) and how many module events after them were left out."""
+    kinds = ("forward_pre", "forward", "backward_pre", "backward")
+    lines, left_out = [], 0
+    for e in (e for e in events if e["step"] == step):
+        if e["kind"] in kinds:
+            line = (e["kind"], e["path"], e["call"])
+        elif e["kind"] == "hook":
+            line = ("hook", e["qualname"], e["hook_kind"], e["target"], e["replaced"])
+        elif e["kind"] == "error":
+            line = ("error", e["etype"], e["message"], e["module"] or "")
+        else:
+            continue
+        if len(lines) < cut:
+            lines.append(line)
+        elif line[0] in kinds:
+            left_out += 1
+    return lines, left_out
+
+
+@pytest.mark.parametrize("cut", [10_000, 17, 4])
+def test_the_firing_order_of_matched_and_parsed_lines_hooks_and_errors(tmp_path, monkeypatch, cut):
+    """A step's module lines read unparsed (``files.MODULE_LINE``) and parsed (here: written with
+    spaces), hooks and errors among them: each kept step shows its lines in the file's order, the
+    first ``TIMELINE_STEP_LINES`` of them, and counts the module events cut after them."""
+    import json
+
+    import modscope.views.html.digest as digest_module
+    from modscope.events.schema import make
+
+    monkeypatch.setattr(digest_module, "TIMELINE_STEP_LINES", cut)
+    engine.manual_seed(0)
+    model = engine.nn.Sequential(engine.nn.Linear(3, 4), engine.nn.ReLU(), engine.nn.Linear(4, 2))
+    with modscope.trace(model) as tr:
+        for _ in range(6):
+            model(engine.randn(5, 3)).sum().backward()
+            tr.step()
+    tr.save(tmp_path / "plain.jsonl")
+    out, n = [], 0
+    for line in (tmp_path / "plain.jsonl").read_bytes().splitlines():
+        e = json.loads(line)
+        n += 1
+        out.append(json.dumps(e).encode() if e["kind"] in ("forward", "backward_pre") and n % 3 else line)
+        if e["kind"] == "forward" and n % 4 == 0:
+            out.append(json.dumps(make("error", e["seq"], e["t"], e["step"], etype="ValueError", message=f"bad {n}",
+                                       where="forward", module=e["path"] or None, traceback="")).encode())
+        if e["kind"] == "backward" and n % 2:
+            out.append(json.dumps(make("hook", e["seq"], e["t"], e["step"], qualname=f"h{n}", target=e["path"],
+                                       hook_kind="backward", replaced=bool(n % 3), dur_ns=5)).encode())
+    (tmp_path / "mixed.jsonl").write_bytes(b"\n".join(out) + b"\n")
+    events = list(modscope.load_trace(tmp_path / "mixed.jsonl").iter_events())
+    assert sum(e["kind"] == "error" for e in events) >= 4 and sum(e["kind"] == "hook" for e in events) >= 6
+
+    html = build_report(tmp_path / "mixed.jsonl").html
+    data = json.loads(re.search(r'id="ms-data">(.*?)</script>', html, re.S).group(1))
+    kinds = ("forward_pre", "forward", "backward_pre", "backward", "hook", "error")
+    assert data["timelines"]
+    for step, timeline in data["timelines"].items():
+        got = [(kinds[line[0]], data["paths"][line[1]], line[2]) if line[0] < 4 else (kinds[line[0]], *line[1:])
+               for line in _lines(timeline)]
+        want, left_out = _firing_order(events, int(step), cut)
+        assert got == want and data["timeline_cut"].get(step, 0) == left_out
+    if cut < 10_000:
+        assert "events past" in html
+
+
 @pytest.fixture(scope="module")
 def two_ranks(tmp_path_factory):
     """A run of two ranks as ``modscope record`` under torchrun writes it: ``run.jsonl.gz`` (rank 0)
