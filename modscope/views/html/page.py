@@ -112,7 +112,7 @@ def _data(digest: TraceDigest) -> list[str]:
     out.append('},"params":{')
     n = len(PARAM_FIELDS)
     for i, step in enumerate(digest.params.steps()):
-        rows = [[r[0], *map(_round, r[1:1 + n]), *r[1 + n:]] for r in digest.params.payload(step)]
+        rows = _rounded_rows(digest.params.payload(step), n)
         out += [f'{"," if i else ""}"{step}":', _json(rows)]
     out.append("}}")
     return out
@@ -134,6 +134,21 @@ def write_report(trace: str | os.PathLike, output: str | os.PathLike,
 
 def _round(v: float | None) -> float | None:
     return None if v is None else float(f"{v:.5g}")
+
+
+def _rounded_rows(rows: list[tuple], n: int) -> list[list]:
+    """``rows`` as lists, their values ``1..n`` rounded to 5 significant digits (``_round``), a
+    column at a time (a kept step is 10,000 rows of a big model: no Python step a value)."""
+    if not rows:
+        return []
+    columns = list(zip(*rows))
+    for c in range(1, 1 + n):
+        col = columns[c]
+        columns[c] = (list(map(float, map(_FIVE_DIGITS, col))) if None not in col else list(map(_round, col)))
+    return list(map(list, zip(*columns)))
+
+
+_FIVE_DIGITS = "{:.5g}".format
 
 
 def _shape(shape: list[int]) -> str:
