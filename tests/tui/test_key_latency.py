@@ -16,11 +16,12 @@ from rich.style import Style
 from textual.app import App, ComposeResult
 from textual.color import Color
 from textual.renderables.background_screen import BackgroundScreen
+from textual.strip import Strip
 
 from modscope.views.tui import gc_policy
 from modscope.views.tui.app import ModscopeApp
 from modscope.views.tui.gc_policy import OUT_OF_REACH, GcPolicy
-from modscope.views.tui.screens import RECAPTURE_DELAY_S, Dialog, FindScreen, dim
+from modscope.views.tui.screens import RECAPTURE_DELAY_S, Dialog, FindScreen, tint
 from modscope.views.tui.sources import EventListSource, QueueSource
 from modscope.views.tui.state import ParamInfo
 from modscope.views.tui.widgets.module_tree import ModuleTree
@@ -180,12 +181,15 @@ async def test_the_app_runs_the_policy_and_a_key_counts_as_the_user_being_there(
 
 # --- dialogs ----------------------------------------------------------------------------------
 
-def test_dim_tints_as_textual_does():
+def test_tint_tints_as_textual_does():
     segments = [Segment("ab", Style(color="red", bgcolor="blue", bold=True)), Segment("c", None),
-                Segment("\n"), Segment("", Style(), control=[(1,)]),
+                Segment("", Style(), control=[(1,)]),
                 Segment("d", Style(color="red", bgcolor="blue", bold=True, link="x"))]
     for color in (Color(10, 20, 30, 0.6), Color(0, 0, 0, 0)):
-        assert dim(segments, color) == list(BackgroundScreen.process_segments(segments, color))
+        for base in (Style(), Style(bgcolor="green", italic=True)):  # the dialog's own style beneath
+            expected = [s if s.control else Segment(s.text, base + s.style if base else s.style)
+                        for s in BackgroundScreen.process_segments(segments, color)]
+            assert list(tint(Strip(segments), color, base, {})) == expected
 
 
 def step_events(step: int, seq: int) -> list[dict]:
@@ -232,7 +236,7 @@ async def test_a_dialog_shows_a_still_copy_and_the_views_catch_up_when_it_closes
         assert app._seen == seen  # not drawn behind the dialog
         assert dialog.backdrop.renders == renders  # the copy beneath was not composited again
         await pilot.resize_terminal(150, 44)  # a new size: the screen beneath is composited anew
-        await settle(pilot, app, lambda a: any(width == 150 for width, _ in dialog.backdrop._segments))
+        await settle(pilot, app, lambda a: any(width == 150 for width, _ in dialog.backdrop._strips))
         assert dialog.backdrop.renders > renders
         await pilot.press("escape")
         await settle(pilot, app, lambda a: not isinstance(a.screen, FindScreen) and drawn(a))

@@ -306,6 +306,38 @@ async def test_dialogs_dim_the_screen_except_in_a_browser_tab(events, monkeypatc
         assert (app.screen.backdrop.beneath.color.a == 0) is web
 
 
+def cells(strips) -> list[list[tuple[str, object]]]:
+    """Each row's characters with their styles, however the strips split their runs."""
+    return [[(c, style) for text, style, _ in strip for c in text] for strip in strips]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("web", [False, True])
+async def test_a_dialog_backdrop_draws_what_textual_draws_behind_a_modal_screen(events, monkeypatch, web):
+    """The backdrop (the screen beneath's strips, tinted) is cell for cell Textual's own
+    ``BackgroundScreen`` drawn through its rich path, dimmed in a terminal and not in a tab."""
+    from textual.renderables.background_screen import BackgroundScreen
+    from textual.visual import RichVisual, Visual
+
+    from modscope.views.tui.screens import HelpScreen
+
+    monkeypatch.setattr(ModscopeApp, "is_web", property(lambda self: web))
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, app, loaded)
+        await pilot.press("down", "question_mark")
+        await settle(pilot, app, lambda a: isinstance(a.screen, HelpScreen) and a.screen.backdrop is not None)
+        await pilot.pause(0.2)
+        dialog, beneath = app.screen, app.screen_stack[0]
+        width, height = dialog.size
+        ours = Visual.to_strips(dialog, dialog.backdrop, width, height, dialog.visual_style)
+        textual = Visual.to_strips(dialog, RichVisual(dialog, BackgroundScreen(beneath, dialog.backdrop.beneath.color)),
+                                   width, height, dialog.visual_style)
+        assert len(ours) == height and cells(ours) == cells(textual)
+        plain = [strip.text for strip in beneath._compositor.render_strips()]
+        assert [strip.text for strip in ours] == plain and any("Modules" in line for line in plain)
+
+
 @pytest.mark.asyncio
 async def test_a_frame_is_one_message_and_a_frame_that_changes_nothing_is_none(monkeypatch):
     from textual._ansi_sequences import SYNC_END, SYNC_START

@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
 from itertools import islice
 from typing import Any
 
-from rich.console import Console, ConsoleOptions, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.segment import Segment
-from rich.style import Style
+from rich.style import Style as RichStyle
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.color import Color
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.styles import RulesMap
 from textual.renderables.background_screen import BackgroundScreen
 from textual.screen import ModalScreen, Screen, ScreenResultType
+from textual.strip import Strip
+from textual.style import Style as VisualStyle
+from textual.visual import RenderOptions, Visual
 from textual.widgets import Button, Checkbox, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -60,56 +63,73 @@ KEYS = [
 ]
 
 
-class Backdrop:
-    """The screen beneath a dialog, composited and dimmed once per size (a list of segments,
-    cheap to render again). The dimming is Textual's own (``BackgroundScreen``), worked out
-    once per distinct style rather than once per cell."""
+class Backdrop(Visual):
+    """The screen beneath a dialog, composited and dimmed once per size: the dialog's background.
+
+    A Textual ``Visual`` made of the screen beneath's own strips (its compositor's), each run's
+    style tinted as Textual's ``BackgroundScreen`` tints it (worked out once per distinct style,
+    not once per cell) under the dialog's base style, as Textual's rich path applies it. Drawn
+    through that path (``BackgroundScreen``, a rich renderable) the strips were flattened into
+    segments and split into lines again on every opening: most of the time a dialog took to
+    open, in a terminal and in a browser tab alike."""
 
     def __init__(self, beneath: BackgroundScreen) -> None:
         self.beneath = beneath
         self.renders = 0  # times the screen beneath was composited (the tests count them)
-        self._segments: dict[tuple[int, int | None], list[Segment]] = {}
-        self._options: dict[tuple[int, int | None], ConsoleOptions] = {}
+        self._strips: dict[tuple[int, int | None], tuple[RichStyle, list[Strip]]] = {}  # (base, strips) per size
+        self._tints: dict[tuple[RichStyle, RichStyle | None], RichStyle] = {}
 
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> list[Segment]:
-        key = (options.max_width, options.height)
-        segments = self._segments.get(key)
-        if segments is None:
-            segments = self._segments[key] = self._composite(console, options)
-            self._options[key] = options
-        return segments
+    def render_strips(self, width: int, height: int | None, style: VisualStyle,
+                      options: RenderOptions) -> list[Strip]:
+        key, base = (width, height), style.rich_style
+        cached = self._strips.get(key)
+        if cached is None or cached[0] != base:
+            cached = self._strips[key] = (base, self._composite(width, height, base))
+        return cached[1]
 
-    def _composite(self, console: Console, options: ConsoleOptions) -> list[Segment]:
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return container_width
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return self.beneath.screen.size.height
+
+    def _composite(self, width: int, height: int | None, base: RichStyle) -> list[Strip]:
+        """The screen beneath as ``width`` x ``height`` strips (cropped, as rich cropped them),
+        tinted."""
         self.renders += 1
-        return dim(console.render(self.beneath.screen._compositor, options), self.beneath.color)
+        strips = self.beneath.screen._compositor.render_strips()[:height]
+        return [tint(strip.crop(0, width) if strip.cell_length > width else strip, self.beneath.color, base,
+                     self._tints) for strip in strips]
 
-    def recapture(self, console: Console) -> bool:
+    def recapture(self) -> bool:
         """Composite the screen beneath again at each size drawn so far; True if it looks
         different now (then the dialog is to be repainted)."""
         changed = False
-        for key, options in self._options.items():
-            segments = self._composite(console, options)
-            if segments != self._segments[key]:
-                self._segments[key] = segments
+        for (width, height), (base, strips) in self._strips.items():
+            new = self._composite(width, height, base)
+            if new != strips:
+                self._strips[width, height] = (base, new)
                 changed = True
         return changed
 
 
-def dim(segments: Iterable[Segment], color: Color) -> list[Segment]:
-    """``BackgroundScreen.process_segments(segments, color)``, each distinct style tinted once
-    (a screen has thousands of cells and tens of styles)."""
-    tinted: dict[Style | None, Style | None] = {}
+def tint(strip: Strip, color: Color, base: RichStyle,
+         tints: dict[tuple[RichStyle, RichStyle | None], RichStyle]) -> Strip:
+    """``strip`` as Textual draws it behind a translucent screen of ``color`` whose own style is
+    ``base``: each segment's style tinted by ``BackgroundScreen.process_segments`` (links and meta
+    cleared), under ``base``. ``tints`` keeps each distinct style's result."""
     out = []
-    for segment in segments:
+    for segment in strip:
         text, style, control = segment
         if control:
             out.append(segment)
             continue
-        new = tinted.get(style, segment)
-        if new is segment:
-            new = tinted[style] = next(iter(BackgroundScreen.process_segments([Segment(" ", style)], color))).style
-        out.append(Segment(text, new, control))
-    return out
+        new = tints.get((base, style))
+        if new is None:
+            tinted = next(iter(BackgroundScreen.process_segments([Segment(" ", style)], color))).style
+            new = tints[base, style] = base + tinted if base else tinted
+        out.append(Segment(text, new))
+    return Strip(out, strip.cell_length)
 
 
 UNDIMMED = Color(0, 0, 0, 0)  # the backdrop's tint in a browser tab (``Dialog.render``)
@@ -135,7 +155,7 @@ class Dialog(ModalScreen[ScreenResultType]):
         self._watching: Screen | None = None
         self._recapture_due = False  # a copy of the screen beneath is to be made (``_recapture``)
 
-    def render(self) -> RenderableType:
+    def render(self) -> RenderableType | Visual:
         renderable = super().render()
         if not isinstance(renderable, BackgroundScreen):
             return renderable  # an opaque background (ansi themes): nothing is composited
@@ -179,7 +199,7 @@ class Dialog(ModalScreen[ScreenResultType]):
         # (a layout that changed nothing visible, as the one the dialog's Resize asks for,
         # costs no repaint of the dialog)
         self._recapture_due = False
-        if self.backdrop is not None and self.backdrop.recapture(self.app.console):
+        if self.backdrop is not None and self.backdrop.recapture():
             self.refresh()
 
 
