@@ -77,6 +77,33 @@ def silent(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+class quiet:
+    """``with quiet():`` runs a block with NumPy's floating-point warnings off, for ops that
+    compute on inf/NaN on purpose (softmax of masked rows, sigmoid's overflowing exp). Inside an
+    engine entry, where they are off already, it costs one context-variable read, where
+    ``np.errstate`` costs about 2 µs per use (one per op call, on the hot paths)."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        if _extobj_contextvar is None:  # pragma: no cover - other NumPy layouts
+            self._token = np.errstate(all="ignore")
+            self._token.__enter__()
+        elif _extobj_contextvar.get() is _IGNORE:
+            self._token = None
+        else:
+            self._token = _extobj_contextvar.set(_IGNORE)
+
+    def __exit__(self, *exc: object) -> None:
+        token = self._token
+        if token is None:
+            return
+        if _extobj_contextvar is None:  # pragma: no cover
+            token.__exit__(*exc)
+        else:
+            _extobj_contextvar.reset(token)
+
+
 def _public(name: str) -> bool:
     return not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
 
@@ -87,11 +114,21 @@ _NOT_ENTRIES = frozenset({"__new__", "__init_subclass__", "__class_getitem__", "
                           "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__hash__"})
 
 
+# Tensor methods that read sizes, strides and flags, or make a new Tensor on the same array, and
+# compute nothing: no wrapper (code calls ``x.size(0)``, ``x.dim()``, ``x.detach()`` all the time,
+# and the engine itself, where a wrapper frame per call is a per-op cost)
+_NO_COMPUTE = frozenset({"size", "dim", "ndimension", "numel", "nelement", "stride", "storage_offset",
+                         "is_contiguous", "is_floating_point", "is_complex", "is_inference", "is_same_size",
+                         "element_size", "data_ptr", "get_device", "detach", "requires_grad_"})
+
+
 def silence_class(cls: type) -> None:
     """Wrap every public method and operator defined on ``cls`` (plain functions only: a
-    property, staticmethod or classmethod keeps its binding untouched)."""
+    property, staticmethod or classmethod keeps its binding untouched), except the ones
+    that compute nothing (``_NO_COMPUTE``)."""
     for name, value in list(vars(cls).items()):
-        if isinstance(value, types.FunctionType) and _public(name) and name not in _NOT_ENTRIES:
+        if (isinstance(value, types.FunctionType) and _public(name) and name not in _NOT_ENTRIES
+                and name not in _NO_COMPUTE):
             wrapper = silent(value)
             wrapper.__module__, wrapper.__qualname__ = cls.__module__, f"{cls.__qualname__}.{name}"
             setattr(cls, name, wrapper)

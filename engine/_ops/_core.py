@@ -56,14 +56,24 @@ def result(
         return out
     saved_entries = ()
     if saved:
+        entries = []
         for t in saved:
-            if t.is_inference():
+            base = t._base  # ``t.is_inference()`` written out (a method call per saved tensor otherwise)
+            if (t if base is None else base)._inference:
                 raise RuntimeError(INFERENCE_SAVED_ERROR)
-        saved_entries = tuple([(t._version_counter, t._version_counter[0], t) for t in saved])
+            counter = t._version_counter
+            entries.append((counter, counter[0], t))
+        saved_entries = tuple(entries)
     if save_output:
         saved_entries += ((out._version_counter, 0, None),)
     cls = _node_classes.get(name) or node_class(name)
-    node = cls(backward, tuple([edge(t) for t in inputs]), ((data.shape, data.dtype),), saved_entries)
+    if len(inputs) == 1:  # (most ops have one or two inputs: no loop for them)
+        edges = (edge(inputs[0]),)
+    elif len(inputs) == 2:
+        edges = (edge(inputs[0]), edge(inputs[1]))
+    else:
+        edges = tuple([edge(t) for t in inputs])
+    node = cls(backward, edges, ((data.shape, data.dtype),), saved_entries)
     if tensor_backward is not None:
         node._tbw = tensor_backward
     out._requires_grad = True
@@ -87,7 +97,8 @@ def multi_result(
         return outs
     saved_entries = tuple((t._version_counter, t._version_counter[0], t) for t in saved)
     for t in saved:
-        if t.is_inference():
+        base = t._base
+        if (t if base is None else base)._inference:  # ``t.is_inference()``
             raise RuntimeError(INFERENCE_SAVED_ERROR)
     meta = tuple((d.shape, d.dtype) for d in datas)
     node = node_class(name)(backward, tuple(edge(t) for t in inputs), meta, saved_entries)

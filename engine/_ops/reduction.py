@@ -20,6 +20,7 @@ import numpy as np
 
 import engine._ops._core as _core
 
+from .._errstate import quiet
 from ._core import float_like, multi_result, result, wrap_dim
 from .pointwise import maximum, minimum
 
@@ -547,7 +548,7 @@ def softmax(a, dim: int, dtype=None):
     if not x.ndim or not x.size:
         out = np.ones_like(x)
     else:
-        with np.errstate(invalid="ignore"):  # a fully masked (all -inf) row is NaN, silently, as in torch
+        with quiet():  # a fully masked (all -inf) row is NaN, silently, as in torch
             e = np.exp(x - x.max(axis=d, keepdims=True))
             out = e / e.sum(axis=d, keepdims=True)
     in_dtype = a._data.dtype
@@ -573,7 +574,7 @@ def log_softmax(a, dim: int, dtype=None):
     if not x.ndim or not x.size:
         out = np.zeros_like(x)
     else:
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with quiet():
             shifted = x - x.max(axis=d, keepdims=True)
             out = shifted - np.log(np.exp(shifted).sum(axis=d, keepdims=True))
     in_dtype = a._data.dtype

@@ -237,8 +237,9 @@ def _execute(root, deps, needed, captures, captured, retain_graph) -> None:
                             continue
                     if node._fn is None:
                         raise RuntimeError(FREED_GRAPH_ERROR)
-                    if node._saved:
-                        check_saved_versions(node)
+                    for counter, version, _ in node._saved:  # the versions read here; a call only to raise
+                        if counter[0] != version:
+                            check_saved_versions(node)
                     # (most nodes have one output, and it has a gradient: skip the list)
                     if type(node)._materialize_in_engine and (len(grads) != 1 or grads[0] is None):
                         grads = [_zeros(meta) if g is None else g for g, meta in zip(grads, node._out_meta)]

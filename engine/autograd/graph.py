@@ -55,12 +55,16 @@ INFERENCE_SAVED_ERROR = (
 )
 
 
+NO_EDGE = (None, 0)  # one shared tuple: every op with a constant or no-grad operand has such an edge
+
+
 def edge(t: Any) -> tuple:
     """The graph edge a gradient for ``t`` travels along: ``(node, output_nr)``."""
     if t is None or not t._requires_grad:
-        return (None, 0)
-    if t.grad_fn is not None:
-        return (t.grad_fn, t._output_nr)
+        return NO_EDGE
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
     return (t._grad_accumulator(), 0)
 
 

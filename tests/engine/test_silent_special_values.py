@@ -145,3 +145,40 @@ def test_torchs_own_warnings_still_point_at_the_caller(lib_name):
     with pytest.warns(UserWarning, match="Implicit dimension choice for log_softmax") as rec:
         lib.nn.functional.log_softmax(lib.ones(2, 3))
     assert rec[0].filename == __file__
+
+
+def test_quiet_block_is_silent_and_restores_the_callers_state():
+    """``_errstate.quiet()``: the ops' own silent blocks (softmax of a masked row, sigmoid's exp)."""
+    from engine._errstate import quiet, silent
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with quiet():
+            assert np.log(np.zeros(1))[0] == -np.inf
+            with quiet():  # nested (inside an engine call): still silent after the inner block
+                pass
+            np.sqrt(-np.ones(1))
+        with pytest.raises(RuntimeWarning, match="divide by zero"):
+            np.log(np.zeros(1))  # the caller's own NumPy warns again
+
+        @silent
+        def entry():  # an engine entry that runs a quiet block
+            with quiet():
+                np.log(np.zeros(1))
+            return np.log(np.zeros(1))  # still inside the entry: silent
+
+        assert entry()[0] == -np.inf
+        with pytest.raises(RuntimeWarning):
+            np.log(np.zeros(1))
+
+
+def test_methods_that_compute_nothing_are_not_wrapped():
+    """Sizes, flags and detach are called all the time, by code and the engine: no wrapper frame;
+    every method that computes has one."""
+    from engine._errstate import _NO_COMPUTE
+
+    for name in _NO_COMPUTE:
+        assert not hasattr(vars(engine.Tensor)[name], "__wrapped__"), name
+    assert hasattr(vars(engine.Tensor)["exp"], "__wrapped__")
+    x = engine.tensor([0.0, 1.0])
+    assert x.size(0) == 2 and x.dim() == 1 and x.detach().numel() == 2

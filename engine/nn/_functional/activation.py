@@ -16,6 +16,7 @@ import engine._ops.reduction as reduction
 import engine._ops.shape as shape_ops
 
 from ... import _random
+from ..._errstate import quiet
 from ..._ops._core import result, unbroadcast, wrap_dim
 from ..._ops._erf import TWO_OVER_SQRT_PI, erf
 from ..._tensor import Tensor
@@ -150,7 +151,7 @@ def _elementwise(input, name: str, kernel: str | None, fwd, grad, inplace: bool 
 
 def _stable_sigmoid(x: np.ndarray) -> np.ndarray:
     """1 / (1 + exp(-x)); exp overflows to inf for very negative x, which gives the right 0."""
-    with np.errstate(over="ignore"):
+    with quiet():
         e = np.exp(-x)
     e += 1
     return np.reciprocal(e, out=e)

@@ -20,6 +20,7 @@ import engine._ops.reduction as reduction
 import engine._ops.shape as _shape
 
 from ... import _dtype
+from ..._errstate import quiet
 from ..._ops._core import result
 from ..._tensor import Tensor as _Tensor
 from .dropout import dropout as _dropout
@@ -65,7 +66,7 @@ def _safe_softmax(x, dim: int):
     used by the attention kernels)."""
     data = x._data
     masked_row = np.all(data == -np.inf, axis=dim, keepdims=True)
-    with np.errstate(invalid="ignore"):
+    with quiet():
         e = np.exp(data - np.where(masked_row, 0, data.max(axis=dim, keepdims=True)))
         out = np.where(masked_row, 0, e / np.where(masked_row, 1, e.sum(axis=dim, keepdims=True)))
     out = out.astype(data.dtype, copy=False)

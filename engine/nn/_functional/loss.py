@@ -22,6 +22,7 @@ import engine._ops.reduction as red
 import engine._ops.shape as shape_ops
 import engine._ops.special as special
 
+from ..._errstate import quiet
 from ..._ops._core import broadcast_error, result
 from ..._tensor import Tensor
 from ._utils import check_reduction, legacy_type_name, shape_str
@@ -213,15 +214,18 @@ def _nll(input, target, weight, ignore_index: int, how: str, name: str):  # noqa
     c = x.shape[0] if x.ndim == 1 else x.shape[1]
     _check_weight(weight, c)
     _check_target_dtype(target)
-    xc = x.reshape(1, c) if x.ndim == 1 else np.moveaxis(x, 1, -1).reshape(-1, c)
+    # rows of class scores: (N, C) as it is, other ranks with the classes moved last
+    xc = x if x.ndim == 2 else x.reshape(1, c) if x.ndim == 1 else np.moveaxis(x, 1, -1).reshape(-1, c)
     tf = t.reshape(-1).astype(np.int64, copy=False)
     keep = tf != ignore_index
     bad = keep & ((tf < 0) | (tf >= c))
     if bad.any():
         raise IndexError(f"Target {int(tf[bad][0])} is out of bounds.")
     safe = np.where(keep, tf, 0)
-    w = weight._data[safe].astype(x.dtype, copy=False) if weight is not None else np.ones(tf.shape, x.dtype)
-    w = np.where(keep, w, 0).astype(x.dtype, copy=False)
+    if weight is None:
+        w = keep.astype(x.dtype)  # 1 per counted target, 0 per ignored one
+    else:
+        w = np.where(keep, weight._data[safe].astype(x.dtype, copy=False), 0).astype(x.dtype, copy=False)
     rows = np.arange(tf.size)
     per = -w * xc[rows, safe]
     total_weight = w.sum()
@@ -230,7 +234,7 @@ def _nll(input, target, weight, ignore_index: int, how: str, name: str):  # noqa
     elif how == "sum":
         out = np.asarray(per.sum(), x.dtype)
     else:
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with quiet():
             out = np.asarray(per.sum() / total_weight, x.dtype)
     x_shape = x.shape
 
@@ -240,13 +244,13 @@ def _nll(input, target, weight, ignore_index: int, how: str, name: str):  # noqa
         elif how == "sum":
             coef = -w * g
         else:
-            with np.errstate(invalid="ignore", divide="ignore"):
+            with quiet():
                 coef = -w * (g / total_weight)
             if total_weight == 0:  # every target ignored (or weighted 0): torch leaves the ignored
                 coef = np.where(keep, coef, 0)  # rows' gradients 0, not 0 * inf = NaN
         gxc = np.zeros(xc.shape, g.dtype)
         gxc[rows, safe] = coef
-        if len(x_shape) == 1:
+        if len(x_shape) <= 2:
             return (gxc.reshape(x_shape),)
         moved = gxc.reshape((x_shape[0],) + x_shape[2:] + (c,))
         return (np.ascontiguousarray(np.moveaxis(moved, -1, 1)),)
@@ -340,7 +344,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if ((x < 0) | (x > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
     w = _broadcast_weight(weight, x.shape)
-    with np.errstate(divide="ignore"):
+    with quiet():
         log_x = np.maximum(np.log(x), -100)
         log_1mx = np.maximum(np.log1p(-x), -100)
     loss = -(t * log_x + (1 - t) * log_1mx)
@@ -355,7 +359,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         if w is not None:
             ge = ge * w
         gx = ge * (x - t) / np.maximum((1 - x) * x, np.asarray(1e-12, x.dtype)) if ra else None
-        with np.errstate(divide="ignore"):
+        with quiet():
             gt = ge * (np.log1p(-x) - np.log(x)) if rb else None
         return gx, gt
 

@@ -123,6 +123,16 @@ def _update_running(running_mean, running_var, mean: np.ndarray, var: np.ndarray
         rv += (momentum * unbiased).astype(rv.dtype, copy=False)
 
 
+def _mean_kept(x: np.ndarray, axes: tuple[int, ...], n: int) -> np.ndarray:
+    """``x.mean(axis=axes, keepdims=True)`` for a float32/float64 ``x``, value for value (the sum
+    divided by the count as an integer scalar, as NumPy's mean divides), without NumPy's Python
+    wrapper around it: layer_norm takes four means per call."""
+    if x.dtype.kind != "f" or x.dtype.itemsize < 4:
+        return x.mean(axis=axes, keepdims=True)  # (NumPy sums float16 in float32)
+    s = np.add.reduce(x, axis=axes, keepdims=True)
+    return np.true_divide(s, np.intp(n), out=s, casting="unsafe")
+
+
 def layer_norm(input, normalized_shape: int | Sequence[int], weight=None, bias=None,  # noqa: A002
                eps: float = 1e-5):
     """Normalise over the trailing ``normalized_shape`` dims, then scale by ``weight`` and shift by
@@ -132,9 +142,12 @@ def layer_norm(input, normalized_shape: int | Sequence[int], weight=None, bias=N
         else tuple(int(s) for s in normalized_shape)
     _check_layer_norm(x, shape, weight, bias)
     axes = tuple(range(x.ndim - len(shape), x.ndim))
-    mean = x.mean(axis=axes, keepdims=True)
+    n = 1
+    for s in shape:
+        n *= s
+    mean = _mean_kept(x, axes, n)
     xc = x - mean
-    var = (xc * xc).mean(axis=axes, keepdims=True)
+    var = _mean_kept(xc * xc, axes, n)
     invstd = (1.0 / np.sqrt(var + eps)).astype(x.dtype, copy=False)
     xhat = xc * invstd
     w = weight._data if weight is not None else None
@@ -151,8 +164,7 @@ def layer_norm(input, normalized_shape: int | Sequence[int], weight=None, bias=N
         gx = None
         if input._requires_grad:
             gh = g * w if w is not None else g
-            gx = (gh - gh.mean(axis=axes, keepdims=True)
-                  - xhat * (gh * xhat).mean(axis=axes, keepdims=True)) * invstd
+            gx = (gh - _mean_kept(gh, axes, n) - xhat * _mean_kept(gh * xhat, axes, n)) * invstd
         return gx, gw, gb
 
     saved = [t for t in (input, weight, bias) if t is not None]
