@@ -354,6 +354,34 @@ def test_the_firing_order_of_matched_and_parsed_lines_hooks_and_errors(tmp_path,
         assert "events past" in html
 
 
+def test_the_collector_is_paused_while_a_report_is_built_and_restored_after(traces, tmp_path, monkeypatch):
+    """``build_report`` turns Python's cyclic collector off while it reads and draws (its
+    collections traversed a big trace's objects again and again) and leaves it as it found it,
+    also when the trace is bad."""
+    import gc
+
+    import modscope.views.html.page as page_module
+
+    seen = []
+    digest = page_module.TraceDigest
+    monkeypatch.setattr(page_module, "TraceDigest", lambda *a, **k: seen.append(gc.isenabled()) or digest(*a, **k))
+    a, _ = traces
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        assert "<h2 id=\"timeline\">" in build_report(a).html and gc.isenabled() and seen == [False]
+        with pytest.raises(modscope.TraceFileError):
+            build_report(bad)
+        assert gc.isenabled()
+        gc.disable()
+        build_report(a)
+        assert not gc.isenabled() and seen == [False, False, False]
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
 @pytest.fixture(scope="module")
 def two_ranks(tmp_path_factory):
     """A run of two ranks as ``modscope record`` under torchrun writes it: ``run.jsonl.gz`` (rank 0)
