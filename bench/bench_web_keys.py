@@ -18,6 +18,10 @@ the tab's viewer, of ``modscope web`` (textual-serve) and of the browser: per pr
 closing the help, and the pause after) and per second before the presses (the live view alone):
 a figure a loaded machine stretches far less than the latency.
 
+Each round also splits the time at the help's message arriving in the page: key -> frame (the
+page's keydown, the websocket, ``modscope web``, the viewer composing and writing the frame, and
+back) and frame -> painted (the page's terminal parsing and drawing it, the two frames after).
+
 Rounds: "demo" and "demo again" (the A/A row), each a new tab (a new viewer and a new training
 process), and "replay" over a recorded trace (the viewer idle) for comparison. Medians and p95
 per round, in ms. Target (issue 28): p95 <= 150 ms on the demo.
@@ -179,8 +183,9 @@ def cpu_ms(pids: list[int]) -> float:
 
 
 def measure(browser, port: int, presses: int, ready: str, settle: float, server: int,
-            nice: int | None = None) -> tuple[list[float], int, dict[str, float], dict[str, float]]:
-    """The times of ``presses`` presses of ``?`` (ms), how many presses did not open the help,
+            nice: int | None = None) -> tuple[list[list[float]], int, dict[str, float], dict[str, float]]:
+    """The times of ``presses`` presses of ``?`` (ms: key -> screen, and key -> the message that
+    completes the help arriving in the page), how many presses did not open the help,
     the CPU time per press (open, close and the pause after: ms) of the viewer, the server and
     the browser, and their CPU time per second before the presses (ms/s: the live view alone)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -215,7 +220,8 @@ def measure(browser, port: int, presses: int, ready: str, settle: float, server:
             page.evaluate("() => { window.__probe = null; }")
             time.sleep(1.0)
             continue
-        out.append(page.evaluate("() => window.__probe.done - window.__probe.key"))
+        out.append(page.evaluate("() => [window.__probe.done - window.__probe.key, "
+                                 "window.__probe.arrived - window.__probe.key]"))
         page.evaluate("() => { window.__probe = null; }")
         page.keyboard.press("Escape")
         time.sleep(rng.uniform(0.3, 0.6))
@@ -260,11 +266,16 @@ def main() -> None:
         for name, server_args, ready, settle, src in runs:
             proc, port = start(server_args, tmp, src)
             try:
-                xs, lost, cpu, idle = measure(browser, port, args.presses, ready, settle, proc.pid,
+                times, lost, cpu, idle = measure(browser, port, args.presses, ready, settle, proc.pid,
                              args.child_nice if "--demo" in server_args else None)
+                xs, ys = [t[0] for t in times], [t[1] for t in times]
+                zs = [x - y for x, y in times]
                 missed = f", {lost} ? did not open the help" if lost else ""
                 print(f"  {name:13s} median {statistics.median(xs):6.1f}   p95 {p95(xs):6.1f}   max {max(xs):6.1f}"
                       f"   (load {os.getloadavg()[0]:.1f}{missed})", flush=True)
+                print(" " * 16 + f"of which key -> frame in the page (viewer, server, network) median "
+                      f"{statistics.median(ys):.1f} p95 {p95(ys):.1f}; frame -> painted (the page) median "
+                      f"{statistics.median(zs):.1f} p95 {p95(zs):.1f}", flush=True)
                 print(" " * 16 + "CPU ms per press / per s before: " + ", ".join(
                     f"{who} {cpu[who]:.0f} / {idle[who]:.0f}" for who in ("viewer", "server", "browser")), flush=True)
             finally:
