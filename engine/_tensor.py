@@ -86,6 +86,10 @@ class Tensor:
     # set (in the instance) on the outputs of a multi-view op (unbind, split, chunk) made in grad
     # mode, and on every view of them: torch's CreationMeta::MULTI_OUTPUT_NODE
     _multi_view = False
+    # how a view that torch will not re-derive came to be (its CreationMeta, set with
+    # ``mark_creation``): "multi" (as _multi_view), "no_grad" or "inference" (made with grad mode
+    # off, or a view of such a view); None for plain views and non-views
+    _creation_meta: str | None = None
 
     def __init__(self, *args: Any, dtype: _dtype.dtype | None = None) -> None:
         """``Tensor(2, 3)`` makes an uninitialised float tensor of that shape (torch's legacy
@@ -393,11 +397,13 @@ class Tensor:
             )
         if not grad_mode._state.enabled:
             return
-        # torch checks this first (handle_view_on_rebase) when ``self`` or an operand requires grad:
-        # an in-place update of one output cannot be recorded on a node that made several views
-        if self._multi_view and (self._requires_grad or any(
-                isinstance(o, Tensor) and o._requires_grad for o in others)):
-            raise RuntimeError(_multi_view_message(self))
+        # torch checks this first (handle_view_on_rebase) when ``self`` (or its base) or an operand
+        # requires grad: an in-place update of one output cannot be recorded on a node that made
+        # several views, nor on a view whose history was not recorded (made under no_grad)
+        if self._creation_meta is not None and (
+                self._requires_grad or (self._base is not None and self._base._requires_grad)
+                or any(isinstance(o, Tensor) and o._requires_grad for o in others)):
+            raise RuntimeError(_view_error(self, _GRAD_FN_SLOT.__get__(self), indirect=False))
         if self.grad_fn is None and self._requires_grad and self._base is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         base = self._base
@@ -803,18 +809,101 @@ class Tensor:
 
 # --- helpers ----------------------------------------------------------------------------------
 
-def _multi_view_message(view: Tensor) -> str:
-    """torch's message for an in-place update of an output (or a view of one) of unbind/split:
-    the view's node named without its ``Backward0`` suffix, as torch 2.13 names it."""
-    node = view.grad_fn
-    if node is not None:
-        name = re.sub(r"Backward\d*$", "", node.name())
-        head = f"Output {view._output_nr} of {name} is a view and is being modified inplace."
-    else:  # a view of a tensor outside the graph, made to require grad or updated from one that does
-        head = "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
-    return (head + " This view is the output of a function that returns multiple views. Such functions do not "
-            "allow the output views to be modified inplace. You should replace the inplace operation by an "
-            "out-of-place one.")
+# the slots themselves, read past _CheckedView's properties
+_GRAD_FN_SLOT, _REQUIRES_GRAD_SLOT = Tensor.__dict__["grad_fn"], Tensor.__dict__["_requires_grad"]
+
+
+class _CheckedView(Tensor):
+    """A view torch refuses to re-derive once its memory changed in place: an output of
+    unbind/split/chunk (or a view of one), a view made under no_grad or inference_mode. Reading
+    its ``grad_fn`` after an in-place change of its base, a sibling view or itself (unrecorded)
+    raises torch's error. Only these views pay for the check (plain ones keep the slot)."""
+
+    __slots__ = ()
+
+    @property
+    def grad_fn(self):
+        node = _GRAD_FN_SLOT.__get__(self)
+        version = self.__dict__.get("_view_version")
+        if version is not None and version != self._version_counter[0] and (
+                node is not None or (self._base is not None and self._base._requires_grad)):
+            raise RuntimeError(_view_error(self, node, indirect=True))
+        return node
+
+    @grad_fn.setter
+    def grad_fn(self, node) -> None:
+        _GRAD_FN_SLOT.__set__(self, node)
+        self.__dict__["_view_version"] = self._version_counter[0]  # its history is current again
+
+    @property
+    def _requires_grad(self) -> bool:
+        """A view requires grad when its base does, also one made under no_grad (torch's rule)."""
+        return _REQUIRES_GRAD_SLOT.__get__(self) or (self._base is not None and self._base._requires_grad)
+
+    @_requires_grad.setter
+    def _requires_grad(self, value: bool) -> None:
+        _REQUIRES_GRAD_SLOT.__set__(self, value)
+
+    def _grad_accumulator(self, create: bool = True) -> AccumulateGrad | None:
+        """None for a view that requires grad only through its base (made under no_grad): as in
+        torch, ops on it record an edge to nothing, and no gradient reaches it or its base."""
+        if not _REQUIRES_GRAD_SLOT.__get__(self):
+            return None
+        return Tensor._grad_accumulator(self, create)
+
+
+_CheckedView.__name__ = _CheckedView.__qualname__ = "Tensor"  # what messages and reprs name
+
+
+def mark_creation(out: Tensor, base: Tensor | None, meta: str | None = None) -> None:
+    """Give the new view ``out`` (its ``_base`` set) torch's creation meta: ``meta`` ("multi"
+    for the outputs of unbind/split), else "inference"/"no_grad" when made with grad mode off,
+    else its base's (torch's propagate_creation_meta). Views of inference tensors are inference
+    tensors, not marked views. Only a view that requires grad, itself or through its base,
+    becomes a _CheckedView: for the others the in-place check reads the meta alone."""
+    if meta is None:
+        state = grad_mode._state
+        if not state.enabled:
+            if base is not None and base.is_inference():
+                return
+            meta = "inference" if state.inference else "no_grad"
+        else:
+            meta = base._creation_meta if base is not None else None
+            if meta is None:
+                return
+    elif meta == "multi" and out._creation_meta == "inference":
+        return
+    out._creation_meta, out._multi_view = meta, meta == "multi"
+    root = out._base
+    if _REQUIRES_GRAD_SLOT.__get__(out) or (root is not None and root._requires_grad):
+        out.__class__ = _CheckedView
+        out.__dict__["_view_version"] = out._version_counter[0]
+
+
+def _view_error(view: Tensor, node: Any, indirect: bool) -> str:
+    """torch's message (handle_view_on_rebase) for an in-place change of a marked view
+    (``indirect``: of its base or a sibling view), its node named without the ``Backward0``
+    suffix, as torch 2.13 names it."""
+    meta = view._creation_meta
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    name = re.sub(r"Backward\d*$", "", node.name()) if node is not None else ""
+    if meta != "multi" or node is None:
+        prefix = (f"Output {view._output_nr} of {name} is a view of a view which was created in" if node is not None
+                  else "A view was created in")
+        if meta == "inference":
+            head = f"{prefix} inference mode and {modified} modified inplace in normal mode."
+        else:
+            head = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
+    else:
+        head = f"Output {view._output_nr} of {name} is a view and {modified} modified inplace."
+    if meta == "multi":
+        return (head + " This view is the output of a function that returns multiple views. Such functions do not "
+                "allow the output views to be modified inplace. You should replace the inplace operation by an "
+                "out-of-place one.")
+    block = "inference_mode" if meta == "inference" else "no_grad"
+    return (head + " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+            f"code by moving both the view and the inplace either both inside the {block} block (if you don't want "
+            "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 
 
 _C_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",

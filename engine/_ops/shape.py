@@ -20,6 +20,7 @@ import engine.autograd.grad_mode as _grad_mode
 
 from .. import _memory_format as _mf
 from .._size import sizes as _sizes
+from .._tensor import mark_creation
 from ._core import multi_result, result, wrap_dim
 
 # The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
@@ -30,15 +31,16 @@ __all__ = ["broadcast_to", "cat", "chunk", "clone", "concat", "concatenate", "di
 
 
 def mark_view(out, base, view_fn: Callable[[np.ndarray], np.ndarray]):
-    """Make ``out`` a view of ``base``: shared version counter, replayable from the root base."""
+    """Make ``out`` a view of ``base``: shared version counter, replayable from the root base,
+    and torch's creation meta when made under no_grad or from a marked view (``mark_creation``)."""
     out._version_counter = base._version_counter
-    if base._multi_view:  # a view of an unbind/split output is refused in-place updates as it is
-        out._multi_view = True
     if base._base is None:
         out._base, out._view_fn = base, view_fn
     else:
         parent = base._view_fn
         out._base, out._view_fn = base._base, (lambda arr: view_fn(parent(arr)))
+    if base._creation_meta is not None or not _grad_mode._state.enabled:  # torch's CreationMeta
+        mark_creation(out, base)  # (a view of an unbind/split output is refused updates as it is)
     return out
 
 
@@ -347,7 +349,7 @@ def _mark_multi_views(outs) -> None:
     under no_grad or inference_mode they can be updated."""
     if _grad_mode._state.enabled and not _grad_mode._state.inference:
         for out in outs:
-            out._multi_view = True
+            mark_creation(out, None, "multi")
 
 
 def _split_views(a, pieces, name: str, dim: int, views: bool = True):
