@@ -186,3 +186,16 @@ def test_the_marked_views_still_print_and_name_as_tensors() -> None:
         v = y[:1]
     assert type(a).__name__ == "Tensor" and isinstance(a, engine.Tensor) and "grad_fn=<SplitBackward0>" in repr(a)
     assert repr(v).startswith("tensor(") and a.grad_fn.name() == "SplitBackward0"
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: a plain view keeps its old grad_fn after its base changes in "
+                                       "place (torch re-derives it as AsStridedBackward0), so its gradient is wrong")
+def test_a_plain_view_is_rederived_after_its_base_changed() -> None:
+    def fn(lib: Any) -> Any:
+        x = lib.arange(6.0).requires_grad_()
+        y = x * 1
+        v = y[:3]
+        y.mul_(2)
+        v.sum().backward()
+        return x.grad  # torch: [2, 2, 2, 0, 0, 0]; the engine gives 1s (v's stale SliceBackward0)
+    _check(fn)
