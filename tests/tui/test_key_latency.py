@@ -368,3 +368,22 @@ async def test_live_values_wait_for_their_turn_but_keys_status_and_a_new_model_d
             assert app._hold_live({"tree"})
             app.query_one(ModuleTree).modules = {}  # a model the tree does not show yet: not held
             assert not app._hold_live({"tree"})
+
+
+@pytest.mark.asyncio
+async def test_in_a_browser_tab_live_values_wait_longer(events, monkeypatch):
+    """In a tab each live frame costs the page's CPU, and a key pressed while it draws one waits:
+    live values are drawn at most every WEB_LIVE_REDRAW_S there (LIVE_REDRAW_S in a terminal)."""
+    from modscope.views.tui import app as app_module
+    source = QueueSource()
+    app = ModscopeApp(source)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await training_to_step_5(pilot, app, source, events)
+        since = (app_module.LIVE_REDRAW_S + app_module.WEB_LIVE_REDRAW_S) / 2  # between the two
+        with app.state.lock:
+            app._live_drawn_at = time.monotonic() - since
+            assert not app._hold_live({"training", "params"})  # a terminal: due again
+            monkeypatch.setattr(ModscopeApp, "is_web", property(lambda self: True))
+            assert app._hold_live({"training", "params"})  # a tab: not yet
+            app._live_drawn_at = time.monotonic() - app_module.WEB_LIVE_REDRAW_S
+            assert not app._hold_live({"training", "params"})

@@ -43,7 +43,7 @@ from .screens import BreakpointsScreen, CompareScreen, FindScreen, HelpScreen, S
 from .sources import THREAD_VARIABLES, ChildProcess, Source, child_env
 from .state import ParamInfo, SessionState
 from .step_values import StepValues, step_values
-from .web_driver import WEB_REFRESH_S
+from .web_driver import WEB_LIVE_REDRAW_S, WEB_REFRESH_S
 from .widgets.footer import KeyFooter
 from .widgets.graph_view import AutogradGraphView
 from .widgets.header import ViewerHeader
@@ -472,13 +472,15 @@ class ModscopeApp(App[int]):
     def _hold_live(self, changed: set[str]) -> bool:
         """True when only live values changed (metrics, parameter norms, module timings, the
         followed timeline: ``LIVE_PARTS``), none of them asked for by a key (``_force``), and
-        they were drawn less than ``LIVE_REDRAW_S`` ago: they wait for a later tick. Each draw
+        they were drawn less than ``LIVE_REDRAW_S`` ago (``WEB_LIVE_REDRAW_S`` in a browser tab):
+        they wait for a later tick. Each draw
         repaints most of the screen; at ten a second those paints were most of the UI thread's
         time while training, and a key pressed during one waited for it. Nor are they drawn
         between a key and its screen (``key_window``). A new model is drawn at once (caller
         holds the state lock)."""
+        limit = WEB_LIVE_REDRAW_S if self.is_web else LIVE_REDRAW_S
         if not changed or not changed <= LIVE_PARTS or changed & (self._forced | self._due_after_key) or \
-                (time.monotonic() - self._live_drawn_at >= LIVE_REDRAW_S and not KEYS.open):
+                (time.monotonic() - self._live_drawn_at >= limit and not KEYS.open):
             return False
         tree = self.query_one(ModuleTree)
         return len(tree.modules) == len(self.state.modules) and tree.root_name == self.state.model_name

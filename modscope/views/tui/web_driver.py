@@ -54,6 +54,12 @@ ESCAPE_KEY = "\x1b[27u"  # the escape key as the kitty keyboard protocol sends i
 # and a tick writes rows from the top to the bottom of the screen), on the machine that also
 # trains and runs the viewer. Keys draw what they change at once, whatever this is.
 WEB_REFRESH_S = 0.25
+# How often, at most, the live values are redrawn in a browser tab (``ModscopeApp._hold_live``;
+# ``LIVE_REDRAW_S`` in a terminal). A key pressed while the page draws a live frame waits for it:
+# at two or three live frames a second, each ~80-100 ms of the page's CPU, a third of the keys
+# did, and they made the p95 of key -> screen (``bench/bench_web_keys.py``). Keys and what they
+# change are drawn at once, whatever this is.
+WEB_LIVE_REDRAW_S = 1.0
 # SGR attributes that switch off a flag, and the flags each of them switches off
 _OFF = {1: 22, 2: 22, 3: 23, 4: 24, 21: 24, 5: 25, 6: 25, 7: 27, 8: 28, 9: 29, 51: 54, 52: 54, 53: 55}
 _CLEARS = {22: (1, 2), 24: (4, 21), 25: (5, 6), 54: (51, 52)}
