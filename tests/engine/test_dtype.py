@@ -68,3 +68,15 @@ def test_torch_makes_them():
     """What the engine refuses, torch does (so the refusal is a gap, not torch's own error)."""
     assert torch.ones(3).bfloat16().dtype is torch.bfloat16
     assert torch.nn.Linear(2, 2).to(torch.bfloat16).weight.dtype is torch.bfloat16
+
+
+def test_module_bfloat16_refuses_floating_tensors_and_keeps_them():
+    m = engine.nn.Linear(2, 2)
+    with pytest.raises(TypeError, match=MESSAGE):
+        m.bfloat16()
+    assert m.weight.dtype is engine.float32 and m.bias.dtype is engine.float32
+
+
+def test_module_bfloat16_without_floating_tensors_is_returned_as_torch_does():
+    relu = engine.nn.ReLU()
+    assert relu.bfloat16() is relu and torch.nn.ReLU().bfloat16() is not None

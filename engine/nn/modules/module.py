@@ -499,8 +499,9 @@ class Module:
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
     def bfloat16(self) -> Self:
-        """Always raises: NumPy (and so engine) has no bfloat16."""
-        raise TypeError("engine has no bfloat16 dtype (NumPy has none); use half() or float()")
+        """Raises for a floating parameter or buffer, as ``Tensor.to(bfloat16)`` does (the engine has no
+        bfloat16 tensors); a module without any is returned as it is, as torch returns it."""
+        return self.to(_dtype.bfloat16)
 
     def to_empty(self, *, device: Any, recurse: bool = True) -> Self:
         """Replace parameters and buffers by uninitialised tensors of the same shape."""
