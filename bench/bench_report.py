@@ -21,6 +21,21 @@ average is printed before and after.
 
 Run: ``.venv/bin/python bench/bench_report.py [--rounds 3] [--trace FILE] [--base DIR]``
 (``--trace``: use that file instead of writing the 1M-event one).
+
+Measured 2026-11-29 on the shared machine (2 cores, five engineers, the child at nice 19; load
+average 7-10 during both runs; ``--rounds 3 --base DIR``, base = commit 0000c5e; after: the
+digest reads a step's firing order only for steps the sampler keeps, the collector paused during
+the build, the graph drawn without importing textual). Wall seconds measure the other processes;
+CPU seconds are inflated by them too but comparable within a run:
+
+    run 1 (load 10.0 -> 8.7)   CPU s    wall s   peak extra MiB   page MB
+      report                    9.26     27.2     173              10.2
+      report again (A/A)        9.32     32.3     173              10.2    CPU ratio 1.006, wall 1.18
+      base                     14.9      44.0     187              10.2    CPU ratio 1.60, wall 1.61
+    run 2 (load 7.1 -> 6.1)
+      report                   10.4      31.7     173              10.2
+      report again (A/A)        9.49     25.6     173              10.2    CPU ratio 0.909, wall 0.808
+      base                     15.2      38.6     187              10.2    CPU ratio 1.46, wall 1.22
 """
 
 from __future__ import annotations
