@@ -622,11 +622,12 @@ class Tensor:
             )
         if id(self) in memo:
             return memo[id(self)]
-        new = type(self)._wrap(self._data.copy())
+        # a copy is no view: a plain Tensor for a marked view, without its creation meta
+        new = (Tensor if isinstance(self, _CheckedView) else type(self))._wrap(self._data.copy())
         new._requires_grad = self._requires_grad
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)
-        new.__dict__.update(_deepcopy_dict(self.__dict__, memo))
+        new.__dict__.update(_deepcopy_dict({k: v for k, v in self.__dict__.items() if k not in _VIEW_MARKS}, memo))
         memo[id(self)] = new
         return new
 
@@ -853,6 +854,7 @@ class _CheckedView(Tensor):
 
 
 _CheckedView.__name__ = _CheckedView.__qualname__ = "Tensor"  # what messages and reprs name
+_VIEW_MARKS = ("_creation_meta", "_multi_view", "_view_version")  # instance attributes of a marked view
 
 
 def mark_creation(out: Tensor, base: Tensor | None, meta: str | None = None) -> None:

@@ -188,6 +188,25 @@ def test_the_marked_views_still_print_and_name_as_tensors() -> None:
     assert repr(v).startswith("tensor(") and a.grad_fn.name() == "SplitBackward0"
 
 
+def _deepcopies(lib: Any) -> Any:
+    """A deep copy of a marked view is a plain tensor, no view (torch's too): it can be updated
+    in place from a tensor that requires grad."""
+    import copy
+
+    y = _graph(lib)
+    with lib.no_grad():
+        v, u = y[:1], lib.arange(3.0)[:2]
+    a = y.chunk(2)[0].detach()
+    cv, cu, ca = copy.deepcopy(v), copy.deepcopy(u), copy.deepcopy(a)
+    cu.mul_(lib.ones(2, requires_grad=True))
+    ca.add_(1)
+    return [cv, cv.requires_grad, cv.is_leaf, cv._base is None, cu.detach(), ca]
+
+
+def test_deep_copies_of_marked_views_are_plain_tensors() -> None:
+    _check(_deepcopies)
+
+
 @pytest.mark.xfail(strict=True, reason="known gap: a plain view keeps its old grad_fn after its base changes in "
                                        "place (torch re-derives it as AsStridedBackward0), so its gradient is wrong")
 def test_a_plain_view_is_rederived_after_its_base_changed() -> None:
