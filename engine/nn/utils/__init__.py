@@ -1,4 +1,4 @@
-"""``engine.nn.utils``: gradient clipping and parameter/vector conversion (torch.nn.utils)."""
+"""``engine.nn.utils``: gradient clipping, parameter/vector conversion, pruning (``prune``) (torch.nn.utils)."""
 
 import engine.nn.utils.parametrizations as parametrizations
 import engine.nn.utils.parametrize as parametrize
