@@ -9,10 +9,13 @@ and ``out_dims`` as a prefix tree of the inputs/outputs, range checks, equal bat
 ``randomness`` ('error' refuses a random op on the default generator, 'same' replays one draw,
 'different' draws per example), ``chunk_size``.
 
+An in-place update of an unmapped input (in_dims None) would repeat once per example: it is
+refused with a RuntimeError naming the function (torch makes it once, or refuses it when a mapped
+value is written into it); an unmapped tensor the function reaches from a closure is not seen.
 Where the loop is more lenient than torch (it cannot tell a batched tensor from an unbatched
-one): ``.item()`` on an example and an in-place update of an unmapped tensor by a mapped one run
-here, where torch raises; an output at ``out_dims=None`` is accepted when it is the same for
-every example (torch accepts it only when it does not depend on a mapped input).
+one): ``.item()`` on an example runs here, where torch raises; an output at ``out_dims=None`` is
+accepted when it is the same for every example (torch accepts it only when it does not depend on
+a mapped input).
 """
 
 from __future__ import annotations
@@ -60,12 +63,19 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
                       for x, d in zip(leaves, dims)]
             return _unbatch([_call(func, sample, spec, kwargs, randomness)], out_dims, name, empty=True)
         state = _random.default_generator.get_state() if randomness == "same" else None
+        unmapped = [x for x, d in zip(leaves, dims) if d is None and isinstance(x, Tensor)]
+        versions = [x._version for x in unmapped]
         outputs = []
         for i in range(size):
             if state is not None:
                 _random.default_generator.set_state(state)
             example = [x.select(d, i) if d is not None else x for x, d in zip(leaves, dims)]
             outputs.append(_call(func, example, spec, kwargs, randomness))
+            if [x._version for x in unmapped] != versions:
+                raise RuntimeError(
+                    f"vmap({name}, ...): `{name}` modified in place an input that is not mapped over (in_dims=None). "
+                    "The engine calls it once per example, so the update would repeat per example, where torch makes "
+                    "it once (or refuses it): map that input, or update a clone of it")
         return _unbatch(outputs, out_dims, name)
 
     return wrapped

@@ -168,3 +168,20 @@ def test_vmap_is_torchs_name_and_signature():
     want = inspect.signature(torch.vmap).parameters
     assert list(got) == list(want) and [p.kind for p in got.values()] == [p.kind for p in want.values()]
     assert [p.default for p in got.values()] == [p.default for p in want.values()]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a, b: (b.add_(1), a * 2)[1],  # torch: b updated once
+    lambda a, b: b.add_(a),  # torch: refused (a mapped value into an unmapped tensor)
+], ids=["unmapped_update", "mapped_into_unmapped"])
+def test_an_inplace_update_of_an_unmapped_input_is_refused(fn):
+    y = engine.zeros(4)
+    with pytest.raises(RuntimeError, match=r"modified in place an input that is not mapped over \(in_dims=None\)"):
+        engine.vmap(fn, in_dims=(0, None))(engine.ones(3, 4), y)
+    assert y.tolist() == [1.0] * 4  # the first example's update, then the refusal
+
+
+def test_an_inplace_update_of_a_mapped_input_still_writes_through():
+    x = engine.zeros(3, 4)
+    engine.vmap(lambda a, b: a.add_(b), in_dims=(0, None))(x, engine.ones(4))
+    assert x.tolist() == [[1.0] * 4] * 3
