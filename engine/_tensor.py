@@ -79,7 +79,7 @@ class Tensor:
     __slots__ = (
         "_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_version_counter", "_base",
         "_view_fn", "_backward_hooks", "_post_accumulate_grad_hooks", "_accumulator",
-        "_retains_grad", "__weakref__", "__dict__",
+        "_retains_grad", "_fn_version", "__weakref__", "__dict__",
     )
     __array_priority__ = 1000  # ``ndarray * tensor`` defers to Tensor.__rmul__
     _inference = False  # set (in the instance) on tensors created inside inference_mode()
@@ -460,7 +460,7 @@ class Tensor:
         return self
 
     def _set_history(self, node, output_nr: int) -> None:
-        old = self.grad_fn
+        old = _GRAD_FN_SLOT.__get__(self)  # the slot: a _View's property would re-derive it first
         self.grad_fn, self._output_nr, self._requires_grad = node, output_nr, True
         if self._retains_grad and old is not None and old is not node:
             old._retains_grad_hooks.pop(self._output_nr, None)
@@ -623,7 +623,7 @@ class Tensor:
         if id(self) in memo:
             return memo[id(self)]
         # a copy is no view: a plain Tensor for a marked view, without its creation meta
-        new = (Tensor if isinstance(self, _CheckedView) else type(self))._wrap(self._data.copy())
+        new = (Tensor if isinstance(self, _View | _CheckedView) else type(self))._wrap(self._data.copy())
         new._requires_grad = self._requires_grad
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)
@@ -716,12 +716,13 @@ class Tensor:
         its ``grad_fn`` the view's node (torch's ``*Backward1`` names), version bumped."""
         self._check_inplace()
         out = view(self)
+        node = out.grad_fn
         self._data = out._data
-        if out.grad_fn is not None:
-            self._set_history(out.grad_fn, 0)
+        self._version_counter[0] += 1  # first: a _View's new history is stamped with the new version
+        if node is not None:
+            self._set_history(node, 0)
         if self._base is not None:
             self._view_fn = out._view_fn
-        self._version_counter[0] += 1
         return self
 
     def _random_fill(self, draw: Callable[[np.random.Generator], np.ndarray], generator) -> Tensor:
@@ -812,6 +813,75 @@ class Tensor:
 
 # the slots themselves, read past _CheckedView's properties
 _GRAD_FN_SLOT, _REQUIRES_GRAD_SLOT = Tensor.__dict__["grad_fn"], Tensor.__dict__["_requires_grad"]
+
+
+class _View(Tensor):
+    """A view made in grad mode of a tensor that requires grad. Its ``grad_fn`` is re-derived from
+    its base when the shared version counter moved since it was recorded (its base, or another
+    view of the base, changed in place): torch's ``AsStridedBackward0`` over the base's current
+    node, so its gradient reaches the base's new history. The check runs where the ``grad_fn`` is
+    read (an op recording its edges, backward, user code); other tensors keep the plain slot."""
+
+    __slots__ = ()
+    _node = _GRAD_FN_SLOT  # the grad_fn slot under a name the property does not hide (a fast read)
+
+    @property
+    def grad_fn(self):
+        if self._fn_version != self._version_counter[0]:
+            _rederive(self)
+        return self._node
+
+    @grad_fn.setter
+    def grad_fn(self, node) -> None:
+        self._node = node
+        self._fn_version = self._version_counter[0]  # its history is current again
+
+
+_View.__name__ = _View.__qualname__ = "Tensor"  # what messages, reprs and type(t).__name__ name
+
+
+def mark_view_history(out: Tensor) -> None:
+    """Make ``out``, a new view whose op recorded a node, re-derive that node after in-place
+    changes of its memory (``_View``)."""
+    out.__class__ = _View
+    out._fn_version = out._version_counter[0]
+
+
+def _rederive(view: Tensor) -> None:
+    """torch's ``VariableHooks::grad_fn`` for a view whose memory changed in place since its node
+    was made: a new ``AsStridedBackward0`` over the base's current edge (hooks registered on the
+    old node stay there; a ``retain_grad`` moves)."""
+    base = view._base
+    if _GRAD_FN_SLOT.__get__(view) is None and not base._requires_grad:
+        view._fn_version = view._version_counter[0]
+        return
+    view._set_history(_as_strided_node(view, edge(base)), 0)
+
+
+def _as_strided_node(view: Tensor, base_edge: tuple):
+    """``AsStridedBackward0`` of ``view`` over ``base_edge``: the gradient of the view written
+    into zeros of its base's shape (``view_fn``, the view replayed on the base's array)."""
+    view_fn, base_meta = view._view_fn, ((view._base._data.shape, view._base._data.dtype),)
+
+    def as_strided(g):
+        return (view_adjoint(view_fn, g, *base_meta[0]),)
+
+    return node_class("AsStridedBackward0")(as_strided, (base_edge,), ((view._data.shape, view._data.dtype),))
+
+
+def view_adjoint(view_fn: Callable[[np.ndarray], np.ndarray], g: np.ndarray, shape: tuple, dtype: np.dtype
+                 ) -> np.ndarray:
+    """The gradient for a base of ``shape`` of its view ``view_fn(base)`` given the view's ``g``:
+    ``g`` written into zeros where the view lies, summed where the view repeats an element
+    (``expand``: NumPy gives a read-only view then), as torch's ``as_strided_backward`` does."""
+    gb = np.zeros(shape, dtype)
+    region = view_fn(gb)
+    if region.flags.writeable:
+        region[...] = g
+    else:
+        where = view_fn(np.arange(gb.size).reshape(shape))
+        np.add.at(gb.reshape(-1), np.broadcast_to(where, g.shape).reshape(-1), g.reshape(-1))
+    return gb
 
 
 class _CheckedView(Tensor):
@@ -1012,15 +1082,7 @@ def _rewrite_base(view: Tensor, node) -> None:
     saved = node._saved if node is not None else ()
     new_base_fn = node_class("CopySlices")(copy_slices, (edge(base), *rest), base_meta, saved)
     base._set_history(new_base_fn, 0)
-
-    def as_strided(g):
-        gb = np.zeros(*base_meta[0])
-        view_fn(gb)[...] = g
-        return (gb,)
-
-    view_node = node_class("AsStridedBackward0")(
-        as_strided, ((new_base_fn, 0),), ((view._data.shape, view._data.dtype),))
-    view._set_history(view_node, 0)
+    view._set_history(_as_strided_node(view, (new_base_fn, 0)), 0)
 
 
 def _deepcopy_dict(d: dict, memo: dict) -> dict:

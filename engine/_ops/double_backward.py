@@ -19,6 +19,7 @@ import numpy as np
 
 import engine._ops._core as _core
 
+from .._tensor import view_adjoint
 from ._core import result
 from ._erf import erf
 
@@ -290,6 +291,21 @@ def _convolution(node: Any) -> Callable[..., tuple] | None:
 
 
 RULES["ConvolutionBackward0"] = _convolution
+
+
+def _as_strided(node: Any) -> Callable[..., tuple]:
+    """A view re-derived from its base (``engine._tensor._as_strided_node``): its gradient written
+    into zeros of the base's shape is linear in g, with the view itself as adjoint."""
+    cells = _cells(node._fn)
+    view_fn, ((shape, dtype),) = cells["view_fn"], cells["base_meta"]
+
+    def scatter(arr: np.ndarray) -> tuple:
+        return (view_adjoint(view_fn, arr, shape, dtype),)
+
+    return _core.linear_backward(node.name(), scatter, lambda arr: np.array(view_fn(arr)))
+
+
+RULES["AsStridedBackward0"] = _as_strided
 
 
 # --- pooling -------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import engine.autograd.grad_mode as _grad_mode
 
 from .. import _memory_format as _mf
 from .._size import sizes as _sizes
-from .._tensor import mark_creation
+from .._tensor import mark_creation, mark_view_history
 from ._core import multi_result, result, wrap_dim
 
 # The names this module adds to torch's top-level namespace (engine/__init__.py star-imports
@@ -34,6 +34,8 @@ def mark_view(out, base, view_fn: Callable[[np.ndarray], np.ndarray]):
     """Make ``out`` a view of ``base``: shared version counter, replayable from the root base,
     and torch's creation meta when made under no_grad or from a marked view (``mark_creation``)."""
     out._version_counter = base._version_counter
+    if out._requires_grad:  # its node is re-derived after in-place changes of the memory (torch's rule)
+        mark_view_history(out)
     if base._base is None:
         out._base, out._view_fn = base, view_fn
     else:
