@@ -159,8 +159,8 @@ def isfinite(input: Tensor) -> Tensor:  # noqa: A002
     return input.isfinite()
 
 
-def equal(a: Tensor, b: Tensor) -> bool:
-    return a.shape == b.shape and builtins.bool((a._data == b._data).all())
+def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002 - torch's names
+    return input.shape == other.shape and builtins.bool((input._data == other._data).all())
 
 
 def is_nonzero(input: Tensor) -> builtins.bool:  # noqa: A002

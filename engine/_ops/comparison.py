@@ -13,11 +13,11 @@ import engine._ops._core as _core
 __all__ = ["allclose", "isclose"]
 
 
-def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
     """Elementwise ``|a - b| <= atol + rtol * |b|`` (bool); equal infinities are close, NaNs
     only with ``equal_nan=True``. Both tensors must have the same dtype, as in torch."""
-    b = _core.to_tensor(b)
-    x, y = a._data, b._data
+    other = _core.to_tensor(other)
+    x, y = input._data, other._data
     if x.dtype != y.dtype:
         raise RuntimeError(f"{_core._dtype.scalar_type_name(x.dtype)} did not match "
                            f"{_core._dtype.scalar_type_name(y.dtype)}")

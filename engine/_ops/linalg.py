@@ -67,20 +67,20 @@ def _check_2d(name: str, a, b) -> None:
         )
 
 
-def mm(a, b):
-    _check_2d("mm", a, b)
-    x, y = a._data, b._data
+def mm(input, mat2):
+    _check_2d("mm", input, mat2)
+    x, y = input._data, mat2._data
     _core.no_complex("mm", x, y)
-    ra, rb = a._requires_grad, b._requires_grad
+    ra, rb = input._requires_grad, mat2._requires_grad
 
     def backward(g):
         return (_mm(g, y.T) if ra else None, _mm(x.T, g) if rb else None)
 
     def tensor_backward(g):
-        return (mm(g, t(b)) if ra else None, mm(t(a), g) if rb else None)
+        return (mm(g, t(mat2)) if ra else None, mm(t(input), g) if rb else None)
 
-    saved = [s for s, needed in ((b, ra), (a, rb)) if needed]
-    return result(_mm(x, y), "MmBackward0", (a, b), backward, saved=saved, tensor_backward=tensor_backward)
+    saved = [s for s, needed in ((mat2, ra), (input, rb)) if needed]
+    return result(_mm(x, y), "MmBackward0", (input, mat2), backward, saved=saved, tensor_backward=tensor_backward)
 
 
 def addmm(bias, a, b, *, beta: float = 1, alpha: float = 1):
@@ -117,26 +117,26 @@ def addmm(bias, a, b, *, beta: float = 1, alpha: float = 1):
     return result(out, "AddmmBackward0", (bias, a, b), backward, saved=saved, tensor_backward=tensor_backward)
 
 
-def bmm(a, b):
-    if a.ndim != 3 or b.ndim != 3:
-        raise RuntimeError("batch1 must be a 3D tensor" if a.ndim != 3 else "batch2 must be a 3D tensor")
-    if b.shape[0] != a.shape[0] or b.shape[1] != a.shape[2]:
+def bmm(input, mat2):
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor" if input.ndim != 3 else "batch2 must be a 3D tensor")
+    if mat2.shape[0] != input.shape[0] or mat2.shape[1] != input.shape[2]:
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: "
-            f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}]."
+            f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}]."
         )
-    x, y = a._data, b._data
+    x, y = input._data, mat2._data
     _core.no_complex("bmm", x, y)
-    ra, rb = a._requires_grad, b._requires_grad
+    ra, rb = input._requires_grad, mat2._requires_grad
 
     def backward(g):
         return (g @ y.transpose(0, 2, 1) if ra else None, x.transpose(0, 2, 1) @ g if rb else None)
 
     def tensor_backward(g):
-        return (bmm(g, mT(b)) if ra else None, bmm(mT(a), g) if rb else None)
+        return (bmm(g, mT(mat2)) if ra else None, bmm(mT(input), g) if rb else None)
 
-    saved = [s for s, needed in ((b, ra), (a, rb)) if needed]
-    return result(x @ y, "BmmBackward0", (a, b), backward, saved=saved, tensor_backward=tensor_backward)
+    saved = [s for s, needed in ((mat2, ra), (input, rb)) if needed]
+    return result(x @ y, "BmmBackward0", (input, mat2), backward, saved=saved, tensor_backward=tensor_backward)
 
 
 def mv(a, v):
@@ -158,44 +158,44 @@ def mv(a, v):
     return result(x @ y, "MvBackward0", (a, v), backward, saved=saved, tensor_backward=tensor_backward)
 
 
-def dot(a, b):
-    if a.ndim != 1 or b.ndim != 1:
+def dot(input, tensor):
+    if input.ndim != 1 or tensor.ndim != 1:
         raise RuntimeError(
-            f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors"
+            f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors"
         )
-    if a.shape != b.shape:
+    if input.shape != tensor.shape:
         raise RuntimeError(
-            f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to "
-            f"have the same number of elements, but got {a.shape[0]} and {b.shape[0]} elements "
+            f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src [{tensor.shape[0]}] to "
+            f"have the same number of elements, but got {input.shape[0]} and {tensor.shape[0]} elements "
             "respectively"
         )
-    x, y = a._data, b._data
-    return result(np.asarray(x @ y), "DotBackward0", (a, b),
-                  lambda g: (g * y, g * x), saved=(a, b), tensor_backward=lambda g: (g * b, g * a))
+    x, y = input._data, tensor._data
+    return result(np.asarray(x @ y), "DotBackward0", (input, tensor),
+                  lambda g: (g * y, g * x), saved=(input, tensor), tensor_backward=lambda g: (g * tensor, g * input))
 
 
-def matmul(a, b):
+def matmul(input, other):
     """``a @ b`` with torch's decomposition by operand ranks."""
-    b = _core.to_tensor(b)
-    _core.no_complex("matmul", a._data, b._data)
-    da, db = a.ndim, b.ndim
+    other = _core.to_tensor(other)
+    _core.no_complex("matmul", input._data, other._data)
+    da, db = input.ndim, other.ndim
     if da == 0 or db == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"
         )
     if da == 1 and db == 1:
-        return dot(a, b)
+        return dot(input, other)
     if da == 2 and db == 1:
-        return mv(a, b)
+        return mv(input, other)
     if da == 1 and db == 2:
-        return squeeze(mm(unsqueeze(a, 0), b), 0, node_name="SqueezeBackward4")
+        return squeeze(mm(unsqueeze(input, 0), other), 0, node_name="SqueezeBackward4")
     if da == 2 and db == 2:
-        return mm(a, b)
+        return mm(input, other)
     if da >= 3 and db in (1, 2):
-        return _fold_left(a, b)
+        return _fold_left(input, other)
     if da in (1, 2) and db == 3:
-        return _fold_right(a, b)
-    return _batched(a, b)
+        return _fold_right(input, other)
+    return _batched(input, other)
 
 
 def _fold_left(a, b):
@@ -252,19 +252,19 @@ def _mismatch(a, b) -> RuntimeError:
 # --- outer, cross, cdist, einsum -------------------------------------------------------------------
 
 
-def outer(a, b):
+def outer(input, vec2):
     """``a[:, None] * b`` (torch's decomposition: ``MulBackward0`` over a view)."""
-    for name, v in (("self", a), ("vec2", b)):
+    for name, v in (("self", input), ("vec2", vec2)):
         if v.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
-    return mul(reshape(a, -1, 1), b)
+    return mul(reshape(input, -1, 1), vec2)
 
 
-def cross(a, b, dim=None):
+def cross(input, other, dim=None):
     """The cross product along ``dim`` (a dim of length 3; ``None`` picks the first such dim,
     as ``torch.cross`` does), broadcasting the other dims."""
-    _same_dtype((a, b))
-    x, y = a._data, b._data
+    _same_dtype((input, other))
+    x, y = input._data, other._data
     try:
         shape = np.broadcast_shapes(x.shape, y.shape)
     except ValueError:
@@ -288,7 +288,7 @@ def cross(a, b, dim=None):
         return (_core.unbroadcast(np.cross(yb, g, axis=d), x.shape),
                 _core.unbroadcast(np.cross(g, xb, axis=d), y.shape))
 
-    return result(np.cross(xb, yb, axis=d), "LinalgCrossBackward0", (a, b), backward, saved=(a, b))
+    return result(np.cross(xb, yb, axis=d), "LinalgCrossBackward0", (input, other), backward, saved=(input, other))
 
 
 def cdist(x1, x2, p: float = 2.0, compute_mode=None):

@@ -140,15 +140,15 @@ def _to_inputs(ga, gb, real: tuple[bool, bool]) -> tuple:
     return (ga.real if real[0] and ga is not None else ga, gb.real if real[1] and gb is not None else gb)
 
 
-def add(a, b, alpha: float = 1):
-    """``a + alpha * b``."""
-    x, y, tb, dt = _binary_operands(a, b)
+def add(input, other, alpha: float = 1):
+    """``input + alpha * other``."""
+    x, y, tb, dt = _binary_operands(input, other)
     if alpha != 1 or alpha is True:
         y = y * _check_alpha(alpha, dt)
     out = _compute(np.add, x, y, dt)
     sa, sb = x.shape, (y.shape if y.__class__ is np.ndarray else np.shape(y))  # plain tuples: cheap
-    ra, rb = a._requires_grad, tb is not None and tb._requires_grad
-    cx = _real_inputs(a, tb) if dt is _C64 or dt is _C128 else None
+    ra, rb = input._requires_grad, tb is not None and tb._requires_grad
+    cx = _real_inputs(input, tb) if dt is _C64 or dt is _C128 else None
 
     def backward(g):
         grads = (unbroadcast(g, sa) if ra else None,
@@ -158,18 +158,18 @@ def add(a, b, alpha: float = 1):
     def tensor_backward(g):
         return (sum_to(g, sa) if ra else None, sum_to(mul(g, alpha) if alpha != 1 else g, sb) if rb else None)
 
-    return result(out, "AddBackward0", (a, tb), backward, tensor_backward=tensor_backward)
+    return result(out, "AddBackward0", (input, tb), backward, tensor_backward=tensor_backward)
 
 
-def sub(a, b, alpha: float = 1):
-    """``a - alpha * b``."""
-    x, y, tb, dt = _binary_operands(a, b, _check_sub)
+def sub(input, other, alpha: float = 1):
+    """``input - alpha * other``."""
+    x, y, tb, dt = _binary_operands(input, other, _check_sub)
     if alpha != 1 or alpha is True:
         y = y * _check_alpha(alpha, dt)
     out = _compute(np.subtract, x, y, dt)
     sa, sb = x.shape, (y.shape if y.__class__ is np.ndarray else np.shape(y))  # plain tuples: cheap
-    ra, rb = a._requires_grad, tb is not None and tb._requires_grad
-    cx = _real_inputs(a, tb) if dt is _C64 or dt is _C128 else None
+    ra, rb = input._requires_grad, tb is not None and tb._requires_grad
+    cx = _real_inputs(input, tb) if dt is _C64 or dt is _C128 else None
 
     def backward(g):
         grads = (unbroadcast(g, sa) if ra else None, unbroadcast(-alpha * g, sb) if rb else None)
@@ -178,7 +178,7 @@ def sub(a, b, alpha: float = 1):
     def tensor_backward(g):
         return (sum_to(g, sa) if ra else None, sum_to(mul(g, -alpha), sb) if rb else None)
 
-    return result(out, "SubBackward0", (a, tb), backward, tensor_backward=tensor_backward)
+    return result(out, "SubBackward0", (input, tb), backward, tensor_backward=tensor_backward)
 
 
 def rsub(a, b, alpha: float = 1):
@@ -192,11 +192,11 @@ def rsub(a, b, alpha: float = 1):
     return result(out, "RsubBackward1", (a,), lambda g: (-alpha * g,), tensor_backward=lambda g: (mul(g, -alpha),))
 
 
-def mul(a, b):
-    x, y, tb, dt = _binary_operands(a, b)
+def mul(input, other):
+    x, y, tb, dt = _binary_operands(input, other)
     out = _compute(np.multiply, x, y, dt)
-    ra, rb = a._requires_grad, tb is not None and tb._requires_grad
-    cx = _real_inputs(a, tb) if dt is _C64 or dt is _C128 else None
+    ra, rb = input._requires_grad, tb is not None and tb._requires_grad
+    cx = _real_inputs(input, tb) if dt is _C64 or dt is _C128 else None
 
     def backward(g):
         if cx is not None:
@@ -207,21 +207,21 @@ def mul(a, b):
 
     def tensor_backward(g):
         return (sum_to(mul(g, tb if tb is not None else y), x.shape) if ra else None,
-                sum_to(mul(g, a), np.shape(y)) if rb else None)
+                sum_to(mul(g, input), np.shape(y)) if rb else None)
 
-    saved = [t for t, needed in ((tb, ra), (a, rb)) if needed and t is not None]
-    return result(out, "MulBackward0", (a, tb), backward, saved=saved, tensor_backward=tensor_backward)
+    saved = [t for t, needed in ((tb, ra), (input, rb)) if needed and t is not None]
+    return result(out, "MulBackward0", (input, tb), backward, saved=saved, tensor_backward=tensor_backward)
 
 
-def div(a, b, rounding_mode: str | None = None):
-    x, y, tb, dt = _binary_operands(a, b)
+def div(input, other, rounding_mode: str | None = None):
+    x, y, tb, dt = _binary_operands(input, other)
     if rounding_mode is not None:
-        return _rounded_div(a, tb, x, y, dt, rounding_mode)
+        return _rounded_div(input, tb, x, y, dt, rounding_mode)
     if dt.kind not in "fc":
-        x, y, dt = _float_operands(a, b)
+        x, y, dt = _float_operands(input, other)
     out = _compute(np.true_divide, x, y, dt)
-    ra, rb = a._requires_grad, tb is not None and tb._requires_grad
-    cx = _real_inputs(a, tb) if dt is _C64 or dt is _C128 else None
+    ra, rb = input._requires_grad, tb is not None and tb._requires_grad
+    cx = _real_inputs(input, tb) if dt is _C64 or dt is _C128 else None
 
     def backward(g):
         if cx is not None:
@@ -232,10 +232,10 @@ def div(a, b, rounding_mode: str | None = None):
 
     def tensor_backward(g):
         return (sum_to(div(g, tb if tb is not None else y), x.shape) if ra else None,
-                sum_to(div(mul(neg(g), a), mul(tb, tb)), np.shape(y)) if rb else None)
+                sum_to(div(mul(neg(g), input), mul(tb, tb)), np.shape(y)) if rb else None)
 
-    saved = [t for t, needed in ((tb, True), (a, rb)) if needed and t is not None]
-    return result(out, "DivBackward0", (a, tb), backward, saved=saved, tensor_backward=tensor_backward)
+    saved = [t for t, needed in ((tb, True), (input, rb)) if needed and t is not None]
+    return result(out, "DivBackward0", (input, tb), backward, saved=saved, tensor_backward=tensor_backward)
 
 
 def _float_operands(a, b):
@@ -281,12 +281,12 @@ def _reversed(a, b):
     return y, x, dt
 
 
-def floor_divide(a, b):
+def floor_divide(input, other):
     """Floor division (not differentiable); integers by zero raise as in torch."""
-    if not isinstance(a, _core.Tensor):
-        x, y, dt = _reversed(b, a)
+    if not isinstance(input, _core.Tensor):
+        x, y, dt = _reversed(other, input)
     else:
-        x, y, _, dt = _binary_operands(a, b)
+        x, y, _, dt = _binary_operands(input, other)
     if dt.kind == "b":
         raise _not_implemented("div_floor_cpu", dt)
     _check_int_divisor(y, dt)
@@ -296,30 +296,30 @@ def floor_divide(a, b):
 def _modulo(kernel: str, fn, quotient, names: tuple[str, str]):
     """``remainder`` (sign of the divisor) and ``fmod`` (sign of the dividend)."""
 
-    def op(a, b):
-        if not isinstance(a, _core.Tensor):
+    def op(input, other):
+        if not isinstance(input, _core.Tensor):
             if kernel == "fmod_cpu":
                 raise TypeError("fmod() received an invalid combination of arguments - got "
-                                f"({type(a).__name__}, {type(b).__name__})")
-            x, y, dt = _reversed(b, a)
+                                f"({type(input).__name__}, {type(other).__name__})")
+            x, y, dt = _reversed(other, input)
             if dt.kind == "b":
                 raise _not_implemented(kernel, dt)
             _check_int_divisor(y, dt)
             return _core.Tensor._wrap(_compute(fn, x, y, dt))
-        x, y, tb, dt = _binary_operands(a, b)
+        x, y, tb, dt = _binary_operands(input, other)
         if dt.kind == "b":
             raise _not_implemented(kernel, dt)
         _check_int_divisor(y, dt)
         out = _compute(fn, x, y, dt)
         if tb is None:
-            return result(out, names[0], (a,), lambda g: (g,))
-        ra, rb = a._requires_grad, tb._requires_grad
+            return result(out, names[0], (input,), lambda g: (g,))
+        ra, rb = input._requires_grad, tb._requires_grad
 
         def backward(g):
             return (unbroadcast(g, x.shape) if ra else None,
                     unbroadcast(-g * quotient(x, y), np.shape(y)) if rb else None)
 
-        return result(out, names[1], (a, tb), backward, saved=(a, tb) if rb else ())
+        return result(out, names[1], (input, tb), backward, saved=(input, tb) if rb else ())
 
     return op
 
@@ -340,13 +340,13 @@ def _int_power(x: np.ndarray, y) -> np.ndarray:
     return np.where(neg, special, out).astype(out.dtype)
 
 
-def pow(a, b):  # noqa: A001 - torch's name
-    """``a ** b``: ``PowBackward0`` for a number exponent, ``PowBackward1`` for a tensor."""
-    if not isinstance(a, _core.Tensor):
-        return rpow(b, a)
-    x = a._data
-    if not isinstance(b, _core.Tensor):
-        e = b.item() if isinstance(b, np.generic) else b
+def pow(input, exponent):  # noqa: A001 - torch's name
+    """``input ** exponent``: ``PowBackward0`` for a number exponent, ``PowBackward1`` for a tensor."""
+    if not isinstance(input, _core.Tensor):
+        return rpow(exponent, input)
+    x = input._data
+    if not isinstance(exponent, _core.Tensor):
+        e = exponent.item() if isinstance(exponent, np.generic) else exponent
         dt = _dtype.result_type(x, e)
         if dt.kind == "b":  # bool ** True / False
             out = x.copy() if e else np.ones_like(x)
@@ -366,10 +366,10 @@ def pow(a, b):  # noqa: A001 - torch's name
             return (g * e * np.power(x, e - 1),)
 
         def tensor_backward(g):
-            return (mul(g, 0) if e == 0 else mul(mul(g, e), pow(a, e - 1)),)
+            return (mul(g, 0) if e == 0 else mul(mul(g, e), pow(input, e - 1)),)
 
-        return result(out, "PowBackward0", (a,), backward, saved=(a,), tensor_backward=tensor_backward)
-    x, y, _, dt = _binary_operands(a, b)
+        return result(out, "PowBackward0", (input,), backward, saved=(input,), tensor_backward=tensor_backward)
+    x, y, _, dt = _binary_operands(input, exponent)
     _core.no_complex("pow with a tensor exponent", x)
     if dt.kind == "b":
         raise _not_implemented("pow", dt)
@@ -380,7 +380,7 @@ def pow(a, b):  # noqa: A001 - torch's name
             raise broadcast_error(x.shape, y.shape) from None
     else:
         out = _compute(np.power, x, y, dt)
-    ra, rb = a._requires_grad, b._requires_grad
+    ra, rb = input._requires_grad, exponent._requires_grad
 
     def backward_t(g):
         ga = unbroadcast(g * y * np.power(x, y - 1), x.shape) if ra else None
@@ -392,14 +392,14 @@ def pow(a, b):  # noqa: A001 - torch's name
         return ga, gb
 
     def tensor_backward(g):
-        ga = sum_to(mul(mul(g, b), pow(a, sub(b, 1))), x.shape) if ra else None
+        ga = sum_to(mul(mul(g, exponent), pow(input, sub(exponent, 1))), x.shape) if ra else None
         gb = None
         if rb:
             zero = _core.Tensor._wrap(x == 0)
-            gb = sum_to(mul(mul(g, pow(a, b)), where(zero, 0, log(where(zero, 1, a)))), y.shape)
+            gb = sum_to(mul(mul(g, pow(input, exponent)), where(zero, 0, log(where(zero, 1, input)))), y.shape)
         return ga, gb
 
-    return result(out, "PowBackward1", (a, b), backward_t, saved=(a, b), save_output=rb,
+    return result(out, "PowBackward1", (input, exponent), backward_t, saved=(input, exponent), save_output=rb,
                   tensor_backward=tensor_backward)
 
 
@@ -430,21 +430,21 @@ def neg(a):
     return result(np.negative(x), "NegBackward0", (a,), lambda g: (-g,), tensor_backward=lambda g: (neg(g),))
 
 
-def atan2(a, b):
-    """``atan2(a, b)``, the angle of (b, a); integers give the default float."""
-    _tensor_only("atan2", a, b)
-    x, y, _, dt = _binary_operands(a, b)
+def atan2(input, other):
+    """``atan2(input, other)``, the angle of (other, input); integers give the default float."""
+    _tensor_only("atan2", input, other)
+    x, y, _, dt = _binary_operands(input, other)
     if dt.kind != "f":
-        x, y, dt = _float_operands(a, b)
+        x, y, dt = _float_operands(input, other)
     out = _compute(np.arctan2, x, y, dt)
-    ra, rb = a._requires_grad, b._requires_grad
+    ra, rb = input._requires_grad, other._requires_grad
 
     def backward(g):
         d = g / (x * x + y * y)
         return (unbroadcast(d * y, x.shape) if ra else None,
                 unbroadcast(-d * x, y.shape) if rb else None)
 
-    return result(out, "Atan2Backward0", (a, b), backward, saved=(a, b))
+    return result(out, "Atan2Backward0", (input, other), backward, saved=(input, other))
 
 
 # --- unary maths ------------------------------------------------------------------------------
@@ -640,9 +640,9 @@ def clamp_max(a, max):  # noqa: A002
 def _extremum(name: str, pick):
     opname = name.removesuffix("Backward0").lower()
 
-    def op(a, b):
-        _tensor_only(opname, a, b)
-        x, y, _, dt = _binary_operands(a, b)
+    def op(input, other):
+        _tensor_only(opname, input, other)
+        x, y, _, dt = _binary_operands(input, other)
         out = _compute(pick, x, y, dt)
 
         def backward(g):
@@ -650,7 +650,7 @@ def _extremum(name: str, pick):
             a_wins = (pick(x, y) == x).astype(g.dtype) - 0.5 * (x == y)
             return unbroadcast(g * a_wins, x.shape), unbroadcast(g * (1 - a_wins), y.shape)
 
-        return result(out, name, (a, b), backward, saved=(a, b))
+        return result(out, name, (input, other), backward, saved=(input, other))
 
     op.__name__ = opname
     return op
@@ -735,8 +735,8 @@ def masked_fill(a, mask, value):
 # --- comparisons (no grad) ---------------------------------------------------------------------
 
 def _compare(fn):
-    def op(a, b):
-        x, y, _, _ = _binary_operands(a, b)  # torch compares in the promoted dtype
+    def op(input, other):
+        x, y, _, _ = _binary_operands(input, other)  # torch compares in the promoted dtype
         return _core.Tensor._wrap(_compute(fn, x, y, np.dtype(np.bool_)))
 
     return op
@@ -749,9 +749,9 @@ for _op, _name in zip((eq, ne, lt, le, gt, ge), ("eq", "ne", "lt", "le", "gt", "
 
 
 def _logical(name: str, fn):
-    def op(a, b):
-        _tensor_only(name, a, b)
-        return _core.Tensor._wrap(_compute(fn, a._data, b._data, np.dtype(np.bool_)))
+    def op(input, other):
+        _tensor_only(name, input, other)
+        return _core.Tensor._wrap(_compute(fn, input._data, other._data, np.dtype(np.bool_)))
 
     op.__name__ = name
     return op
@@ -769,11 +769,11 @@ def logical_not(a):
 def _bitwise(name: str, fn):
     kernel = f"{name}_cpu"
 
-    def op(a, b):
-        if not isinstance(a, _core.Tensor):  # 1 & t
-            y, x, dt = _reversed(b, a)
+    def op(input, other):
+        if not isinstance(input, _core.Tensor):  # 1 & t
+            y, x, dt = _reversed(other, input)
         else:
-            x, y, _, dt = _binary_operands(a, b)
+            x, y, _, dt = _binary_operands(input, other)
         if dt.kind == "f":
             raise _not_implemented(kernel, dt)
         return _core.Tensor._wrap(_compute(fn, x, y, dt))

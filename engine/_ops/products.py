@@ -27,15 +27,15 @@ def _type_name(dt) -> str:
     return _core._dtype.scalar_type_name(np.dtype(dt))
 
 
-def kron(a, b):
+def kron(input, other):
     """The Kronecker product; both are padded with leading 1-dims to the same rank. Built as
     torch builds it (a broadcast ``mul`` then ``_unsafe_view``)."""
-    n = max(a.ndim, b.ndim)
-    sa = (1,) * (n - a.ndim) + tuple(a.shape)
-    sb = (1,) * (n - b.ndim) + tuple(b.shape)
+    n = max(input.ndim, other.ndim)
+    sa = (1,) * (n - input.ndim) + tuple(input.shape)
+    sb = (1,) * (n - other.ndim) + tuple(other.shape)
     ia = sum(((s, 1) for s in sa), ())
     ib = sum(((1, s) for s in sb), ())
-    prod = pointwise.mul(_shape.reshape(a, ia), _shape.reshape(b, ib))
+    prod = pointwise.mul(_shape.reshape(input, ia), _shape.reshape(other, ib))
     return _shape._unsafe_view(_shape.contiguous(prod), tuple(x * y for x, y in zip(sa, sb)))
 
 

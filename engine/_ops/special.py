@@ -253,35 +253,35 @@ def _float_pair(kernel: str, a, b) -> tuple[np.ndarray, np.ndarray, np.dtype]:
     return x.astype(dt, copy=False), y.astype(dt, copy=False), dt
 
 
-def hypot(a, b):
-    """``sqrt(a**2 + b**2)`` without overflow in the squares (NumPy's hypot)."""
-    x, y, _ = _float_pair("hypot_cpu", a, b)
+def hypot(input, other):
+    """``sqrt(input**2 + other**2)`` without overflow in the squares (NumPy's hypot)."""
+    x, y, _ = _float_pair("hypot_cpu", input, other)
     out = np.hypot(x, y)
 
     def backward(g):
         with np.errstate(divide="ignore", invalid="ignore"):
             return unbroadcast(g * x / out, x.shape), unbroadcast(g * y / out, y.shape)
 
-    return result(out, "HypotBackward0", (a, b), backward, saved=(a, b), save_output=True)
+    return result(out, "HypotBackward0", (input, other), backward, saved=(input, other), save_output=True)
 
 
-def logaddexp(a, b):
-    """``log(exp(a) + exp(b))`` computed without overflow."""
-    x, y, _ = _float_pair("logaddexp_cpu", a, b)
+def logaddexp(input, other):
+    """``log(exp(input) + exp(other))`` computed without overflow."""
+    x, y, _ = _float_pair("logaddexp_cpu", input, other)
     out = np.logaddexp(x, y)
-    return result(out, "LogaddexpBackward0", (a, b),
+    return result(out, "LogaddexpBackward0", (input, other),
                   lambda g: (unbroadcast(g * np.exp(x - out), x.shape), unbroadcast(g * np.exp(y - out), y.shape)),
-                  saved=(a, b), save_output=True)
+                  saved=(input, other), save_output=True)
 
 
-def xlogy(a, b):
-    """``a * log(b)``, 0 where ``a == 0`` (unless ``b`` is NaN); either may be a number
-    (``XlogyBackward2`` for a number ``b``, ``XlogyBackward1`` for a number ``a``)."""
-    ta = a if isinstance(a, _core.Tensor) else None
-    tb = b if isinstance(b, _core.Tensor) else None
+def xlogy(input, other):
+    """``input * log(other)``, 0 where ``input == 0`` (unless ``other`` is NaN); either may be a
+    number (``XlogyBackward2`` for a number ``other``, ``XlogyBackward1`` for a number ``input``)."""
+    ta = input if isinstance(input, _core.Tensor) else None
+    tb = other if isinstance(other, _core.Tensor) else None
     like = ta if ta is not None else tb
-    x = ta._data if ta is not None else np.asarray(a, dtype=float_like(like._data).dtype)
-    y = tb._data if tb is not None else np.asarray(b, dtype=float_like(like._data).dtype)
+    x = ta._data if ta is not None else np.asarray(input, dtype=float_like(like._data).dtype)
+    y = tb._data if tb is not None else np.asarray(other, dtype=float_like(like._data).dtype)
     dt = _dtype.result_type_many(*(v._data for v in (ta, tb) if v is not None))
     dt = dt if dt.kind == "f" else float_like(np.zeros(0, dt)).dtype
     x, y = x.astype(dt, copy=False), y.astype(dt, copy=False)

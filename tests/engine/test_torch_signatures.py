@@ -3,6 +3,8 @@ found by a test rather than by the next public script.
 
 - every creation function takes every keyword torch's takes (torch's documented signature, the
   first line of its docstring, plus the argument parser's overloads where it lists them);
+- so do the binary ops and products (``input``/``other``, ``alpha``, ``rounding_mode``,
+  ``exponent``, ``mat2``, ...), as functions and as Tensor methods; ``out=`` is the known lack;
 - every torch submodule that public training code imports, imports from the engine too;
 - every ``is_*`` device/type flag of torch's Tensor exists on the engine's, with the CPU answer.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import math
 import re
 
 import pytest
@@ -84,6 +87,66 @@ def test_creation_function_takes_torchs_keywords(name):
     accepted = {n for n, p in params.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL}
     wanted = torch_keywords(name) - LACKED_KEYWORDS
     assert wanted <= accepted, f"engine.{name} lacks torch's keywords {sorted(wanted - accepted)}"
+
+
+# the binary ops (torch.mul(input, other=...), add's alpha, div's rounding_mode, pow's exponent)
+BINARY = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "remainder",
+          "fmod", "pow", "float_power", "atan2", "arctan2", "maximum", "minimum", "fmax", "fmin", "hypot", "copysign",
+          "nextafter", "ldexp", "xlogy", "logaddexp", "logaddexp2", "eq", "ne", "lt", "le", "gt", "ge", "greater",
+          "less", "greater_equal", "less_equal", "not_equal", "bitwise_and", "bitwise_or", "bitwise_xor",
+          "logical_and", "logical_or", "logical_xor", "gcd", "lcm", "bitwise_left_shift", "bitwise_right_shift",
+          "heaviside"]
+# what the engine's binary ops lack: ``out=`` (no op of the engine writes into a given tensor),
+# ``self=`` (the parser's name for a number first operand, ``torch.pow(self=2, exponent=t)``) and
+# true_divide's legacy ``dividend``/``divisor`` overload
+LACKED_BINARY = {"out", "self", "dividend", "divisor"}
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_op_takes_torchs_keywords(name):
+    params = inspect.signature(getattr(engine, name)).parameters
+    wanted = torch_keywords(name) - LACKED_BINARY
+    assert wanted <= set(params), f"engine.{name} lacks torch's keywords {sorted(wanted - set(params))}"
+    start = 1 if name.startswith(("bitwise", "gcd", "lcm")) else 1.0  # (integer-only ops)
+    x, e = torch.arange(start, 4), engine.arange(start, 4)
+    first_two = list(params)[:2]  # the operands by keyword, as torch takes them
+    want = getattr(torch, name)(**dict(zip(first_two, (x, x))))
+    assert getattr(engine, name)(**dict(zip(first_two, (e, e)))).tolist() == want.tolist()
+
+
+# the products and comparisons of two tensors, with operands of shapes they take
+MATRIX = {"matmul": ((3,), (3,)), "mm": ((2, 3), (3, 2)), "bmm": ((2, 2, 3), (2, 3, 2)), "dot": ((3,), (3,)),
+          "outer": ((3,), (2,)), "ger": ((3,), (2,)), "cross": ((3,), (3,)), "kron": ((2,), (3,)),
+          "inner": ((3,), (3,)), "isclose": ((3,), (3,)), "equal": ((3,), (3,))}
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_product_takes_torchs_keywords(name):
+    params = inspect.signature(getattr(engine, name)).parameters
+    wanted = torch_keywords(name) - {"out"}
+    assert wanted <= set(params), f"engine.{name} lacks torch's keywords {sorted(wanted - set(params))}"
+    first_two = list(params)[:2]
+    args = [lib.arange(1.0, 1.0 + math.prod(s)).reshape(s) for lib in (torch, engine) for s in MATRIX[name]]
+    want = getattr(torch, name)(**dict(zip(first_two, args[:2])))
+    got = getattr(engine, name)(**dict(zip(first_two, args[2:])))
+    assert (got if isinstance(got, bool) else got.tolist()) == (want if isinstance(want, bool) else want.tolist())
+
+
+# Tensor methods: the second operand by torch's keyword
+METHOD_KEYWORDS = {"mul": "other", "add": "other", "sub": "other", "div": "other", "pow": "exponent",
+                   "remainder": "other", "fmod": "other", "floor_divide": "other", "atan2": "other",
+                   "maximum": "other", "eq": "other", "lt": "other", "matmul": "other", "mm": "mat2",
+                   "dot": "tensor", "outer": "vec2", "kron": "other", "isclose": "other", "equal": "other",
+                   "hypot": "other", "xlogy": "other", "logaddexp": "other", "logical_and": "other"}
+
+
+@pytest.mark.parametrize("name", METHOD_KEYWORDS)
+def test_tensor_method_takes_the_operand_by_torchs_keyword(name):
+    def call(lib):
+        x = lib.arange(1.0, 5.0).reshape(2, 2) if name == "mm" else lib.arange(1.0, 4.0)
+        got = getattr(x, name)(**{METHOD_KEYWORDS[name]: x})
+        return got if isinstance(got, bool) else got.tolist()
+    assert call(engine) == call(torch)
 
 
 def test_the_docstring_parser_sees_size():
