@@ -159,3 +159,14 @@ def test_double_backward_through_a_re_derived_view() -> None:
         (gx * lib.arange(6.0)).sum().backward()
         return gx, x.grad
     _check(fn)
+
+
+@pytest.mark.parametrize("allow_unused", [False, True])
+def test_grad_with_respect_to_a_view_whose_node_was_re_derived(allow_unused: bool) -> None:
+    def fn(lib: Any) -> Any:
+        x, y = _graph(lib)
+        v = y[0]
+        z = v * 2  # recorded on v's old node
+        y.mul_(2)
+        return lib.autograd.grad(z.sum(), v, allow_unused=allow_unused)  # v's node is the new one
+    _check(fn)
