@@ -418,10 +418,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=9, help="interleaved rounds of one training step each")
     ap.add_argument("--warmup", type=int, default=3, help="untimed steps of each candidate first")
-    ap.add_argument("--peer-runs", type=int, default=3, help="interleaved rounds of one forward under each peer")
+    ap.add_argument("--peer-runs", type=int, default=3,
+                    help="interleaved rounds of one forward under each peer (0: no peer comparison)")
     ap.add_argument("--models", default="", help="comma-separated names (default: all): resnet50,vit,gpt2,bert")
     ap.add_argument("--quick", action="store_true", help="tiny inputs, 3 rounds: a smoke run of the script")
     args = ap.parse_args()
+    if args.rounds < 1 or args.peer_runs < 0 or args.warmup < 0:
+        ap.error("--rounds must be at least 1, --peer-runs and --warmup at least 0")
     if args.quick:
         args.rounds, args.peer_runs, args.warmup = 3, 2, 2
     keys = {"resnet50": "ResNet-50", "vit": "ViT-B/16", "gpt2": "GPT-2", "bert": "BERT"}
@@ -447,11 +450,11 @@ def main() -> None:
         steps[entry.name] = training(entry, args.rounds, args.warmup)
         counts[entry.name] = totals(entry)
     forwards, lens = {}, {}
-    for entry in models:
+    for entry in models if args.peer_runs else []:
         print(f"{entry.name}: one forward under modscope, torchview, torchinfo, {args.peer_runs} rounds ...",
               flush=True)
         forwards[entry.name] = peers(entry, args.peer_runs)
-    for entry in models:  # torchlens last: it leaves torch's functions wrapped
+    for entry in models if args.peer_runs else []:  # torchlens last: it leaves torch's functions wrapped
         print(f"{entry.name}: one forward under torchlens, {args.peer_runs} rounds ...", flush=True)
         lens[entry.name] = torchlens_forward(entry, args.peer_runs)
     print(f"load after: {uptime()}\n")
@@ -481,6 +484,9 @@ def main() -> None:
               f"{_count(c['torchinfo params'])} | {_count(c['modscope mult-adds'])}{flag_m} | "
               f"{_count(c['torch mult-adds'])} | {_count(c['torchinfo mult-adds'])} |")
 
+    if not args.peer_runs:
+        print("\nNo peer comparison (--peer-runs 0).")
+        return
     print("\nOne forward under each tool (median CPU ms of the thread; ratio to the plain forward). torchlens ran "
           "last, its plain forward on the functions it left wrapped; its first call wraps them:\n")
     names = ["modscope.trace", *(n for n, _ in PEERS)]
