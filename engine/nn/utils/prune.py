@@ -202,8 +202,8 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes ``amount`` entries chosen at random."""
+class _ByScore(BasePruningMethod):
+    """Prunes the ``amount`` entries whose score comes first (``_pruned_first``)."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -211,35 +211,37 @@ class RandomUnstructured(BasePruningMethod):
         _validate_pruning_amount_init(amount)
         self.amount = amount
 
+    def _pruned_first(self, t: Tensor) -> tuple[Tensor, bool]:
+        """Each entry's score, and whether the largest scores are pruned (asked only when some
+        entry is: a random score draws from the generator, as torch's does only then)."""
+        raise NotImplementedError
+
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         n = _compute_nparams_toprune(self.amount, t.nelement())
         _validate_pruning_amount(n, t.nelement())
         mask = default_mask.clone()
         if n != 0:
-            mask.view(-1)[rand_like(t).view(-1).topk(k=n).indices] = 0
+            scores, largest = self._pruned_first(t)
+            mask.view(-1)[scores.view(-1).topk(k=n, largest=largest).indices] = 0
         return mask
+
+
+class RandomUnstructured(_ByScore):
+    """Prunes ``amount`` entries chosen at random."""
+
+    def _pruned_first(self, t: Tensor) -> tuple[Tensor, bool]:
+        return rand_like(t), True
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float) -> BasePruningMethod:  # type: ignore[override]
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_ByScore):
     """Prunes the ``amount`` entries of smallest magnitude."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount: int | float) -> None:
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        n = _compute_nparams_toprune(self.amount, t.nelement())
-        _validate_pruning_amount(n, t.nelement())
-        mask = default_mask.clone()
-        if n != 0:
-            mask.view(-1)[t.abs().view(-1).topk(k=n, largest=False).indices] = 0
-        return mask
+    def _pruned_first(self, t: Tensor) -> tuple[Tensor, bool]:
+        return t.abs(), False
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float,  # type: ignore[override]
