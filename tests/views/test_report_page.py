@@ -264,16 +264,21 @@ def test_a_run_of_several_ranks_lists_each_ranks_file(traces, tmp_path):
     assert _ranks(type("One", (), {"path": a, "ranks": {0: a}})()) == ""
 
 
-def test_module_lines_read_unparsed_give_the_same_page(tmp_path):
-    """Without statistics every module line is read through ``files.MODULE_LINE`` (not parsed):
-    the page's firing order is the file's, and the tree's figures come from the parsed best step."""
+def _plain_trace(path, steps: int) -> None:
+    """A small Sequential trained ``steps`` steps under a plain trace (no statistics), saved."""
     engine.manual_seed(0)
     model = engine.nn.Sequential(engine.nn.Linear(3, 4), engine.nn.ReLU(), engine.nn.Linear(4, 2))
     with modscope.trace(model) as tr:
-        for _ in range(3):
+        for _ in range(steps):
             model(engine.randn(5, 3)).sum().backward()
             tr.step()
-    tr.save(tmp_path / "plain.jsonl")
+    tr.save(path)
+
+
+def test_module_lines_read_unparsed_give_the_same_page(tmp_path):
+    """Without statistics every module line is read through ``files.MODULE_LINE`` (not parsed):
+    the page's firing order is the file's, and the tree's figures come from the parsed best step."""
+    _plain_trace(tmp_path / "plain.jsonl", steps=3)
     from modscope.events.files import TraceScan
 
     assert all(type(e) is not dict for _, _, e in TraceScan(tmp_path / "plain.jsonl").module_lines()
@@ -319,13 +324,7 @@ def test_the_firing_order_of_matched_and_parsed_lines_hooks_and_errors(tmp_path,
     from modscope.events.schema import make
 
     monkeypatch.setattr(digest_module, "TIMELINE_STEP_LINES", cut)
-    engine.manual_seed(0)
-    model = engine.nn.Sequential(engine.nn.Linear(3, 4), engine.nn.ReLU(), engine.nn.Linear(4, 2))
-    with modscope.trace(model) as tr:
-        for _ in range(6):
-            model(engine.randn(5, 3)).sum().backward()
-            tr.step()
-    tr.save(tmp_path / "plain.jsonl")
+    _plain_trace(tmp_path / "plain.jsonl", steps=6)
     out, n = [], 0
     for line in (tmp_path / "plain.jsonl").read_bytes().splitlines():
         e = json.loads(line)

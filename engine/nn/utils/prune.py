@@ -61,12 +61,7 @@ class BasePruningMethod(ABC):
         returns the hook now installed. A failing mask computation leaves the module as it was."""
         method = _composite_method(cls, module, name, *args, **kwargs)
         orig = getattr(module, name)
-        if importance_scores is not None:
-            if importance_scores.shape != orig.shape:
-                raise AssertionError(f"importance_scores should have the same shape as parameter {name} of "
-                                     f"{module}, got {importance_scores.shape} vs {orig.shape}")
-        else:
-            importance_scores = orig
+        importance_scores = _scores_for(orig, importance_scores, f"parameter {name} of {module}")
         first = not isinstance(method, PruningContainer)
         if first:  # the tensor becomes <name>_orig; <name> is recomputed from it
             module.register_parameter(name + "_orig", orig)
@@ -88,12 +83,7 @@ class BasePruningMethod(ABC):
 
     def prune(self, t: Tensor, default_mask: Tensor | None = None, importance_scores: Tensor | None = None) -> Tensor:
         """``t`` times the mask computed from ``importance_scores`` (``t`` itself by default)."""
-        if importance_scores is not None:
-            if importance_scores.shape != t.shape:
-                raise AssertionError(f"importance_scores should have the same shape as tensor t, got "
-                                     f"{importance_scores.shape} vs {t.shape}")
-        else:
-            importance_scores = t
+        importance_scores = _scores_for(t, importance_scores, "tensor t")
         default_mask = default_mask if default_mask is not None else ones_like(t)
         return t * self.compute_mask(importance_scores, default_mask=default_mask)
 
@@ -200,6 +190,16 @@ class Identity(BasePruningMethod):
     @classmethod
     def apply(cls, module: Module, name: str) -> BasePruningMethod:  # type: ignore[override]
         return super().apply(module, name)
+
+
+def _scores_for(t: Tensor, importance_scores: Tensor | None, what: str) -> Tensor:
+    """The scores a mask is computed from: ``t`` itself unless others are given (of its shape)."""
+    if importance_scores is None:
+        return t
+    if importance_scores.shape != t.shape:
+        raise AssertionError(f"importance_scores should have the same shape as {what}, got "
+                             f"{importance_scores.shape} vs {t.shape}")
+    return importance_scores
 
 
 class _ByScore(BasePruningMethod):

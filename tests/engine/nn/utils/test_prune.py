@@ -75,10 +75,12 @@ CASES = {
         [(_linear(L), "weight")], pruning_method=_prune(L).L1Unstructured, importance_scores=[1], amount=1),
     "importance_shape": lambda L: _prune(L).l1_unstructured(_linear(L), "bias", amount=1,
                                                             importance_scores=L.ones(3)),
+    "prune_importance_shape": lambda L: _prune(L).L1Unstructured(amount=1).prune(L.tensor(W),
+                                                                                  importance_scores=L.ones(3)),
     "container_other_name": lambda L: _container_other_name(L),
     "container_not_method": lambda L: _prune(L).PruningContainer(_named(L, "w")).add_pruning_method(3),
 }
-ERRORS = 13
+ERRORS = 14
 
 
 def _named(lib: Any, name: str) -> Any:
