@@ -249,6 +249,24 @@ class L1Unstructured(_ByScore):
         return super().apply(module, name, amount=amount, importance_scores=importance_scores)
 
 
+def _channels_to_prune(t: Tensor, dim: int, amount: int | float) -> tuple[int, int]:
+    """The channels along ``dim`` and how many of them ``amount`` prunes (torch's checks)."""
+    _validate_structured_pruning(t)
+    _validate_pruning_dim(t, dim)
+    size = t.shape[dim]
+    n = _compute_nparams_toprune(amount, size)
+    _validate_pruning_amount(n, size)
+    return size, n
+
+
+def _keep_channels(t: Tensor, dim: int, keep: Tensor, default_mask: Tensor) -> Tensor:
+    """A mask of ``t``'s shape: 1 on the kept channels along ``dim`` (where ``default_mask`` is)."""
+    mask = zeros_like(t)
+    mask[_along(t, dim, keep)] = 1
+    mask *= default_mask.to(dtype=mask.dtype)
+    return mask
+
+
 class RandomStructured(BasePruningMethod):
     """Prunes ``amount`` channels along ``dim`` chosen at random."""
 
@@ -259,19 +277,11 @@ class RandomStructured(BasePruningMethod):
         self.amount, self.dim = amount, dim
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        size = t.shape[self.dim]
-        n = _compute_nparams_toprune(self.amount, size)
-        _validate_pruning_amount(n, size)
+        size, n = _channels_to_prune(t, self.dim, self.amount)
         if n == 0:
             return default_mask
         prob = rand(size)
-        keep = prob > prob.kthvalue(k=n).values
-        mask = zeros_like(t)
-        mask[_along(t, self.dim, keep)] = 1
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
+        return _keep_channels(t, self.dim, prob > prob.kthvalue(k=n).values, default_mask)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float,  # type: ignore[override]
@@ -289,19 +299,12 @@ class LnStructured(BasePruningMethod):
         self.amount, self.n, self.dim = amount, n, dim
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        size = t.shape[self.dim]
-        n_prune = _compute_nparams_toprune(self.amount, size)
-        _validate_pruning_amount(n_prune, size)
+        size, n_prune = _channels_to_prune(t, self.dim, self.amount)
         norm = _compute_norm(t, self.n, self.dim)
-        keep = norm.topk(k=size - n_prune, largest=True).indices
+        keep = norm.topk(k=size - n_prune, largest=True).indices  # (before the no-op return, as torch's)
         if n_prune == 0:
             return default_mask
-        mask = zeros_like(t)
-        mask[_along(t, self.dim, keep)] = 1
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
+        return _keep_channels(t, self.dim, keep, default_mask)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float, n: int | float | str,  # type: ignore[override]
