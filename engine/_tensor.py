@@ -83,12 +83,10 @@ class Tensor:
     )
     __array_priority__ = 1000  # ``ndarray * tensor`` defers to Tensor.__rmul__
     _inference = False  # set (in the instance) on tensors created inside inference_mode()
-    # set (in the instance) on the outputs of a multi-view op (unbind, split, chunk) made in grad
-    # mode, and on every view of them: torch's CreationMeta::MULTI_OUTPUT_NODE
-    _multi_view = False
     # how a view that torch will not re-derive came to be (its CreationMeta, set with
-    # ``mark_creation``): "multi" (as _multi_view), "no_grad" or "inference" (made with grad mode
-    # off, or a view of such a view); None for plain views and non-views
+    # ``mark_creation``): "multi" (an output of unbind/split/chunk made in grad mode, or a view of
+    # one: MULTI_OUTPUT_NODE), "no_grad" or "inference" (made with grad mode off, or a view of such
+    # a view); None for plain views and non-views
     _creation_meta: str | None = None
 
     def __init__(self, *args: Any, dtype: _dtype.dtype | None = None) -> None:
@@ -924,7 +922,7 @@ class _CheckedView(Tensor):
 
 
 _CheckedView.__name__ = _CheckedView.__qualname__ = "Tensor"  # what messages and reprs name
-_VIEW_MARKS = ("_creation_meta", "_multi_view", "_view_version")  # instance attributes of a marked view
+_VIEW_MARKS = ("_creation_meta", "_view_version")  # instance attributes of a marked view
 
 
 def mark_creation(out: Tensor, base: Tensor | None, meta: str | None = None) -> None:
@@ -945,7 +943,7 @@ def mark_creation(out: Tensor, base: Tensor | None, meta: str | None = None) -> 
                 return
     elif meta == "multi" and out._creation_meta == "inference":
         return
-    out._creation_meta, out._multi_view = meta, meta == "multi"
+    out._creation_meta = meta
     root = out._base
     if _REQUIRES_GRAD_SLOT.__get__(out) or (root is not None and root._requires_grad):
         out.__class__ = _CheckedView

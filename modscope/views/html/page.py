@@ -16,17 +16,15 @@ nothing.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from html import escape
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+from ..._gc import gc_paused
 from ...events.files import TraceFileError, TraceScan
 from ..diagrams import BUDGET, build_autograd_graph_from_event, fit
 from ..diagrams.dot import DotFailed, DotMissing
@@ -65,25 +63,13 @@ class Report:
 def build_report(trace: str | os.PathLike, compare: str | os.PathLike | None = None) -> Report:
     """The report of trace file ``trace`` (and its diff against ``compare``). Raises
     ``TraceFileError`` naming the file when either is missing or not a complete trace (both are
-    checked before anything is drawn)."""
-    with _collector_paused():
+    checked before anything is drawn).
+
+    The cyclic collector is paused meanwhile: reading a big trace allocates millions of objects,
+    and each collection they set off traversed all of them again (a fifth of a 1M-event report's
+    time); what the report builds is freed by reference counting."""
+    with gc_paused():
         return _build_report(trace, compare)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for the block (as it was after it). Reading a big
-    trace allocates millions of objects, kept for a step (its module events) or the whole pass
-    (the model, the graph); each collection the allocations set off traversed all of them again:
-    a fifth of a 1M-event report's time. What the report builds is freed by reference counting;
-    the few cycles it makes wait for the collector's next run."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _build_report(trace: str | os.PathLike, compare: str | os.PathLike | None) -> Report:
