@@ -50,3 +50,9 @@ def _close(x: Any, y: Any) -> bool:
         return x[:3] == y[:3] and np.allclose(np.array(x[3], dtype=float), np.array(y[3], dtype=float),
                                               rtol=1e-5, atol=1e-6, equal_nan=True)
     return x == y
+
+
+def assert_as_torch(name: str, fn: Callable[[Any], Any], torch: Any) -> None:
+    """``fn`` gives the same outcome under the engine as under torch (``name`` in the message)."""
+    got, want = outcome(engine, fn, torch), outcome(torch, fn, torch)
+    assert same(got, want), f"{name}: engine {got} != torch {want}"

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import engine
-from tests.engine._outcomes import outcome, same
+from tests.engine._outcomes import assert_as_torch, outcome
 
 torch = pytest.importorskip("torch")
 
@@ -102,9 +102,7 @@ def _encoder_layer(lib: Any, train: bool) -> Any:
 
 @pytest.mark.parametrize("name", CASES)
 def test_sdpa_kernel_matches_torch(name):
-    fn = CASES[name]
-    got, want = outcome(engine, fn, torch), outcome(torch, fn, torch)
-    assert same(got, want), f"{name}: engine {got} != torch {want}"
+    assert_as_torch(name, CASES[name], torch)
 
 
 def test_the_refusals_are_refusals_in_torch():

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import engine
-from tests.engine._outcomes import outcome, same
+from tests.engine._outcomes import assert_as_torch, outcome
 
 torch = pytest.importorskip("torch")
 
@@ -145,9 +145,7 @@ def _remove(lib: Any) -> Any:
 
 @pytest.mark.parametrize("name", CASES)
 def test_prune_matches_torch(name):
-    fn = CASES[name]
-    got, want = outcome(engine, fn, torch), outcome(torch, fn, torch)
-    assert same(got, want), f"{name}: engine {got} != torch {want}"
+    assert_as_torch(name, CASES[name], torch)
 
 
 def test_the_error_cases_are_errors_in_torch():
