@@ -78,8 +78,11 @@ BATCH_MIN = 10  # when there are at least this many: below, BLAS passes per tens
 class StatsPlan:
     """Statistics for one fixed list of tensors, with buffers reused from step to step."""
 
-    def __init__(self, tensors: list[Any]) -> None:
+    def __init__(self, tensors: list[Any], exact_stats: bool = False) -> None:
         self.tensors = list(tensors)
+        # True: the values' norm, mean, std and NaN/Inf counts over every value, even where the
+        # update is sampled; False: over the update's sample (``stats_sampled`` in the item)
+        self.exact_stats = exact_stats
         # The tensors' arrays when the plan was made (``matches``: a ``.data =`` gives a new one).
         self.arrays = [t._data for t in self.tensors]
         small = [i for i, t in enumerate(self.tensors) if t._data.dtype == np.float32 and 0 < t._data.size <= SMALL]
@@ -183,10 +186,10 @@ class StatsPlan:
                     out[i] = record
                     with_grad = with_grad or record["grad_norm"] is not None
             flats, olds, ones, tensors = self.large_flat, self.large_old, self.large_ones, self.tensors
-            samples, nows = self.large_sample, self.large_now
+            samples, nows, exact = self.large_sample, self.large_now, self.exact_stats
             for i in self.large:
                 record = out[i] = _single(paths[i], tensors[i], flats[i], olds.get(i) if update else None, ones[i],
-                                          samples.get(i), nows.get(i))
+                                          samples.get(i), nows.get(i), exact)
                 g = record["grad_norm"]
                 if g is not None:
                     with_grad = True
@@ -305,25 +308,30 @@ def _finite_records(paths: list[str], sizes: list[int], sums: list[float], sq: l
 
 
 def _finite_entry(path: str, n: int, total: float, sq: float, grad_sq: float | None,
-                  update_sq: float | None) -> dict[str, Any]:
+                  update_sq: float | None, numel: int | None = None) -> dict[str, Any]:
     """The item of a tensor of ``n`` values from its sums, known to be finite: no per-value
-    checks (at the step's end every call counts)."""
+    checks (at the step's end every call counts). ``numel``: the tensor's size when the sums
+    are over a sample of ``n`` of its values (the norm is then scaled to the whole tensor,
+    ``sqrt(sq * numel / n)``; the mean and std are the sample's)."""
     mean = total / n
     ratio = None if update_sq is None or sq <= 0 else finite_or_none(math.sqrt(update_sq / sq))
-    return _entry(path, math.sqrt(sq), None if grad_sq is None else math.sqrt(grad_sq), ratio,
+    norm = math.sqrt(sq) if numel is None else finite_or_none(math.sqrt(sq * (numel / n)))
+    return _entry(path, norm, None if grad_sq is None else math.sqrt(grad_sq), ratio,
                   mean, math.sqrt(max(sq / n - mean * mean, 0.0)), 0, 0)
 
 
 def _single(path: str, p: Any, flat: np.ndarray | None, old: np.ndarray | None,
             ones: np.ndarray | None = None, sample: np.ndarray | None = None,
-            now: np.ndarray | None = None) -> dict[str, Any]:
+            now: np.ndarray | None = None, exact: bool = True) -> dict[str, Any]:
     """The record of one tensor outside the batched pass, from BLAS passes over the tensor
     itself: no copy, and right after the optimizer's step its values and gradient are still in
     the CPU caches. ``flat``: the plan's flat view of the values (``_flat_view``), ``None`` for
     the careful path; ``old`` (flat, the values before the step) becomes the update; ``ones``
     (``_ones_for(flat)``) makes the sum a BLAS dot; ``sample`` (``_sample_view(flat)``, or
     None: every value) is what ``old`` holds the values before the step of, and what the update
-    ratio is measured on, its values copied to ``now`` (flat, ``sample.size``) first.
+    ratio is measured on, its values copied to ``now`` (flat, ``sample.size``) first; unless
+    ``exact``, the values' norm, mean, std and NaN/Inf counts are the sample's too
+    (``_sampled_single``).
 
     A finite sum of squares (of values and gradient) means no value is NaN/Inf and none can
     overflow the sums that follow, so that common case needs neither ``np.errstate`` nor
@@ -331,6 +339,9 @@ def _single(path: str, p: Any, flat: np.ndarray | None, old: np.ndarray | None,
     (A subtraction from a pre-step value within 2e19 of float32's largest could still warn.)"""
     grad = p._grad
     if flat is not None and (grad is None or grad._data.dtype is flat.dtype):
+        if sample is not None and not exact:
+            assert now is not None
+            return _sampled_single(path, p, flat.size, grad, old, sample, now)
         # ``a.dot(a)``, not ``np.dot(a, a)``: the method skips NumPy's Python-level dispatcher.
         if ones is not None:
             sq = float(flat.dot(flat))
@@ -357,7 +368,30 @@ def _single(path: str, p: Any, flat: np.ndarray | None, old: np.ndarray | None,
                 update_sq = float(diff.dot(diff))
             return _finite_entry(path, flat.size, total, sq, grad_sq, update_sq)
     with np.errstate(all="ignore"):  # non-finite values are counted, never warned about
-        return _checked_single(path, p, old, sample)
+        return _checked_single(path, p, old, sample, sampled_stats=sample is not None and not exact)
+
+
+def _sampled_single(path: str, p: Any, numel: int, grad: Any, old: np.ndarray | None, sample: np.ndarray,
+                    now: np.ndarray) -> dict[str, Any]:
+    """``_single``'s record with the values' figures estimated from the sample the update is
+    measured on (``sample``, copied to ``now``): the norm ``sqrt(sample_sq * numel / m)``, the
+    mean and std the sample's (``m`` values, ``stats_sampled``); the gradient's norm is exact,
+    over every value. Two dots over at most ``SAMPLE`` values instead of a pass over all of them."""
+    np.copyto(now.reshape(sample.shape), sample)  # the sample read once, in runs
+    sq = float(now.dot(now))
+    total = float(now.dot(_ones_for(now)))
+    grad_sq = None if grad is None else _sq(_in_memory_order(grad._data))
+    if not (math.isfinite(sq) and math.isfinite(total) and (grad_sq is None or math.isfinite(grad_sq))):
+        with np.errstate(all="ignore"):  # NaN/Inf in the sample or the gradient: counted, never warned about
+            return _checked_single(path, p, old, sample, sampled_stats=True)
+    update_sq = None
+    if old is not None and sq > 0:
+        diff = np.subtract(now, old, out=old)
+        update_sq = float(diff.dot(diff))
+    entry = _finite_entry(path, now.size, total, sq, grad_sq, update_sq if update_sq is None or math.isfinite(update_sq)
+                          else None, numel=numel)
+    entry["update_sampled"] = entry["stats_sampled"] = now.size
+    return entry
 
 
 def sample_runs(n: int) -> tuple[int, int] | None:
@@ -445,12 +479,19 @@ def _ones_for(flat: np.ndarray | None) -> np.ndarray | None:
     return ones[:flat.size]
 
 
-def _checked_single(path: str, p: Any, old: np.ndarray | None, sample: np.ndarray | None = None) -> dict[str, Any]:
+def _checked_single(path: str, p: Any, old: np.ndarray | None, sample: np.ndarray | None = None,
+                    sampled_stats: bool = False) -> dict[str, Any]:
     """``_single`` for any tensor: any dtype, empty, NaN/Inf (counted) or too large to square.
-    ``sample``: as ``_single``'s (the update measured on it, and the item says so)."""
-    flat = p._data.reshape(-1)
-    if flat.dtype.kind != "f":
-        flat = flat.astype(np.float64)
+    ``sample``: as ``_single``'s (the update measured on it, and the item says so); with
+    ``sampled_stats``, the values' figures and NaN/Inf counts are the sample's too (in float64:
+    a float16 sample's squares overflow its dtype), the norm scaled to the whole tensor."""
+    if sampled_stats and sample is not None:
+        flat = sample.astype(np.float64).reshape(-1)
+    else:
+        flat = p._data.reshape(-1)
+        if flat.dtype.kind != "f":
+            flat = flat.astype(np.float64)
+        sampled_stats = False
     n = flat.size or 1
     sq = _sq(flat)
     mean = float(np.add.reduce(flat, dtype=np.float64)) / n
@@ -465,9 +506,12 @@ def _checked_single(path: str, p: Any, old: np.ndarray | None, sample: np.ndarra
         after_sq = float(np.dot(after, after))
         ratio = math.sqrt(float(np.dot(diff, diff)) / after_sq) if after_sq > 0 else None
     grad_sq = _sumsq(_in_memory_order(p._grad._data)) if p._grad is not None else None
-    record = _record(path, sq, mean, max(sq / n - mean * mean, 0.0) ** 0.5, grad_sq, ratio, nan, inf)
+    std = max(sq / n - mean * mean, 0.0) ** 0.5
+    record = _record(path, sq * (p._data.size / n) if sampled_stats else sq, mean, std, grad_sq, ratio, nan, inf)
     if sample is not None:
         record["update_sampled"] = sample.size
+        if sampled_stats:
+            record["stats_sampled"] = sample.size
     return record
 
 

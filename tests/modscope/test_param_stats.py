@@ -205,7 +205,7 @@ def test_a_mean_near_zero_is_right_to_the_values_scale(n):
     values = (rng.standard_normal(n) * 0.04 + 1e-4).astype(np.float32)
     t = engine.from_numpy(values.copy())
     t.grad = engine.from_numpy(np.ones(n, np.float32))
-    plan = ps.StatsPlan([t])
+    plan = ps.StatsPlan([t], exact_stats=True)
     assert (plan.large_ones[0] is None) == (n > ps.SUM_BY_DOT)
     mean = plan.stats(["w"])[0]["mean"]
     exact = values.astype(np.float64).mean()
@@ -267,7 +267,7 @@ def big_step(n, rule, seed=0):
 @pytest.mark.parametrize("rule", ["sgd", "adam"])
 def test_a_large_tensors_update_is_measured_on_a_sample_and_agrees(rule):
     t, before, after = big_step(1_000_000, rule)
-    plan = ps.StatsPlan([t])
+    plan = ps.StatsPlan([t], exact_stats=True)
     plan.snapshot()
     t._data[...] = after  # the optimizer's in-place step
     rec = plan.stats(["w"])[0]
@@ -300,7 +300,7 @@ def test_the_exact_update_below_the_threshold_and_the_sample_just_above():
 
 def test_a_sampled_tensor_says_so_without_an_update_and_with_nan():
     t, before, after = big_step(200_000, "sgd")
-    plan = ps.StatsPlan([t])
+    plan = ps.StatsPlan([t], exact_stats=True)
     rec = plan.stats(["w"])[0]  # no snapshot: no update, but the item still says how it would be taken
     assert rec["update_ratio"] is None and rec["update_sampled"] == 50_000
     plan.snapshot()
@@ -326,7 +326,7 @@ def test_long_sums_are_float64_close():
     rng = np.random.default_rng(3)
     t = engine.from_numpy((rng.standard_normal(2_359_296) * 0.05 + 1.0).astype(np.float32))
     t.grad = engine.from_numpy(rng.standard_normal(2_359_296).astype(np.float32))
-    rec = ps.StatsPlan([t]).stats(["w"])[0]
+    rec = ps.StatsPlan([t], exact_stats=True).stats(["w"])[0]
     want = reference(t)
     for key in ("norm", "grad_norm", "mean"):
         assert rec[key] == pytest.approx(want[key], rel=1e-7), key

@@ -62,14 +62,16 @@ _NARROW = (torch.float16, torch.bfloat16, torch.float32)  # exact in float32: jo
 class TorchStatsPlan:
     """Statistics for one fixed list of tensors, with device buffers reused from step to step."""
 
-    def __init__(self, tensors: list[torch.Tensor]) -> None:
+    def __init__(self, tensors: list[torch.Tensor], exact_stats: bool = False) -> None:
         self.tensors = list(tensors)
+        self.exact_stats = exact_stats  # False: a sampled tensor's values' figures are its sample's
         self._ptrs = list(map(_data_ptr, self.tensors))
         self._shapes = _shapes(self.tensors)
         by_device: dict[torch.device, list[int]] = {}
         for i, t in enumerate(self.tensors):
             by_device.setdefault(t.device, []).append(i)
-        self._groups = [_Group([self.tensors[i] for i in indices], indices) for indices in by_device.values()]
+        self._groups = [_Group([self.tensors[i] for i in indices], indices, exact_stats)
+                        for indices in by_device.values()]
         self.has_snapshot = False
 
     def matches(self, tensors: list[torch.Tensor]) -> bool:
@@ -110,9 +112,13 @@ class TorchStatsPlan:
         start = 0
         for group, (_, has_grad) in zip(self._groups, parts, strict=True):
             for j, i in enumerate(group.indices):
-                out[i] = _record(paths[i], group.sizes[j] or 1, *rows[start + j], has_grad[j], update)
-                if group.sampled[j] is not None:
-                    out[i]["update_sampled"] = group.sampled[j]
+                sampled = group.sampled[j]
+                stats_over = sampled if sampled is not None and group.stats_sampled else None
+                out[i] = _record(paths[i], group.sizes[j] or 1, *rows[start + j], has_grad[j], update, stats_over)
+                if sampled is not None:
+                    out[i]["update_sampled"] = sampled
+                    if stats_over is not None:
+                        out[i]["stats_sampled"] = sampled
             start += len(group.indices)
         return out
 
@@ -155,22 +161,19 @@ class _Group:
 
     The update of a floating-point tensor of more than ``SAMPLE`` values in one block of memory
     is measured on a sample of at most ``SAMPLE`` of them (the engine plan's rule and indices:
-    ``capture.param_stats.sample_runs``), through a second layout (``update``) of every
-    tensor's update values: the sampled tensors' (runs, ``RUN``) views and the others whole. Its
-    snapshot then holds the sample, not the whole tensor: 8 bytes per sampled value instead of
-    8 per value."""
+    ``capture.param_stats.sample_runs``). With ``exact_stats`` the values' figures stay exact,
+    over every value, and the update has a second layout (``update``) of every tensor's update
+    values: the sampled tensors' (runs, ``RUN``) views and the others whole; its snapshot then
+    holds the sample, not the whole tensor: 8 bytes per sampled value instead of 8 per value.
+    Without (the default), that sampled layout is the values' layout itself (``layout``): the
+    values' sum, squares and NaN/Inf counts are the sample's, the update is measured on it, and
+    the gradients go to a layout of their own (``grad_layout``, every value)."""
 
-    def __init__(self, tensors: list[torch.Tensor], indices: list[int]) -> None:
+    def __init__(self, tensors: list[torch.Tensor], indices: list[int], exact_stats: bool = False) -> None:
         self.tensors, self.indices = tensors, indices
         self.shapes = [t.shape for t in tensors]
         self.sizes = [t.numel() for t in tensors]
         self.device = tensors[0].device
-        self.layout = _Layout(tensors, self.device)
-        self.starts, self.owner = self.layout.starts, self.layout.owner
-        self.values = self.layout.empty(self.device)
-        self.scratch = torch.zeros_like(self.values)
-        self.grad_slots = _slots(self.scratch, tensors, self.starts)  # gradients go to the scratch, last
-        self._old: torch.Tensor | None = None
         # per tensor: how many values its update is measured on when sampled, else None
         self.sampled: list[int | None] = [None] * len(tensors)
         sources = list(tensors)
@@ -180,8 +183,19 @@ class _Group:
                 count, step = runs  # a (runs, RUN) view: the engine plan's ``_sample_view``
                 sources[j] = t.detach().view(-1)[:count * step].view(count, step)[:, :RUN]
                 self.sampled[j] = sources[j].numel()
-        # None: every update measured on the values' layout, as before sampling existed
-        self.update = _Layout(sources, self.device) if any(n is not None for n in self.sampled) else None
+        any_sampled = any(n is not None for n in self.sampled)
+        self.stats_sampled = any_sampled and not exact_stats  # the values' figures are the samples'
+        self.grad_layout = _Layout(tensors, self.device)  # every value: the gradients' layout
+        self.layout = _Layout(sources, self.device) if self.stats_sampled else self.grad_layout
+        self.starts, self.owner = self.layout.starts, self.layout.owner
+        self.values = self.layout.empty(self.device)
+        # the gradients' buffer (as long as the values' layout or longer: a sample is never
+        # longer than its tensor), and scratch for the values' figures (its first rows)
+        self.scratch = self.grad_layout.empty(self.device)
+        self.grad_slots = _slots(self.scratch, tensors, self.grad_layout.starts)  # gradients go there, last
+        self._old: torch.Tensor | None = None
+        # None: every update measured on the values' layout (every value, or sampled stats' samples)
+        self.update = _Layout(sources, self.device) if any_sampled and not self.stats_sampled else None
         self._now: torch.Tensor | None = None  # the update layout's values after the step
 
     def snapshot(self) -> None:
@@ -198,13 +212,16 @@ class _Group:
         if update and self._old is not None and self.update is not None:  # before the scratch is in use
             sampled_update = self._sampled_update()
         self.layout.fill(x, scratch)
-        per_chunk = [x.sum(-1), torch.mul(x, x, out=scratch).sum(-1)]
+        rows = scratch[:x.shape[0]]  # the values' layout may be shorter (samples): its first rows
+        per_chunk = [x.sum(-1), torch.mul(x, x, out=rows).sum(-1)]
         if update and self._old is not None and self.update is None:
             per_chunk.append(self._old.sub_(x).square_().sum(-1))  # the snapshot is used up
         else:
             per_chunk.append(per_chunk[1])  # a stand-in: never read, or replaced by the sample's
-        per_chunk.append(torch.ne(x, x, out=scratch).sum(-1))  # NaN
-        per_chunk.append(torch.eq(torch.abs(x, out=scratch), math.inf, out=scratch).sum(-1))  # ±Inf
+        per_chunk.append(torch.ne(x, x, out=rows).sum(-1))  # NaN
+        per_chunk.append(torch.eq(torch.abs(x, out=rows), math.inf, out=rows).sum(-1))  # ±Inf
+        if self.layout is not self.grad_layout:
+            scratch.zero_()  # the gradients' padding must be 0: the values' figures left theirs there
         # The gradients, over the scratch (its padding is 0 now, as the values'). A tensor
         # without a gradient of its shape leaves other figures in its place, never read.
         grads = list(map(_grad_of, self.tensors))
@@ -238,9 +255,17 @@ class _Group:
         """The per-chunk sums so far and the gradients' sums of squares (the gradients are in
         the scratch), added up per tensor: (tensors, ``FIGURES``). The update's columns come
         from ``sampled_update`` when given; else ``after_sq`` is the values' ``sq``."""
-        per_chunk.append(self.scratch.square_().sum(-1))
-        per_chunk.append(per_chunk[1])  # after_sq
-        figures = _per_tensor(torch.stack(per_chunk, dim=1), self.owner, len(self.tensors))
+        grad_sq = self.scratch.square_().sum(-1)
+        if self.layout is self.grad_layout:
+            per_chunk.append(grad_sq)
+            per_chunk.append(per_chunk[1])  # after_sq
+            figures = _per_tensor(torch.stack(per_chunk, dim=1), self.owner, len(self.tensors))
+        else:  # the values' figures per sample, the gradients' per tensor: two layouts
+            per_chunk.append(per_chunk[0])  # a stand-in for grad_sq, replaced below
+            per_chunk.append(per_chunk[1])  # after_sq
+            figures = _per_tensor(torch.stack(per_chunk, dim=1), self.owner, len(self.tensors))
+            figures[:, FIGURES.index("grad_sq")] = _per_tensor(grad_sq[:, None], self.grad_layout.owner,
+                                                               len(self.tensors))[:, 0]
         if sampled_update is not None:
             figures[:, _UPDATE_COLUMNS] = sampled_update
         return figures
@@ -296,27 +321,35 @@ def _slots(buffer: torch.Tensor, tensors: list[torch.Tensor], starts: list[int])
 
 
 def _record(path: str, n: int, total: float, sq: float, update_sq: float, nan: float, inf: float,
-            grad_sq: float, after_sq: float, has_grad: bool, update: bool) -> dict[str, Any]:
+            grad_sq: float, after_sq: float, has_grad: bool, update: bool,
+            sampled: int | None = None) -> dict[str, Any]:
     """The engine's ``params`` item from one tensor's ``FIGURES`` (``n``: its size, 1 when
     empty: mean and std 0, as the engine's). A figure that is not finite is None; so is the
-    update ratio when any value is (as the engine's, even if the sample's values are finite)."""
+    update ratio when any value is (as the engine's, even if the sample's values are finite).
+    ``sampled``: the values' figures are over a sample of that many values (the norm scaled to
+    ``n``, ``sqrt(sq * n / sampled)``; mean, std and the NaN/Inf counts the sample's)."""
+    scale = 1.0
+    if sampled is not None:
+        n, scale = sampled, n / sampled
     mean = total / n
     if nan or inf or not math.isfinite(sq + grad_sq + update_sq + after_sq):
         return _checked_record(path, n, total, sq, update_sq, int(nan), int(inf), grad_sq, after_sq, has_grad,
-                               update)
-    return {"path": path, "norm": math.sqrt(sq), "grad_norm": math.sqrt(grad_sq) if has_grad else None,
+                               update, scale)
+    return {"path": path, "norm": math.sqrt(sq * scale), "grad_norm": math.sqrt(grad_sq) if has_grad else None,
             "update_ratio": math.sqrt(update_sq / after_sq) if update and sq > 0 and after_sq > 0 else None,
             "mean": mean, "std": math.sqrt(max(sq / n - mean * mean, 0.0)), "nan": 0, "inf": 0}
 
 
 def _checked_record(path: str, n: int, total: float, sq: float, update_sq: float, nan: int, inf: int,
-                    grad_sq: float, after_sq: float, has_grad: bool, update: bool) -> dict[str, Any]:
-    """``_record`` when some figure is not finite (NaN/Inf values, or an overflow)."""
+                    grad_sq: float, after_sq: float, has_grad: bool, update: bool,
+                    scale: float = 1.0) -> dict[str, Any]:
+    """``_record`` when some figure is not finite (NaN/Inf values, or an overflow); ``scale``:
+    the norm's, ``numel / n`` for a sample of ``n`` values."""
     mean = total / n
     ratio = None
     if update and sq > 0 and after_sq > 0:  # NaN > 0 is False: no ratio from non-finite values
         ratio = finite_or_none(math.sqrt(update_sq / after_sq))
-    return {"path": path, "norm": finite_or_none(math.sqrt(sq)),
+    return {"path": path, "norm": finite_or_none(math.sqrt(sq * scale)),
             "grad_norm": finite_or_none(math.sqrt(grad_sq)) if has_grad else None,
             "update_ratio": ratio,
             "mean": finite_or_none(mean),
@@ -355,10 +388,10 @@ class CpuStatsPlan:
     (``capture.param_stats.StatsPlan``), through zero-copy views: on the seed Net 27 µs a step
     against 87 µs for ``TorchStatsPlan``, whose ~20 torch ops are built for other devices."""
 
-    def __init__(self, tensors: list[torch.Tensor]) -> None:
+    def __init__(self, tensors: list[torch.Tensor], exact_stats: bool = False) -> None:
         self.tensors = list(tensors)
         self._where = [(t.data_ptr(), t.shape) for t in self.tensors]
-        self._plan = StatsPlan([_NumpyView(t) for t in self.tensors])
+        self._plan = StatsPlan([_NumpyView(t) for t in self.tensors], exact_stats)
 
     def matches(self, tensors: list[torch.Tensor]) -> bool:
         """The same tensor objects on the same memory, with the same shapes."""
@@ -403,9 +436,10 @@ def grad_norm(tensors: list[torch.Tensor]) -> tuple[float | None, bool]:
         return None, any(not bool(torch.isfinite(g).all()) for g in dense if g.is_floating_point())
 
 
-def stats_plan(tensors: list[torch.Tensor]) -> CpuStatsPlan | TorchStatsPlan:
+def stats_plan(tensors: list[torch.Tensor], exact_stats: bool = False) -> CpuStatsPlan | TorchStatsPlan:
     """The plan for ``tensors``: NumPy through views when every one is a plain CPU tensor, else
-    torch ops on their devices with one transfer."""
+    torch ops on their devices with one transfer. ``exact_stats``: the values' norm, mean, std
+    and NaN/Inf counts over every value of a sampled tensor too (``capture.param_stats``)."""
     if all(map(numpy_readable, tensors)):
-        return CpuStatsPlan(tensors)
-    return TorchStatsPlan(tensors)
+        return CpuStatsPlan(tensors, exact_stats)
+    return TorchStatsPlan(tensors, exact_stats)

@@ -1,7 +1,9 @@
 """The sampled update ratio (a tensor of more than ``SAMPLE`` values) is the same on every
 statistics plan: the engine's ``StatsPlan``, torch CPU tensors through it (``CpuStatsPlan``),
 and ``TorchStatsPlan`` (other devices, bfloat16): the same items, the same sample, the same
-figures, each checked against a float64 reference."""
+figures, each checked against a float64 reference. Here the values' own figures are exact
+(``exact_stats=True``); ``test_sampled_stats.py`` tests them taken on the same sample (the
+default)."""
 
 from __future__ import annotations
 
@@ -22,9 +24,11 @@ BACKENDS = ["engine", "torch-cpu", "torch-device"]
 
 class Subject:
     """Tensors of one backend made from NumPy arrays, a plan over them, and the optimizer's
-    in-place step (``assign``)."""
+    in-place step (``assign``). ``exact_stats``: the plans' (here True: the values' figures
+    over every value)."""
 
-    def __init__(self, backend: str, values: list[np.ndarray], grads: list[np.ndarray | None]) -> None:
+    def __init__(self, backend: str, values: list[np.ndarray], grads: list[np.ndarray | None],
+                 exact_stats: bool = True) -> None:
         self.backend = backend
         if backend == "engine":
             self.tensors = []
@@ -33,7 +37,7 @@ class Subject:
                 if g is not None:
                     t.grad = engine.from_numpy(g.copy())
                 self.tensors.append(t)
-            self.plan = ps.StatsPlan(self.tensors)
+            self.plan = ps.StatsPlan(self.tensors, exact_stats)
         else:
             self.tensors = []
             for v, g in zip(values, grads, strict=True):
@@ -41,7 +45,8 @@ class Subject:
                 if g is not None:
                     t.grad = torch.from_numpy(g.copy())
                 self.tensors.append(t)
-            self.plan = stats_plan(self.tensors) if backend == "torch-cpu" else TorchStatsPlan(self.tensors)
+            self.plan = (stats_plan(self.tensors, exact_stats) if backend == "torch-cpu"
+                         else TorchStatsPlan(self.tensors, exact_stats))
             assert isinstance(self.plan, CpuStatsPlan if backend == "torch-cpu" else TorchStatsPlan)
 
     def assign(self, k: int, after: np.ndarray) -> None:
@@ -231,7 +236,7 @@ def test_the_device_plan_samples_after_a_real_optimizer_step(opt):
     torch.manual_seed(0)
     w = torch.nn.Parameter(torch.randn(1000, 1000) * 0.02)
     small = torch.nn.Parameter(torch.randn(1000))
-    plan = TorchStatsPlan([w, small])
+    plan = TorchStatsPlan([w, small], exact_stats=True)
     optimizer = (torch.optim.SGD([w, small], lr=0.01, momentum=0.9) if opt == "sgd"
                  else torch.optim.Adam([w, small], lr=1e-3))
     for _ in range(3):

@@ -460,7 +460,7 @@ def test_a_mean_far_from_zero_keeps_the_std():
 def test_a_mean_near_zero_is_right_to_the_values_scale_in_the_plan(n):
     values = (np.random.default_rng(n).standard_normal(n) * 0.04 + 1e-4).astype(np.float32)
     p = torch.nn.Parameter(torch.from_numpy(values.copy()))
-    mean = TorchStatsPlan([p]).stats(["w"])[0]["mean"]
+    mean = TorchStatsPlan([p], exact_stats=True).stats(["w"])[0]["mean"]  # (200,000: else sampled)
     exact = values.astype(np.float64).mean()
     assert abs(mean - exact) <= 1e-9 * np.abs(values.astype(np.float64)).mean()
 
@@ -558,7 +558,7 @@ def test_a_large_cpu_parameter_has_its_update_sampled_after_a_real_optimizer_ste
     torch.manual_seed(0)
     w = torch.nn.Parameter(torch.randn(1000, 1000) * 0.02)
     small = torch.nn.Parameter(torch.randn(1000))
-    plan = stats_plan([w, small])
+    plan = stats_plan([w, small], exact_stats=True)  # the values' figures exact (``test_sampled_stats``: not)
     assert isinstance(plan, CpuStatsPlan)
     optimizer = (torch.optim.SGD([w, small], lr=0.01, momentum=0.9) if opt == "sgd"
                  else torch.optim.Adam([w, small], lr=1e-3))
