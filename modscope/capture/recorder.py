@@ -87,9 +87,11 @@ class Recorder(Delivery, ParamEvents, EventSource):
                  sink: Sink | None = None, max_events: int | Literal["auto"] | None = AUTO, graph: bool = True,
                  observer: Callable[[dict[str, Any]], None] | None = None, backend: str | None = None,
                  keep_steps: int | None = DEFAULT_KEEP_STEPS, spill: str | os.PathLike | None = None,
-                 every: int | None = None, first: int = DEFAULT_FIRST, eager: bool | Literal["full"] = False) -> None:
+                 every: int | None = None, first: int = DEFAULT_FIRST, eager: bool | Literal["full"] = False,
+                 exact_stats: bool = False) -> None:
         # torch.compile'd code run eagerly while tracing, so its hooks fire (``capture.compiled``)
         self._eager, self._undo_eager = eager, None
+        self.exact_stats = exact_stats  # the params event's values' figures over every value (``params``)
         # Which steps are watched in full (per-module hooks attached), which are light
         # (``capture.sampling``); ValueError for a bad ``every``/``first`` before anything starts.
         self._policy = DetailPolicy(every, first)
