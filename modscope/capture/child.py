@@ -34,6 +34,7 @@ from ..install_hints import TORCH_INSTALL
 from . import session  # noqa: F401 - the process-wide trace lives there
 from .compiled import eager_from_env
 from .control import Controller
+from .params import exact_stats_from_env
 from .ranks import RankEnvironmentError, rank_from_env
 from .recorder import Recorder
 from .sampling import DEFAULT_EVERY, ENV_VARIABLE, DetailPolicy
@@ -110,11 +111,13 @@ def main(argv: list[str] | None = None) -> int:
         # (torch's launcher hands it on to every rank); unset: modscope's defaults
         policy = DetailPolicy.from_env(os.environ.pop(ENV_VARIABLE, None)) or DetailPolicy(DEFAULT_EVERY)
         eager = eager_from_env()  # `modscope run --eager-full`
+        exact_stats = exact_stats_from_env()  # `modscope run --exact-stats`
     except (ImportError, ValueError) as e:
         print(f"modscope: {e}", file=sys.stderr)
         return 2
     tr = Recorder(None, stats=opts.stats, sink=TeeSink(socket_sink, file_sink), max_events=1000,
-                  observer=controller, backend=backend, every=policy.every, first=policy.first, eager=eager)
+                  observer=controller, backend=backend, every=policy.every, first=policy.first, eager=eager,
+                  exact_stats=exact_stats)
     controller.trace = tr
     code, _ = run_traced(tr, opts.script, opts.args)
     return code

@@ -34,6 +34,7 @@ def add_commands(subcommands: argparse._SubParsersAction) -> None:
 
 def _add_run(subcommands: argparse._SubParsersAction) -> None:
     from ..capture.compiled import add_eager_flag
+    from ..capture.params import add_exact_stats_flag
     from ..views.tui.launch import BACKENDS
     from . import _positive, add_detail_flags
 
@@ -49,6 +50,7 @@ def _add_run(subcommands: argparse._SubParsersAction) -> None:
     run.add_argument("--stats", action="store_true", help="tensor statistics and NaN/Inf detection (slower)")
     add_detail_flags(run)
     add_eager_flag(run)
+    add_exact_stats_flag(run)
     run.add_argument("--nproc-per-node", type=_positive, metavar="N",
                      help="start N ranks through torch.distributed.run (torchrun): the TUI follows rank 0, every "
                           "rank records its own file beside the trace file (FILE#R opens rank R)")
@@ -86,11 +88,13 @@ def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..capture.compiled import apply_eager_flag
+    from ..capture.params import apply_exact_stats_flag
     from ..views.tui.launch import LaunchError, check_framework, run_script
     from . import policy_from_flags
 
     _tell_child(policy_from_flags(args))
     apply_eager_flag(args)  # (the child inherits this environment)
+    apply_exact_stats_flag(args)  # (so does this)
     try:
         if Path(args.script).is_file():
             check_framework(script_framework(args.script, args.backend))

@@ -41,6 +41,7 @@ SECRET_VARIABLE = "MODSCOPE_ATTACH_SECRET"  # set by --nproc-per-node --serve: t
 def add_command(subcommands: argparse._SubParsersAction) -> None:
     """Register ``record``."""
     from ..capture.compiled import add_eager_flag
+    from ..capture.params import add_exact_stats_flag
     from . import _positive, add_detail_flags
 
     p = subcommands.add_parser(
@@ -62,6 +63,7 @@ def add_command(subcommands: argparse._SubParsersAction) -> None:
                    help="start N ranks on this machine through torch.distributed.run (torchrun)")
     add_detail_flags(p)
     add_eager_flag(p)
+    add_exact_stats_flag(p)
     p.add_argument("--serve", metavar="[HOST:]PORT",
                    help="keep a live event stream open for `modscope attach` (127.0.0.1 unless HOST is given; "
                         "port 0: any free port); the job's secret goes to an owner-only file, never a command line")
@@ -74,8 +76,10 @@ def _run(args: argparse.Namespace) -> int:
     if not Path(args.script).is_file():
         return fail("record", f"no such script: {args.script}")
     from ..capture.compiled import apply_eager_flag
+    from ..capture.params import apply_exact_stats_flag
 
     apply_eager_flag(args)  # (the script, run here or by the ranks, inherits this environment)
+    apply_exact_stats_flag(args)  # (so do the ranks: each takes it out in ``record_here``)
     if args.nproc_per_node is not None:
         return launch_ranks(args)
     return record_here(args)
@@ -94,6 +98,7 @@ def record_here(args: argparse.Namespace) -> int:
     """Record the script in this process (a single process, or one rank of a launcher's)."""
     from ..capture.child import import_framework, run_traced
     from ..capture.compiled import eager_from_env
+    from ..capture.params import exact_stats_from_env
     from ..capture.ranks import RankEnvironmentError, rank_from_env
     from ..events.sinks import BackgroundSink, JsonlSink, TeeSink
     from ..events.trace_paths import default_trace_path, rank_path
@@ -115,6 +120,7 @@ def record_here(args: argparse.Namespace) -> int:
     try:
         backend = import_framework(args.script, args.backend)
         eager = eager_from_env()  # (--eager-full)
+        exact_stats = exact_stats_from_env()  # (--exact-stats)
     except (ImportError, ValueError) as e:
         return fail("record", str(e))
     server = secret_file = controller = None
@@ -138,7 +144,7 @@ def record_here(args: argparse.Namespace) -> int:
         sink = TeeSink(sink, BackgroundSink(server))
     policy = policy_from_flags(args)
     tr = Trace(None, stats=args.stats, sink=sink, max_events=1000, backend=backend, observer=controller,
-               every=policy.every, first=policy.first, eager=eager)
+               every=policy.every, first=policy.first, eager=eager, exact_stats=exact_stats)
     if controller is not None:
         controller.trace = tr
     try:

@@ -120,9 +120,11 @@ _ITEM_FIELDS: dict[tuple[str, str], dict[str, tuple[type, ...]]] = {
 # Item fields a list item may carry, checked when present: added within schema version 1, as
 # ``OPTIONAL_FIELDS``. ``params`` items: ``update_sampled``, the number of values the update
 # ratio was measured on (an evenly strided sample of a large tensor: the ratio is an estimate);
-# absent, every value was (``capture.param_stats``).
+# absent, every value was (``capture.param_stats``). ``stats_sampled``: likewise for the values'
+# norm, mean and std (estimates from that sample, the norm scaled to the whole tensor) and their
+# NaN/Inf counts (the sample's, not scaled); absent, they are over every value.
 _OPTIONAL_ITEM_FIELDS: dict[tuple[str, str], dict[str, tuple[type, ...]]] = {
-    ("params", "items"): {"update_sampled": (int,)},
+    ("params", "items"): {"update_sampled": (int,), "stats_sampled": (int,)},
 }
 # Summaries may be None: a module input that is not a tensor, or a gradient that is undefined.
 _NULLABLE_ITEMS = {("forward_pre", "inputs"), ("forward", "outputs"), ("backward_pre", "grad_outputs"),

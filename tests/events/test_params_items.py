@@ -1,5 +1,5 @@
-"""The ``params`` event's items: ``update_sampled`` (added within schema version 1) is checked
-when present, by ``validate`` and by the fast reader alike, and a trace without it still loads."""
+"""The ``params`` event's items: ``update_sampled`` and ``stats_sampled`` (added within schema
+version 1) are checked when present, by ``validate`` and by the fast reader alike, and a trace without it still loads."""
 
 from __future__ import annotations
 
@@ -18,16 +18,18 @@ def params_event(**extra) -> dict:
 
 
 def test_an_item_with_or_without_update_sampled_is_valid():
-    for event in (params_event(), params_event(update_sampled=65_536)):
+    for event in (params_event(), params_event(update_sampled=65_536),
+                  params_event(update_sampled=65_536, stats_sampled=65_536)):
         event = orjson.loads(dumps_bytes(event))
         assert validate(event) is event and valid_event(event)
 
 
+@pytest.mark.parametrize("field", ["update_sampled", "stats_sampled"])
 @pytest.mark.parametrize("bad", ["65536", 1.5, True, None])
-def test_an_update_sampled_that_is_not_an_int_is_refused_naming_the_field(bad):
-    event = orjson.loads(dumps_bytes(params_event(update_sampled=bad)))
+def test_a_sampled_count_that_is_not_an_int_is_refused_naming_the_field(bad, field):
+    event = orjson.loads(dumps_bytes(params_event(**{field: bad})))
     assert not valid_event(event)
-    with pytest.raises(EventError, match=r"params event items\[0\]: field 'update_sampled' must be int"):
+    with pytest.raises(EventError, match=rf"params event items\[0\]: field '{field}' must be int"):
         validate(event)
 
 
