@@ -387,3 +387,31 @@ async def test_in_a_browser_tab_live_values_wait_longer(events, monkeypatch):
             assert app._hold_live({"training", "params"})  # a tab: not yet
             app._live_drawn_at = time.monotonic() - app_module.WEB_LIVE_REDRAW_S
             assert not app._hold_live({"training", "params"})
+
+
+@pytest.mark.asyncio
+async def test_in_a_browser_tab_live_values_wait_while_the_user_types(events, monkeypatch):
+    """In a tab live values are not drawn while keys come (one less than WEB_TYPING_S ago), for up
+    to WEB_TYPING_MAX_HOLD_S since they were last drawn; in a terminal a key holds nothing."""
+    from modscope.views.tui import app as app_module
+    source = QueueSource()
+    app = ModscopeApp(source)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await training_to_step_5(pilot, app, source, events)
+        before = time.monotonic()
+        await pilot.press("down")
+        assert app._key_at >= before  # a key is timed as it arrives
+        live = {"training", "params"}
+        with app.state.lock:
+            now = time.monotonic()
+            app._key_at = now
+            app._live_drawn_at = now - app_module.LIVE_REDRAW_S
+            assert not app._hold_live(live)  # a terminal: a key holds nothing
+            monkeypatch.setattr(ModscopeApp, "is_web", property(lambda self: True))
+            app._live_drawn_at = now - app_module.WEB_LIVE_REDRAW_S  # due, but a key came just now
+            assert app._hold_live(live) and not app._hold_live({"training", "status"})
+            app._key_at = now - app_module.WEB_TYPING_S  # the typing stopped: due
+            assert not app._hold_live(live)
+            app._key_at = now  # typing on, but held for as long as it may be: due
+            app._live_drawn_at = now - app_module.WEB_TYPING_MAX_HOLD_S
+            assert not app._hold_live(live)

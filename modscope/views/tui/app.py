@@ -43,7 +43,7 @@ from .screens import BreakpointsScreen, CompareScreen, FindScreen, HelpScreen, S
 from .sources import THREAD_VARIABLES, ChildProcess, Source, child_env
 from .state import ParamInfo, SessionState
 from .step_values import StepValues, step_values
-from .web_driver import WEB_LIVE_REDRAW_S, WEB_REFRESH_S
+from .web_driver import WEB_LIVE_REDRAW_S, WEB_REFRESH_S, WEB_TYPING_MAX_HOLD_S, WEB_TYPING_S
 from .widgets.footer import KeyFooter
 from .widgets.graph_view import AutogradGraphView
 from .widgets.header import ViewerHeader
@@ -184,6 +184,7 @@ class ModscopeApp(App[int]):
         self.gc_policy = GcPolicy()  # full collections while the user is idle, not mid-key
         self.source_started = False  # after the first frame (``on_mount``)
         self._live_drawn_at = 0.0  # when the views last drew a change (``_hold_live``)
+        self._key_at = 0.0  # when the last key arrived (``_hold_live``: in a browser tab)
         self._forced: set[str] = set()  # parts a key asked to redraw now
         self._due_after_key: set[str] = set()  # parts left for the paint after a key's (``_after_the_key``)
         self._title_ranks = 1  # the ranks the title counts (``_refresh_title``)
@@ -258,6 +259,7 @@ class ModscopeApp(App[int]):
             self.gc_policy.touch()  # the user is here: no full collection for a moment
         if isinstance(event, events.Key):
             KEYS.press()  # background work waits until the key's screen is painted (key_window)
+            self._key_at = time.monotonic()
         await super().on_event(event)
         if isinstance(event, events.Key):
             self.call_after_refresh(KEYS.painted)
@@ -472,15 +474,21 @@ class ModscopeApp(App[int]):
     def _hold_live(self, changed: set[str]) -> bool:
         """True when only live values changed (metrics, parameter norms, module timings, the
         followed timeline: ``LIVE_PARTS``), none of them asked for by a key (``_force``), and
-        they were drawn less than ``LIVE_REDRAW_S`` ago (``WEB_LIVE_REDRAW_S`` in a browser tab):
-        they wait for a later tick. Each draw
+        they were drawn less than ``LIVE_REDRAW_S`` ago (``WEB_LIVE_REDRAW_S`` in a browser tab,
+        or, there, while the user types: a key less than ``WEB_TYPING_S`` ago, for up to
+        ``WEB_TYPING_MAX_HOLD_S``): they wait for a later tick. Each draw
         repaints most of the screen; at ten a second those paints were most of the UI thread's
         time while training, and a key pressed during one waited for it. Nor are they drawn
         between a key and its screen (``key_window``). A new model is drawn at once (caller
         holds the state lock)."""
-        limit = WEB_LIVE_REDRAW_S if self.is_web else LIVE_REDRAW_S
+        now = time.monotonic()
+        since = now - self._live_drawn_at
+        if self.is_web:
+            due = since >= (WEB_TYPING_MAX_HOLD_S if now - self._key_at < WEB_TYPING_S else WEB_LIVE_REDRAW_S)
+        else:
+            due = since >= LIVE_REDRAW_S
         if not changed or not changed <= LIVE_PARTS or changed & (self._forced | self._due_after_key) or \
-                (time.monotonic() - self._live_drawn_at >= limit and not KEYS.open):
+                (due and not KEYS.open):
             return False
         tree = self.query_one(ModuleTree)
         return len(tree.modules) == len(self.state.modules) and tree.root_name == self.state.model_name

@@ -60,6 +60,13 @@ WEB_REFRESH_S = 0.25
 # did, and they made the p95 of key -> screen (``bench/bench_web_keys.py``). Keys and what they
 # change are drawn at once, whatever this is.
 WEB_LIVE_REDRAW_S = 1.0
+# While the user types in a browser tab (a key less than ``WEB_TYPING_S`` ago) live values are not
+# redrawn at all (``ModscopeApp._hold_live``), for up to ``WEB_TYPING_MAX_HOLD_S`` since they were
+# last drawn: at one live frame a second, a key pressed 0.3-0.6 s after the one before still
+# found the page drawing one now and then (~100 ms of the page's CPU, the p95 of key -> screen).
+# They catch up at the first tick after the typing stops, or after the longest hold.
+WEB_TYPING_S = 1.5
+WEB_TYPING_MAX_HOLD_S = 5.0
 # SGR attributes that switch off a flag, and the flags each of them switches off
 _OFF = {1: 22, 2: 22, 3: 23, 4: 24, 21: 24, 5: 25, 6: 25, 7: 27, 8: 28, 9: 29, 51: 54, 52: 54, 53: 55}
 _CLEARS = {22: (1, 2), 24: (4, 21), 25: (5, 6), 54: (51, 52)}
