@@ -342,3 +342,26 @@ def test_a_sampled_update_ratios_delta_is_marked_approximate(events):
     badge_a = result.badges()["blk.a"].plain
     assert badge_a.startswith(f" Δ≈{want:.1e}"), badge_a
     assert "≈" not in result.badges()["head"].plain
+
+
+def test_a_sampled_norms_delta_is_marked_approximate(events):
+    """``blk.a.weight``'s norm taken on a sample (``stats_sampled``) in both steps: its Δ cell says
+    ``≈`` when the norm is what differs most."""
+    events = copy.deepcopy(events)
+    for e in events:
+        if e["kind"] == "params" and e["step"] in (4, 5):
+            weight = next(i for i in e["items"] if i["path"] == "blk.a.weight")
+            weight["update_sampled"] = weight["stats_sampled"] = 65_536
+            weight["update_ratio"] = 1e-3
+            weight["grad_norm"] = 1.0
+            if e["step"] == 5:
+                weight["norm"] *= 3
+    state = SessionState()
+    with state.lock:
+        for e in events:
+            state.apply(e)
+    result = compare_steps(state, 5, 4)
+    number = result.result.params["blk.a.weight"]["norm"]
+    assert number.approx and number.diverged and not result.result.params["blk.a.weight"]["grad_norm"].approx
+    deltas = result.param_deltas()
+    assert deltas["blk.a.weight"].plain == f"≈{rel_diff(number.a, number.b):.1e} norm"

@@ -118,3 +118,36 @@ def test_a_sampled_update_ratio_is_shown_as_an_estimate(events):
     none = step_values([{"kind": "params", "step": 1, "items": [{**item, "update_ratio": None,
                                                                  "update_sampled": 65_536}]}], 1).param(old)
     assert str(row_cells(none)[update]) == "–"  # no ratio (no snapshot): nothing to estimate
+
+
+def test_sampled_values_figures_are_shown_as_estimates(events):
+    """``stats_sampled`` on a ``params`` item (a large tensor's norm, mean, std and NaN/Inf
+    counts taken on its update's sample): ``≈`` before each of them, live and for a step gone
+    back to; the gradient norm (always exact) and an item without the key stay plain."""
+    from modscope.views.tui.state import ParamInfo
+    from modscope.views.tui.step_values import step_values
+    from modscope.views.tui.widgets.params_table import COLUMNS, row_cells
+
+    figures = [COLUMNS.index(c) for c in ("norm", "mean", "std")]
+    s = folded(events)
+    w = s.params["blk.a.weight"]
+    assert w.stats_sampled is None and not any(str(row_cells(w)[i]).startswith("≈") for i in figures)
+    last = next(e for e in reversed(events) if e["kind"] == "params")
+    fold(s, [{**last, "seq": 10**6, "items": [{**i, "update_sampled": 7, "stats_sampled": 7} for i in last["items"]]}])
+    cells = row_cells(s.params["blk.a.weight"])
+    assert s.params["blk.a.weight"].stats_sampled == 7
+    assert all(str(cells[i])[0] == "≈" for i in figures)
+    item = {"path": "a.w", "norm": 2.0, "grad_norm": 0.5, "update_ratio": 2.5e-3, "mean": 0.25, "std": 1.0,
+            "nan": 0, "inf": 0}
+    old = ParamInfo("a.w", [2], "float32", 2, True)
+    sampled = step_values([{"kind": "params", "step": 1, "items": [{**item, "update_sampled": 65_536,
+                                                                    "stats_sampled": 65_536}]}], 1).param(old)
+    cells = [str(c) for c in row_cells(sampled)]
+    assert [cells[i] for i in figures] == ["≈2", "≈0.25", "≈1"]
+    assert cells[COLUMNS.index("grad norm")] == "0.5"
+    exact = step_values([{"kind": "params", "step": 1, "items": [{**item, "update_sampled": 65_536}]}], 1).param(old)
+    assert exact.stats_sampled is None and [str(row_cells(exact)[i]) for i in figures] == ["2", "0.25", "1"]
+    nan = step_values([{"kind": "params", "step": 1, "items": [{**item, "norm": None, "std": None, "nan": 3,
+                                                                "stats_sampled": 65_536}]}], 1).param(old)
+    name = str(row_cells(nan)[COLUMNS.index("name")])
+    assert name == "w ≈3 NaN 0 Inf" and str(row_cells(nan)[COLUMNS.index("norm")]) == "–"

@@ -94,3 +94,40 @@ def test_modscope_diff_prints_the_marks(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith("✖ diverged at step 0 in module fc1: fc1.weight update_ratio: ≈0.01 vs ≈0.015 "
                           "(rel ≈3.33e-01)")
+
+
+def values_sampled(steps: int = 2, path: str = "fc1.weight") -> list[dict]:
+    """``sampled``'s trace with ``path``'s norm and NaN/Inf counts taken on the sample too
+    (``stats_sampled``: the default for a large tensor since issue 31)."""
+    events = sampled(steps, path)
+    for step in range(steps):
+        item(events, path, step)["stats_sampled"] = SAMPLED
+    return events
+
+
+def test_a_sampled_norm_and_its_nan_count_are_marked_approximate():
+    a = values_sampled()
+    b = clone(a)
+    item(b, "fc1.weight")["norm"] *= 1.5
+    d = diff(a, b)
+    n = d.first.number
+    assert (n.what, n.approx_a, n.approx_b) == ("fc1.weight norm", True, True)
+    assert d.first.message.startswith("fc1.weight norm: ≈") and "(rel ≈3.33e-01)" in d.first.message
+    numbers = d.steps[0].params["fc1.weight"]
+    assert numbers["nan"].approx and numbers["inf"].approx and not numbers["grad_norm"].approx  # gradients: exact
+    assert not any(m.approx for m in d.steps[0].params["fc2.bias"].values())
+    b = clone(a)
+    item(b, "fc1.weight")["nan"] = 2
+    d = diff(a, b)
+    assert d.first.message == "fc1.weight nan: ≈0 vs ≈2 (rel ≈1.00e+00)"  # the sample's counts
+
+
+def test_an_unsampled_norm_beside_a_sampled_update_stays_plain():
+    """``update_sampled`` without ``stats_sampled`` (``exact_stats=True``, or a trace from before):
+    the norm is exact, unmarked."""
+    a = sampled()
+    b = clone(a)
+    item(b, "fc1.weight")["norm"] *= 1.5
+    d = diff(a, b)
+    assert d.first.number.what == "fc1.weight norm" and not d.first.number.approx
+    assert "≈" not in d.first.message

@@ -346,14 +346,17 @@ def _compare_params(col: _Collector, a_events: list[dict], b_events: list[dict],
             number = mine["fp"] = Number(module, "norm", f"{path} fingerprint", f"{a['fp']:016x}", f"{b['fp']:016x}",
                                          rel, a["fp"] != b["fp"], seq_a, seq_b)
             col.add(order, number)
-        # a sampled update ratio (``update_sampled``) is an estimate: its difference is marked
+        # a sampled update ratio (``update_sampled``) is an estimate: its difference is marked;
+        # so are a sampled tensor's norm and its NaN/Inf counts (the sample's: ``stats_sampled``)
         sampled = ("update_sampled" in a, "update_sampled" in b)
+        values_sampled = ("stats_sampled" in a, "stats_sampled" in b)
+        approx = {"update_ratio": sampled, "norm": values_sampled}
         for key, scale in scales.items():
             mine[key] = col.compare(order, module, key, f"{path} {key}", a.get(key), b.get(key), scale=scale,
-                                    seqs=(seq_a, seq_b), approx=sampled if key == "update_ratio" else (False, False))
+                                    seqs=(seq_a, seq_b), approx=approx.get(key, (False, False)))
         for key in _COUNTS:
             mine[key] = col.compare(order, module, "norm", f"{path} {key}", a.get(key), b.get(key), exact=True,
-                                    seqs=(seq_a, seq_b))
+                                    seqs=(seq_a, seq_b), approx=values_sampled)
     for path, (_, seq_b) in ib.items():
         if path not in ia:
             col.one_sided(order, _param_module(path), "params", f"{path} statistics", "absent", "recorded",
@@ -569,14 +572,17 @@ def _ops_text(g: GraphChange) -> str:
 
 
 def _fmt_value(v: Any, approx: bool = False) -> str:
-    """A compared value; ``approx``: an estimate (a sampled update ratio), shown ``≈``."""
+    """A compared value; ``approx``: an estimate or a sample's count (a sampled update ratio,
+    norm, NaN/Inf count), shown ``≈``."""
     if isinstance(v, float):
         return f"≈{v:.6g}" if approx else f"{v:.6g}"
+    if approx and isinstance(v, int) and not isinstance(v, bool):
+        return f"≈{v}"
     return "null" if v is None else str(v)
 
 
 def _fmt_rel(r: float, approx: bool = False) -> str:
-    """A relative difference; ``approx``: one of an estimate's (a sampled update ratio), ``≈``."""
+    """A relative difference; ``approx``: one of an estimate's (a sampled figure), ``≈``."""
     if not math.isfinite(r):
         return "inf"
     return f"≈{r:.2e}" if approx else f"{r:.2e}"

@@ -53,8 +53,9 @@ class Number(_Plain):
     (``inf``: not comparable), ``diverged`` whether it counts as a difference (past the
     threshold; timings only when asked). ``seq_a``/``seq_b`` are the events it came from.
     ``approx_a``/``approx_b``: that side's value is an estimate (an update ratio measured on a
-    sample of a large tensor's values: the item's ``update_sampled``), so ``rel`` is
-    approximate too (``approx``); views mark such numbers ``≈``."""
+    sample of a large tensor's values: the item's ``update_sampled``; its norm and NaN/Inf
+    counts taken on that sample: ``stats_sampled``), so ``rel`` is approximate too
+    (``approx``); views mark such numbers ``≈``."""
 
     path: str
     category: str
@@ -112,7 +113,7 @@ class StepDiff(_Plain):
     path its ``norm``, ``grad_norm``, ``update_ratio``, ``nan`` and ``inf`` (``params``: what a
     parameter table highlights), where the firing orders part (``order``), the first divergence
     in it (``first``) and the largest relative difference (``max_rel``, at ``max_where``;
-    ``max_approx``: it is a sampled update ratio's, approximate). ``partial``: a side's step was
+    ``max_approx``: it is a sampled figure's, approximate). ``partial``: a side's step was
     cut off (a truncated trace)."""
 
     step_a: int

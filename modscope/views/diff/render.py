@@ -3,7 +3,8 @@
 context, a table of the modules in tree order for the step pair in focus (the first divergent
 one, else the last), autograd op changes, and, when several steps were compared, the steps that
 differ. Cells past the threshold are red; times are shown as B's over A's (forward / backward).
-A difference of a sampled update ratio (an estimate: ``Number.approx``) is marked ``≈``."""
+A difference of a sampled figure (an update ratio, norm or NaN/Inf count taken on a sample of a
+large tensor's values: ``Number.approx``) is marked ``≈``."""
 
 from __future__ import annotations
 

@@ -170,7 +170,7 @@ class Comparison:
 
     def param_deltas(self) -> dict[str, Text]:
         """Per parameter path, its Δ cell: the largest relative difference of norm, grad norm and
-        update ratio and which it is (``≈``: a sampled update ratio's, approximate), red when one
+        update ratio and which it is (``≈``: a sampled update ratio's or norm's, approximate), red when one
         of them (or a NaN/Inf count) differs."""
         if self.result is None:
             return {}
@@ -224,7 +224,7 @@ def _rel_of(n: Number) -> float:
 
 
 def fmt_rel(rel: float, approx: bool = False) -> str:
-    """A relative difference, ``≈`` before it when it is approximate (a sampled update ratio's)."""
+    """A relative difference, ``≈`` before it when it is approximate (a sampled figure's)."""
     if not math.isfinite(rel):
         return "∞"
     return f"≈{rel:.1e}" if approx else f"{rel:.1e}"

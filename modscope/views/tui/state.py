@@ -63,6 +63,7 @@ class ParamInfo:
     grad_norm: float | None = None
     update_ratio: float | None = None
     update_sampled: int | None = None  # values the update ratio was measured on (None: all: exact)
+    stats_sampled: int | None = None  # values norm, mean, std, NaN/Inf were taken on (None: all: exact)
     mean: float | None = None
     std: float | None = None
     nan: int = 0
@@ -270,6 +271,7 @@ class SessionState:
             for key in ("norm", "grad_norm", "update_ratio", "mean", "std", "nan", "inf"):
                 setattr(info, key, item[key])
             info.update_sampled = item.get("update_sampled")  # (added within schema 1: may be absent)
+            info.stats_sampled = item.get("stats_sampled")  # (likewise)
             if item["grad_norm"] is not None and not info.is_buffer:
                 per_module[info.owner] = per_module.get(info.owner, 0.0) + item["grad_norm"] ** 2
             if item["nan"] or item["inf"]:

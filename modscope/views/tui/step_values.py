@@ -15,7 +15,7 @@ from typing import Any
 from ..report import own_backward
 from .state import ModuleInfo, ParamInfo
 
-PARAM_FIELDS = ("norm", "grad_norm", "update_ratio", "update_sampled", "mean", "std", "nan", "inf")
+PARAM_FIELDS = ("norm", "grad_norm", "update_ratio", "update_sampled", "mean", "std", "nan", "inf", "stats_sampled")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Parameters and buffers of the selected module, updated in place (keyed rows and cells):
-name, shape, dtype, numel, requires_grad, persistent, norm, grad norm, update ratio (``≈``: an
-estimate from a sample of a large tensor's values), mean/std."""
+name, shape, dtype, numel, requires_grad, persistent, norm, grad norm, update ratio, mean/std
+(``≈``: an estimate from a sample of a large tensor's values; NaN/Inf counts of a sampled tensor
+are its sample's, ``≈`` too)."""
 
 from __future__ import annotations
 
@@ -42,22 +43,28 @@ def _num(value: float | None, fmt: str = ".3g") -> str | Text:
     return f"{value:{fmt}}"
 
 
+def _approx(value: float | None, sampled: int | None, fmt: str = ".3g") -> str | Text:
+    """``value``, with ``≈`` before it when it was taken on a sample of the values (a large
+    tensor's: the ``params`` item's ``update_sampled`` or ``stats_sampled``), an estimate."""
+    if value is None or not sampled:
+        return _num(value, fmt)
+    return f"≈{value:{fmt}}"
+
+
 def _update(p: ParamInfo) -> str | Text:
-    """The update ratio; ``≈`` before it when it was measured on a sample of the values (a large
-    tensor's: the ``params`` item's ``update_sampled``), an estimate."""
-    if p.update_ratio is None or not p.update_sampled:
-        return _num(p.update_ratio, ".2e")
-    return f"≈{p.update_ratio:.2e}"
+    """The update ratio (``≈``: measured on a sample, ``update_sampled``)."""
+    return _approx(p.update_ratio, p.update_sampled, ".2e")
 
 
 def row_cells(p: ParamInfo) -> tuple:
     name = Text(p.path.rsplit(".", 1)[-1], style="bold" if not p.is_buffer else "italic")
-    if p.nan or p.inf:
-        name.append(f" {p.nan} NaN {p.inf} Inf", style="bold white on red")
+    if p.nan or p.inf:  # a sampled tensor's counts are its sample's (``stats_sampled``): ≈
+        name.append(f" {'≈' if p.stats_sampled else ''}{p.nan} NaN {p.inf} Inf", style="bold white on red")
     return (name, "×".join(map(str, p.shape)) or "scalar", p.dtype, f"{p.numel:,}",
             "buffer" if p.is_buffer else ("yes" if p.requires_grad else "no"),
             ("yes" if p.persistent else "no") if p.is_buffer else "–",
-            _num(p.norm), _num(p.grad_norm), _update(p), _num(p.mean), _num(p.std))
+            _approx(p.norm, p.stats_sampled), _num(p.grad_norm), _update(p), _approx(p.mean, p.stats_sampled),
+            _approx(p.std, p.stats_sampled))
 
 
 class ParamsTable(DataTable):
