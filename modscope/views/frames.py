@@ -14,7 +14,10 @@ Three tables, each built from the events alone in one pass:
   event's statistics (``norm, grad_norm, update_ratio, mean, std, nan, inf``), and
   ``update_sampled``: how many values the update ratio was measured on when it is an estimate
   (a tensor of more than 65,536 values has it taken on an evenly strided sample, within ~1%;
-  the TUI shows it ``≈``), missing (``<NA>``, a nullable integer column) where it is exact.
+  the TUI shows it ``≈``), missing (``<NA>``, a nullable integer column) where it is exact;
+  ``stats_sampled`` likewise for ``norm, mean, std, nan, inf`` (estimates from that sample, the
+  norm scaled to the whole tensor, the NaN/Inf counts the sample's; exact with
+  ``exact_stats=True``).
 
 A loaded run of several ranks gives every rank's rows, with a ``rank`` column (``concat_ranks``).
 
@@ -46,7 +49,8 @@ def to_pandas(events: Iterable[dict[str, Any]], table: str = "events") -> Any:
     pd = _pandas()
     columns = {"events": _events, "modules": _modules, "params": _params}[table](events)
     if table == "params":  # a count or missing: not a float column of NaN
-        columns["update_sampled"] = pd.array(columns["update_sampled"], dtype="Int64")
+        for key in ("update_sampled", "stats_sampled"):
+            columns[key] = pd.array(columns[key], dtype="Int64")
     return pd.DataFrame(columns)
 
 
@@ -159,7 +163,7 @@ def _modules(events: Iterable[dict[str, Any]]) -> dict[str, list]:
 
 def _params(events: Iterable[dict[str, Any]]) -> dict[str, list]:
     names = ("step", "param", "module", "shape", "numel", "norm", "grad_norm", "update_ratio", "update_sampled",
-             "mean", "std", "nan", "inf")
+             "mean", "std", "nan", "inf", "stats_sampled")
     cols: dict[str, list] = {k: [] for k in names}
     shapes: dict[str, tuple[tuple, int]] = {}
     for e in events:
@@ -176,4 +180,5 @@ def _params(events: Iterable[dict[str, Any]]) -> dict[str, list]:
                 for k in ("norm", "grad_norm", "update_ratio", "mean", "std", "nan", "inf"):
                     cols[k].append(item[k])
                 cols["update_sampled"].append(item.get("update_sampled"))  # absent: exact (or an older trace)
+                cols["stats_sampled"].append(item.get("stats_sampled"))  # likewise
     return cols

@@ -148,11 +148,16 @@ def test_to_pandas_params_says_which_update_ratios_are_sampled(tmp_path):
         assert by_param.loc["0.weight", "update_sampled"] == 90_000 // 32 * 16  # every other run of 16 values
         assert by_param.loc["0.weight", "update_ratio"] > 0
         assert by_param[["update_sampled"]].drop("0.weight")["update_sampled"].isna().all()
+        # its norm, mean, std and NaN/Inf counts were taken on that sample too (the default)
+        assert str(df["stats_sampled"].dtype) == "Int64"
+        assert by_param.loc["0.weight", "stats_sampled"] == 90_000 // 32 * 16
+        assert by_param["stats_sampled"].drop("0.weight").isna().all()
 
 
 def test_to_pandas_params_of_a_trace_without_sampled_items_has_the_column_empty(traced):
     df = traced.to_pandas("params")
     assert "update_sampled" in df.columns and df["update_sampled"].isna().all()
+    assert "stats_sampled" in df.columns and df["stats_sampled"].isna().all()
 
 
 def test_to_pandas_refuses_an_unknown_table(traced):

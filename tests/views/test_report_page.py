@@ -489,7 +489,36 @@ def test_a_sampled_update_ratio_travels_to_the_page_as_an_estimate():
     digest = TraceDigest(events)
     data = json.loads("".join(_data(digest)))
     rows = data["params"]["1"]
-    assert [r[-1] for r in rows] == [0, 65_536] and rows[1][3] == pytest.approx(1e-3)
-    assert [r[-1] for r in data["params"]["0"]] == [0, 0]
+    assert [r[8] for r in rows] == [0, 65_536] and rows[1][3] == pytest.approx(1e-3)
+    assert [r[8] for r in data["params"]["0"]] == [0, 0]
     from modscope.views.html.assets import PAGE_JS
     assert "estimated on " in PAGE_JS and "\\u2248" in PAGE_JS
+
+
+def test_sampled_values_figures_are_drawn_as_estimates(tmp_path):
+    """A ``params`` item with ``stats_sampled`` (a large tensor's norm, mean, std and NaN/Inf
+    counts taken on its update's sample) gives its row that count last; in a real browser its
+    norm, mean, std and NaN/Inf cells read ``≈`` with a title, its gradient norm and the exact
+    row's cells do not."""
+    import json
+
+    from modscope.events.schema import dumps_bytes
+    from modscope.views.html.page import _data
+
+    events = _synthetic(steps=2, modules=2)
+    params = [e for e in events if e["kind"] == "params"][-1]
+    params["items"][1].update(update_sampled=65_536, stats_sampled=65_536, nan=2)
+    rows = json.loads("".join(_data(TraceDigest(events))))["params"]["1"]
+    assert [r[8:] for r in rows] == [[0, 0], [65_536, 65_536]]
+    path, out = tmp_path / "t.jsonl", tmp_path / "t.html"
+    path.write_bytes(b"\n".join(map(dumps_bytes, events)) + b"\n")
+    assert main(["report", str(path), "-o", str(out)]) == 0
+    with browser() as chromium:
+        page = chromium.new_page()
+        page.goto(out.as_uri())
+        page.wait_for_load_state("load")
+        cells = [[c.strip() for c in row.split("\t")] for row in page.locator("#ms-params-body").inner_text().splitlines()]
+        assert cells[0][5:] == ["1", "0.2", "0.001", "0", "1", "0 / 0"]
+        assert cells[1][5:] == ["≈1", "0.2", "≈0.001", "≈0", "≈1", "≈2 / 0"]
+        title = page.locator("#ms-params-body tr").nth(1).locator("td").nth(5).get_attribute("title")
+        assert title == "estimated on 65536 sampled values"

@@ -69,6 +69,11 @@ PAGE_JS = r"""
   }
 
   // --- parameters per step ------------------------------------------------------------------
+  // a cell's rest after "<td": the value, "≈" and a title when it was taken on a sample of m values
+  function approx(v, m) {
+    return (m && v !== null ? ' title="estimated on ' + m + ' sampled values">\u2248' : ">") + num(v);
+  }
+
   function drawParams(step) {
     var rows = data.params[step] || [];
     var html = [];
@@ -76,10 +81,10 @@ PAGE_JS = r"""
       var r = rows[i], info = data.pinfo[r[0]] || ["", "", "", ""];
       html.push("<tr><td class=l>" + esc(r[0]) + "</td><td class=l>" + esc(info[0]) + "</td><td class=l>" +
         esc(info[1]) + "</td><td>" + (info[2] === "" ? "" : Number(info[2]).toLocaleString("en")) + "</td><td>" +
-        esc(info[3]) + "</td><td>" + num(r[1]) + "</td><td>" + num(r[2]) + "</td><td" +
-        (r[8] && r[3] !== null ? ' title="estimated on ' + r[8] + ' sampled values">\u2248' : ">") + num(r[3]) +
-        "</td><td>" + num(r[4]) + "</td><td>" + num(r[5]) + "</td><td" + (r[6] || r[7] ? " class=ms-err" : "") +
-        ">" + r[6] + " / " + r[7] + "</td></tr>");
+        esc(info[3]) + "</td><td" + approx(r[1], r[9]) + "</td><td>" + num(r[2]) + "</td><td" +
+        approx(r[3], r[8]) + "</td><td" + approx(r[4], r[9]) + "</td><td" + approx(r[5], r[9]) + "</td><td" +
+        (r[6] || r[7] ? " class=ms-err" : "") +
+        (r[9] ? ' title="counted on ' + r[9] + ' sampled values">\u2248' : ">") + r[6] + " / " + r[7] + "</td></tr>");
     }
     document.getElementById("ms-params-body").innerHTML = html.join("");
   }

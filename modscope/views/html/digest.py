@@ -345,9 +345,10 @@ class TraceDigest:
         if not self.params.wants(last):
             self.params.skip()
             return
-        # last: how many values the update ratio was measured on (0: all; a sample: an estimate)
+        # last: how many values the update ratio, then the norm, mean, std and NaN/Inf counts,
+        # were taken on (0: all; a sample: an estimate)
         rows = [(i["path"], i["norm"], i["grad_norm"], i["update_ratio"], i["mean"], i["std"], i["nan"], i["inf"],
-                 i.get("update_sampled", 0)) for i in items]
+                 i.get("update_sampled", 0), i.get("stats_sampled", 0)) for i in items]
         self.params.offer(step, rows, len(rows) * len(PARAM_FIELDS) + 1, last=last)
 
     # -- what the pages ask -------------------------------------------------------------------
