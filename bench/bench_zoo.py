@@ -12,8 +12,10 @@ Per model, three sections:
    ``light`` (modscope's light steps, when the installed modscope has them; otherwise the row
    says "not available": no stand-in is timed), and ``no-op hooks`` (four no-op torch hooks on
    every module: forward pre, forward, full backward pre, full backward: the floor any
-   hook-based observer pays). Ratios are to ``plain``; ``full / floor`` is the figure issue 31
-   sets at <= 1.10; ``every 50 (mean)`` is derived: one full and 49 light steps, the default
+   hook-based observer pays), and ``full exact`` (``modscope.trace(model, exact_stats=True)``:
+   every parameter's norm, mean and std over all its values, as before they were taken on the
+   update's sample; when the installed modscope has the option). Ratios are to ``plain``;
+   ``full / floor`` is the figure issue 31 sets at <= 1.10; ``every 50 (mean)`` is derived: one full and 49 light steps, the default
    sampling of ``modscope run``/``record``;
 2. totals: one training step under a new ``modscope.trace``, its ``totals()`` (parameters,
    mult-adds of one forward) against the model's own counts: ``sum(p.numel() for p in
@@ -221,12 +223,15 @@ def training(entry: Zoo, rounds: int, warmup: int) -> dict[str, float | str]:
     candidates: dict[str, Callable[[], None]] = {}
     traces, handles = [], []
     light = light_trace_kwargs()
-    for name in ("plain", "plain (A/A)", "full", "light", "no-op hooks"):
-        if name == "light" and light is None:
+    exact = "exact_stats" in inspect.signature(modscope.trace).parameters
+    for name in ("plain", "plain (A/A)", "full", "full exact", "light", "no-op hooks"):
+        if (name == "light" and light is None) or (name == "full exact" and not exact):
             continue
         model = copy.deepcopy(base)
         if name == "full":
             traces.append(modscope.trace(model).start())
+        elif name == "full exact":
+            traces.append(modscope.trace(model, exact_stats=True).start())
         elif name == "light":
             traces.append(modscope.trace(model, **light).start())
         elif name == "no-op hooks":
@@ -251,6 +256,8 @@ def training(entry: Zoo, rounds: int, warmup: int) -> dict[str, float | str]:
         print(f"  {entry.name}: the traces recorded {len(errors)} errors, first: {errors[0]}", file=sys.stderr)
     if light is None:
         result["light"] = NOT_AVAILABLE
+    if not exact:
+        result["full exact"] = NOT_AVAILABLE
     if refused:
         result["no-op hooks"] = refused
     return result
@@ -460,15 +467,17 @@ def main() -> None:
     print(f"load after: {uptime()}\n")
 
     print("Training step (median CPU ms, one thread; ratios to plain):\n")
-    print("| model | input | plain | A/A | full | light | every 50 (mean) | no-op hooks | full / floor |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| model | input | plain | A/A | full | light | every 50 (mean) | no-op hooks | full / floor | full exact | "
+          "exact / floor |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for entry in models:
         r = steps[entry.name]
         plain = r["plain"]
         mixed = (r["light"] * (EVERY - 1) + r["full"]) / EVERY if not isinstance(r["light"], str) else r["light"]
         print(f"| {entry.name} | {entry.size} | {_ms(plain)} | {_ratio(r['plain (A/A)'], plain)} | "
               f"{_ratio(r['full'], plain)} | {_ratio(r['light'], plain)} | {_ratio(mixed, plain)} | "
-              f"{_ratio(r['no-op hooks'], plain)} | {_ratio(r['full'], r['no-op hooks'])} |")
+              f"{_ratio(r['no-op hooks'], plain)} | {_ratio(r['full'], r['no-op hooks'])} | "
+              f"{_ratio(r['full exact'], plain)} | {_ratio(r['full exact'], r['no-op hooks'])} |")
     print(f"\n'every {EVERY} (mean)': one full step and {EVERY - 1} light ones, from the two medians (modscope "
           "run/record's default sampling, every=50).")
 

@@ -21,13 +21,17 @@ values) and on CUDA runs one thread per output unless the data is 1-d.
 
 The update of a tensor of more than ``SAMPLE`` values is measured on a sample of them (runs of
 ``RUN`` values evenly spread), the engine plan's (``capture.param_stats``: the same indices, the same
-``update_sampled`` in its item); the other figures are exact over every value.
+``update_sampled`` in its item); so are, by default, its values' sum, squares and NaN/Inf counts
+(the norm scaled to the whole tensor, ``stats_sampled`` in the item; ``exact_stats=True``: over
+every value). The gradient's sum of squares is over every value either way.
 
 Memory: two float64 buffers the size of the tensors (values, scratch) and, once ``snapshot``
 was called, the values before the step: 24 bytes per value, plus up to ``CHUNK - 1`` padding
-values per tensor. With a sampled tensor on the device, the update has a layout of its own (the
-samples, and the other tensors whole) of two buffers (before and after the step): 16 bytes per
-value of it instead of 8 per value.
+values per tensor. With a sampled tensor on the device (by default) the values and their
+snapshot are laid out sampled (the samples, and the other tensors whole): 8 bytes per value for
+the gradients' scratch and 16 per value of that layout. With ``exact_stats=True`` the values are
+laid out whole and the update has a sampled layout of its own (before and after the step): 16
+bytes per value of it instead of 8 per value.
 
 Example::
 
