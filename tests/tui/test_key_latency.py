@@ -26,7 +26,7 @@ from modscope.views.tui.sources import EventListSource, QueueSource
 from modscope.views.tui.state import ParamInfo
 from modscope.views.tui.widgets.module_tree import ModuleTree
 from modscope.views.tui.widgets.params_table import COLUMNS, ParamsTable
-from tests.tui.test_app import drawn, settle
+from tests.tui.test_app import drawn, loaded, settle
 
 
 class Clock:
@@ -415,3 +415,65 @@ async def test_in_a_browser_tab_live_values_wait_while_the_user_types(events, mo
             app._key_at = now  # typing on, but held for as long as it may be: due
             app._live_drawn_at = now - app_module.WEB_TYPING_MAX_HOLD_S
             assert not app._hold_live(live)
+
+
+# --- tab: the focus moves without a repaint of the whole screen -----------------------------
+
+class _Touched(dict):
+    """A terminal's cells that records which of them were written."""
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.touched: set = set()
+
+    def __setitem__(self, key, value) -> None:
+        self.touched.add(key)
+        super().__setitem__(key, value)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(160, 45), (80, 24)], ids=["wide", "paged"])
+async def test_tab_repaints_what_its_focus_changes_and_the_frames_add_up_to_the_screen(events, size):
+    """Each tab moves the focus to the next view: in the wide layout the frames written repaint
+    the two views whose focus changed (and the footer's keys), not every cell (Textual repainted
+    the whole screen on a focus move, and the paged layouts' classes, set on the screen, restyled
+    every node); in every layout the frames written, one after the other, draw the screen a
+    full frame draws."""
+    from textual._compositor import CompositorUpdate
+
+    from .test_web_driver import Terminal
+
+    app = ModscopeApp(EventListSource(events))
+    frames: list[str] = []
+    display = app._display
+
+    def recording_display(screen, renderable) -> None:
+        if isinstance(renderable, CompositorUpdate) and not app._batch_count:
+            frames.append(renderable.render_segments(app.console))
+        display(screen, renderable)
+
+    def full_frame() -> str:
+        return app.screen._compositor.render_update(full=True).render_segments(app.console)
+
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot, app, loaded)
+        await pilot.pause(0.3)
+        shown = Terminal()
+        shown.feed(full_frame())
+        app._display = recording_display
+        width, height = size
+        for _ in range(6):  # round every view and back
+            before = app.focused
+            frames.clear()
+            await pilot.press("tab")
+            await settle(pilot, app, lambda a: a.focused is not before)  # noqa: B023
+            await pilot.pause(0.3)
+            shown.cells = _Touched(shown.cells)
+            for frame in frames:
+                shown.feed(frame)
+            if size == (160, 45):  # the two views (their scroll bars within), the footer's row
+                most = before.region.area + app.focused.region.area + width
+                assert 0 < len(shown.cells.touched) <= most < width * height, (len(shown.cells.touched), app.focused)
+            expected = Terminal()
+            expected.feed(full_frame())
+            assert shown.cells == expected.cells, app.focused

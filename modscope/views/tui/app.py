@@ -83,6 +83,12 @@ class MainScreen(Screen):
         Binding("shift+tab", "app.next_view(-1)", "previous view", show=False),
     ]
     FIRST = ("q", "question_mark", "tab", "z")
+    # Textual's ``Screen.focused`` repaints the whole screen when the focus moves. What shows the
+    # focus here is each view's style (its ``:focus`` border, the tree's and the table's cursor,
+    # read as the timeline draws), and Textual restyles the widgets that lose and gain the focus
+    # (``Screen._update_focus_styles``), which repaints those two: the rest of the screen was
+    # composed again for nothing, most of tab's time in the viewer (a full frame each time).
+    focused: Reactive[Any] = Reactive(None, repaint=False)
 
     def _watch_maximized(self, previously_maximized: Any, maximized: Any) -> None:
         """As Textual's own, but for the screen's ``-maximized-view`` class, which is not set.
@@ -174,6 +180,7 @@ class ModscopeApp(App[int]):
         self.layout_mode = "wide"  # "wide": every pane; "side": modules + one view; "narrow": one view
         self.view = "tree"  # the view shown (paged layouts) or focused (wide)
         self._page = "params"  # the right column's view in the paged layouts
+        self._viewbar: Text | None = None  # what the view bar shows (``_apply_view``)
         self._left_width: int | None = -1  # -1: not set yet
         self.sub_title = source.description
         self.other = compare  # a second trace: each step shown is compared with the same step of it
@@ -306,9 +313,13 @@ class ModscopeApp(App[int]):
         main = self.screen_stack[0]
         if self.view != "tree":
             self._page = self.view
-        for name in VIEWS[1:]:
-            main.set_class(self._page == name, f"page-{name}")
-        main.set_class(self.view == "tree", "show-left")
+        if self.layout_mode != "wide":
+            # (only the paged layouts' rules read these classes; a class changed on the screen
+            # restyles every node under it, and in the wide layout, where every view shows, that
+            # was most of tab's time: set when the layout becomes paged, ``_check_size``)
+            for name in VIEWS[1:]:
+                main.set_class(self._page == name, f"page-{name}")
+            main.set_class(self.view == "tree", "show-left")
         bar = Text()
         if self.layout_mode != "wide":
             shown = set(self.visible_views())
@@ -319,7 +330,9 @@ class ModscopeApp(App[int]):
                 bar.append_text(Text.from_markup(f"[@click=app.show_view('{name}')]{label}[/]", style=style))
                 bar.append("│", style="dim")
             bar.append("  tab next view · z maximise", style="dim")
-        self.query_one("#viewbar", Static).update(bar)
+        if bar != self._viewbar:  # (an update lays the screen out again, even hidden, as in the wide layout)
+            self._viewbar = bar
+            self.query_one("#viewbar", Static).update(bar)
         self._fit_left()
 
     def _fit_left(self) -> None:
