@@ -32,7 +32,11 @@ pairs), each a new tab, so a loaded machine's drift falls on both alike. ``--chi
 the demo's training processes to niceness N in every round (``modscope demo`` runs them at
 ``launch.DEMO_NICE``; a base tree from before it at 0): one change at a time.
 
-Run: ``.venv/bin/python bench/bench_web_keys.py [--presses 40]``.
+``--keys ?,down,tab`` times other keys too, in turn in each tab: ``down`` the module tree's cursor
+(down, then back up), ``tab`` the next view. Their screen is the first message after the key
+(see ``measure``); each also says how many messages came within 300 ms of it.
+
+Run: ``.venv/bin/python bench/bench_web_keys.py [--presses 40] [--keys ?,down,tab]``.
 """
 
 from __future__ import annotations
@@ -71,9 +75,10 @@ PROBE = """
       const data = typeof event.data === "string" ? event.data : decoder.decode(event.data);
       window.__text = (window.__text + data).slice(-200000);
       const p = window.__probe;
+      if (p && p.key !== null) p.frames.push(performance.now() - p.key);
       if (p && p.key !== null && p.done === null && p.arrived === null) {
         p.text += data;
-        if (p.text.includes(p.marker)) {
+        if (p.marker === null || p.text.includes(p.marker)) {
           p.arrived = performance.now();
           requestAnimationFrame(() => requestAnimationFrame(() => { p.done = performance.now(); }));
         }
@@ -182,12 +187,27 @@ def cpu_ms(pids: list[int]) -> float:
     return total * 1000 / os.sysconf("SC_CLK_TCK")
 
 
-def measure(browser, port: int, presses: int, ready: str, settle: float, server: int,
-            nice: int | None = None) -> tuple[list[list[float]], int, dict[str, float], dict[str, float]]:
-    """The times of ``presses`` presses of ``?`` (ms: key -> screen, and key -> the message that
-    completes the help arriving in the page), how many presses did not open the help,
-    the CPU time per press (open, close and the pause after: ms) of the viewer, the server and
-    the browser, and their CPU time per second before the presses (ms/s: the live view alone)."""
+# The keys timed (``--keys``): what is pressed (in turn), the text whose arrival completes the
+# screen (None: the first message after the key), and the key pressed after each (not timed).
+KEYS = {"?": (["?"], MARKER, "Escape"),  # the help opens; escape closes it
+        "down": (["ArrowDown", "ArrowUp"], None, None),  # the module tree's cursor, down and back up
+        "tab": (["Tab"], None, None)}  # the next view takes the focus
+
+
+def measure(browser, port: int, keys: list[str], presses: int, ready: str, settle: float, server: int,
+            nice: int | None = None) -> tuple[dict[str, tuple[list[list[float]], int, dict[str, float]]],
+                                              dict[str, float]]:
+    """Per key of ``keys`` (see ``KEYS``), pressed ``presses`` times in one tab: the times of the
+    presses (ms: key -> screen, key -> the message that completes it arriving in the page, and
+    how many messages arrived within 300 ms of the key), how many presses did not show their
+    screen, and the CPU time per press (the key, the one after it and the pause after: ms) of
+    the viewer, the server and the browser; and their CPU time per second before the presses
+    (ms/s: the live view alone).
+
+    For ``?`` the screen is complete when the help's last line has arrived (``MARKER``); for the
+    other keys, at the first message after the key (a live frame the viewer wrote just before
+    the key came, on its way meanwhile, would be taken for it: it can only make a figure
+    smaller)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     page = browser.new_page(viewport={"width": 1600, "height": 900})
@@ -202,32 +222,44 @@ def measure(browser, port: int, presses: int, ready: str, settle: float, server:
     idle = {name: (cpu_ms(pids) - cpu_before[name]) / settle for name, pids in counted.items()}
     page.locator(".xterm-helper-textarea").focus()
     rng = random.Random(0)
-    out = []
-    lost = 0
-    cpu_before = {name: cpu_ms(pids) for name, pids in counted.items()}
-    while len(out) < presses:
-        page.evaluate("m => { window.__probe = {marker: m, text: '', key: null, arrived: null, done: null}; }", MARKER)
-        page.keyboard.press("?")
-        try:
-            page.wait_for_function("() => window.__probe.done !== null", timeout=LOST_S * 1000)
-        except PlaywrightTimeout:
-            # The help did not open: the escape before this ? had not closed it yet, so the ?
-            # closed it (or, in a viewer before the lone-ESC fix, the ? came within Textual's
-            # ESC delay and the two were read as alt+?). Counted, not timed; tried again.
-            lost += 1
-            if lost > presses:
-                raise RuntimeError(f"the help did not open after {lost} presses of ?") from None
-            page.evaluate("() => { window.__probe = null; }")
-            time.sleep(1.0)
-            continue
-        out.append(page.evaluate("() => [window.__probe.done - window.__probe.key, "
-                                 "window.__probe.arrived - window.__probe.key]"))
-        page.evaluate("() => { window.__probe = null; }")
-        page.keyboard.press("Escape")
-        time.sleep(rng.uniform(0.3, 0.6))
-    cpu = {name: (cpu_ms(pids) - cpu_before[name]) / presses for name, pids in counted.items()}
+    results = {}
+    for name in keys:
+        pressed, marker, after = KEYS[name]
+        out: list[list[float]] = []
+        lost = 0
+        cpu_before = {who: cpu_ms(pids) for who, pids in counted.items()}
+        while len(out) < presses:
+            page.evaluate("m => { window.__probe = {marker: m, text: '', key: null, arrived: null, done: null, "
+                          "frames: []}; }", marker)
+            page.keyboard.press(pressed[(len(out) + lost) % len(pressed)])
+            try:
+                page.wait_for_function("() => window.__probe.done !== null", timeout=LOST_S * 1000)
+            except PlaywrightTimeout:
+                # The help did not open: the escape before this ? had not closed it yet, so the ?
+                # closed it (or, in a viewer before the lone-ESC fix, the ? came within Textual's
+                # ESC delay and the two were read as alt+?). Counted, not timed; tried again.
+                lost += 1
+                if lost > presses:
+                    raise RuntimeError(f"{name} did not show its screen after {lost} presses") from None
+                page.evaluate("() => { window.__probe = null; }")
+                time.sleep(1.0)
+                continue
+            if after is not None:
+                out.append(page.evaluate("() => [window.__probe.done - window.__probe.key, "
+                                         "window.__probe.arrived - window.__probe.key, window.__probe.frames.length]"))
+                page.evaluate("() => { window.__probe = null; }")
+                page.keyboard.press(after)
+                time.sleep(rng.uniform(0.3, 0.6))
+            else:
+                time.sleep(rng.uniform(0.3, 0.6))
+                out.append(page.evaluate("() => [window.__probe.done - window.__probe.key, "
+                                         "window.__probe.arrived - window.__probe.key, "
+                                         "window.__probe.frames.filter(t => t < 300).length]"))
+                page.evaluate("() => { window.__probe = null; }")
+        cpu = {who: (cpu_ms(pids) - cpu_before[who]) / presses for who, pids in counted.items()}
+        results[name] = (out, lost, cpu)
     page.close()
-    return out, lost, cpu, idle
+    return results, idle
 
 
 def p95(xs: list[float]) -> float:
@@ -237,12 +269,18 @@ def p95(xs: list[float]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--presses", type=int, default=40)
+    parser.add_argument("--keys", default="?",
+                        help="the keys timed, comma-separated, in turn in each tab: ? (the help), down (the module "
+                             "tree's cursor down and up), tab (the next view); default ?")
     parser.add_argument("--rounds", type=int, default=2, help="with BENCH_VIEWER_SRC: base/candidate pairs")
     parser.add_argument("--child-nice", type=int, default=None,
                         help="set the demo's training to this niceness in every round (default: as the "
                              "viewer sets it: modscope demo's is launch.DEMO_NICE, 10; a base tree's may be 0)")
     args = parser.parse_args()
     base = os.environ.get("BENCH_VIEWER_SRC")
+    keys = args.keys.split(",")
+    if not keys or any(k not in KEYS for k in keys):
+        parser.error(f"--keys: each one of {', '.join(KEYS)}")
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
@@ -255,8 +293,8 @@ def main() -> None:
                         "    m(engine.randn(8, 1, 28, 28)).sum().backward(); opt.step(); opt.zero_grad()\n"
                         f"tr.save({trace!r})"], check=True, cwd=ROOT)
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        print(f"key (?) -> screen in the page, ms ({args.presses} presses each, load average at the start "
-              f"{os.getloadavg()[0]:.1f}" + (f"; base viewer from {base}" if base else "")
+        print(f"key ({', '.join(keys)}) -> screen in the page, ms ({args.presses} presses each, load average at "
+              f"the start {os.getloadavg()[0]:.1f}" + (f"; base viewer from {base}" if base else "")
               + (f"; training at nice {args.child_nice}" if args.child_nice is not None else "") + "):", flush=True)
         runs = [("demo", ["--demo"], "running", 10.0, None), ("demo again", ["--demo"], "running", 10.0, None),
                 ("replay", [trace], "Hook firing order", 3.0, None)]
@@ -266,18 +304,23 @@ def main() -> None:
         for name, server_args, ready, settle, src in runs:
             proc, port = start(server_args, tmp, src)
             try:
-                times, lost, cpu, idle = measure(browser, port, args.presses, ready, settle, proc.pid,
-                             args.child_nice if "--demo" in server_args else None)
-                xs, ys = [t[0] for t in times], [t[1] for t in times]
-                zs = [x - y for x, y in times]
-                missed = f", {lost} ? did not open the help" if lost else ""
-                print(f"  {name:13s} median {statistics.median(xs):6.1f}   p95 {p95(xs):6.1f}   max {max(xs):6.1f}"
-                      f"   (load {os.getloadavg()[0]:.1f}{missed})", flush=True)
-                print(" " * 16 + f"of which key -> frame in the page (viewer, server, network) median "
-                      f"{statistics.median(ys):.1f} p95 {p95(ys):.1f}; frame -> painted (the page) median "
-                      f"{statistics.median(zs):.1f} p95 {p95(zs):.1f}", flush=True)
-                print(" " * 16 + "CPU ms per press / per s before: " + ", ".join(
-                    f"{who} {cpu[who]:.0f} / {idle[who]:.0f}" for who in ("viewer", "server", "browser")), flush=True)
+                results, idle = measure(browser, port, keys, args.presses, ready, settle, proc.pid,
+                                        args.child_nice if "--demo" in server_args else None)
+                for key, (times, lost, cpu) in results.items():
+                    xs, ys = [t[0] for t in times], [t[1] for t in times]
+                    zs = [t[0] - t[1] for t in times]
+                    missed = f", {lost} {key} did not show" + (" the help" if key == "?" else "") if lost else ""
+                    label = name if len(keys) == 1 else f"{name} {key}"
+                    frames = "" if key == "?" else \
+                        f"; frames within 300 ms median {statistics.median(t[2] for t in times):.0f}"
+                    print(f"  {label:13s} median {statistics.median(xs):6.1f}   p95 {p95(xs):6.1f}   max {max(xs):6.1f}"
+                          f"   (load {os.getloadavg()[0]:.1f}{missed})", flush=True)
+                    print(" " * 16 + f"of which key -> frame in the page (viewer, server, network) median "
+                          f"{statistics.median(ys):.1f} p95 {p95(ys):.1f}; frame -> painted (the page) median "
+                          f"{statistics.median(zs):.1f} p95 {p95(zs):.1f}{frames}", flush=True)
+                    print(" " * 16 + "CPU ms per press / per s before: " + ", ".join(
+                        f"{who} {cpu[who]:.0f} / {idle[who]:.0f}" for who in ("viewer", "server", "browser")),
+                        flush=True)
             finally:
                 stop(proc)
         browser.close()
