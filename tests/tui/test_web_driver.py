@@ -13,7 +13,7 @@ import pytest
 from modscope.views.tui.app import ModscopeApp
 from modscope.views.tui.driver import typeahead_driver
 from modscope.views.tui.sources import EventListSource
-from modscope.views.tui.web_driver import ESCAPE_KEY, DiffWebDriver, ScreenDiff, parse_sgr, transition
+from modscope.views.tui.web_driver import ESCAPE_KEY, KEEP, DiffWebDriver, ScreenDiff, parse_sgr, transition
 
 from .test_app import loaded, settle
 
@@ -68,9 +68,10 @@ class Terminal:
             elif text:
                 key = tuple(sorted((k, v) for k, v in self.style.items()))
                 for ch in text:
-                    self.cells[self.y, self.x] = (ch, key)
+                    if ch != KEEP:  # (a cell the terminal keeps as it shows it)
+                        self.cells[self.y, self.x] = (ch, key)
+                        self.written += 1
                     self.x += 1
-                self.written += len(text)
 
 
 def draw(frames: list[str], width: int = 40, height: int = 10) -> tuple[dict, dict, list[str], list[int]]:
@@ -84,6 +85,8 @@ def draw(frames: list[str], width: int = 40, height: int = 10) -> tuple[dict, di
         before = diffed.written
         diffed.feed(outs[-1])
         written.append(diffed.written - before)
+        assert KEEP not in outs[-1]  # (never sent to the page)
+        assert diffed.cells == raw.cells, len(outs)  # after each frame, not only the last
     return raw.cells, diffed.cells, outs, written
 
 
@@ -171,6 +174,17 @@ def test_wide_characters_and_writes_beyond_the_screen_go_through():
     assert screen.passed_through == 4
     narrow = "\x1b[1;1H" + seg("─│▁█—Δ≠…")  # box, block and punctuation characters: one cell each
     assert screen.feed(narrow) != "" and screen.passed_through == 4
+
+
+def test_cells_drawn_as_keep_are_left_as_the_terminal_shows_them():
+    first = "\x1b[1;1H" + seg("hello world", WHITE_ON_BLUE)
+    second = "\x1b[1;1H" + seg("HE" + KEEP * 7 + "LD", WHITE_ON_BLUE) + "\x1b[2;1H" + seg(KEEP * 5)
+    raw, diffed, outs, written = draw([first, second])
+    assert written[1] == 4 and "".join(diffed[0, x][0] for x in range(11)) == "HEllo worLD"
+    assert (1, 0) not in diffed  # a row it keeps whole: nothing written there
+    screen = ScreenDiff(20, 2)  # what it does not model goes through, the kept cells stepped over
+    out = screen.feed("\x1b[1;1H" + seg("ab" + KEEP * 3 + "c") + "\x1b[5n")
+    assert KEEP not in out and "ab\x1b[3Cc" in out and screen.passed_through == 1
 
 
 def test_a_resize_forgets_the_screen():
@@ -315,7 +329,8 @@ def cells(strips) -> list[list[tuple[str, object]]]:
 @pytest.mark.parametrize("web", [False, True])
 async def test_a_dialog_backdrop_draws_what_textual_draws_behind_a_modal_screen(events, monkeypatch, web):
     """The backdrop (the screen beneath's strips, tinted) is cell for cell Textual's own
-    ``BackgroundScreen`` drawn through its rich path, dimmed in a terminal and not in a tab."""
+    ``BackgroundScreen`` drawn through its rich path, dimmed in a terminal and not in a tab (there
+    once the tab was resized with the dialog open: before that the page keeps what it shows)."""
     from textual.renderables.background_screen import BackgroundScreen
     from textual.visual import RichVisual, Visual
 
@@ -328,6 +343,11 @@ async def test_a_dialog_backdrop_draws_what_textual_draws_behind_a_modal_screen(
         await pilot.press("down", "question_mark")
         await settle(pilot, app, lambda a: isinstance(a.screen, HelpScreen) and a.screen.backdrop is not None)
         await pilot.pause(0.2)
+        if web:
+            assert app.screen.backdrop.keep is not None and app.screen.backdrop.renders == 0
+            await pilot.resize_terminal(124, 38)
+            await settle(pilot, app, lambda a: a.screen.size == (124, 38) and a.screen.backdrop.keep is None)
+            await pilot.pause(0.3)
         dialog, beneath = app.screen, app.screen_stack[0]
         width, height = dialog.size
         ours = Visual.to_strips(dialog, dialog.backdrop, width, height, dialog.visual_style)
@@ -358,3 +378,37 @@ async def test_a_frame_is_one_message_and_a_frame_that_changes_nothing_is_none(m
     assert len(sent) == 2 and sent[1] == sent[0]
     driver.write("\x1b[?25l")  # outside a frame: at once
     assert sent[2] == packet(b"\x1b[?25l")
+
+
+@pytest.mark.asyncio
+async def test_in_a_browser_tab_a_dialog_frame_is_its_own_cells_and_nothing_is_composited(events, monkeypatch):
+    """In a tab the page shows the screen beneath as a dialog opens: the dialog's backdrop is
+    cells the page keeps (``KEEP``, never sent), no copy of the screen beneath is composited, and
+    the frames sent as it opens and closes write the dialog's cells only; the page shows the
+    screen beneath around the dialog, and the screen beneath again after it."""
+    from modscope.views.tui.screens import HelpScreen
+
+    monkeypatch.setattr(ModscopeApp, "is_web", property(lambda self: True))
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, app, loaded)
+        before = await _steady_frame(pilot, app)
+        await pilot.press("question_mark")
+        await settle(pilot, app, lambda a: isinstance(a.screen, HelpScreen) and a.screen.backdrop is not None)
+        opened = await _steady_frame(pilot, app)
+        dialog = app.screen
+        box = dialog.query_one("VerticalScroll").region
+        assert dialog.backdrop.renders == 0 and KEEP in opened
+        await pilot.press("escape")
+        await settle(pilot, app, lambda a: a.screen is a.screen_stack[0])
+        after = await _steady_frame(pilot, app)
+    raw, diffed, outs, written = draw([before, opened, after], 120, 36)  # (draw: no KEEP sent)
+    assert 0 < written[1] <= box.area and 0 < written[2] <= box.area, (written, box)
+    _, open_shown, _, _ = draw([before, opened], 120, 36)
+    beneath = Terminal()
+    beneath.feed(before)
+    outside = {cell for cell in beneath.cells if not box.contains(cell[1], cell[0])}
+    assert outside and all(open_shown[cell] == beneath.cells[cell] for cell in outside)
+    assert any(open_shown[cell] != beneath.cells[cell] for cell in beneath.cells if cell not in outside)
+    beneath.feed(after)
+    assert diffed == beneath.cells

@@ -260,6 +260,8 @@ def test_the_tui_in_headless_chromium(trace_file, tmp_path):
             assert all(n.startswith("Sequential-tree-") for n in names), names
             page.keyboard.press("?")
             wait_for_screen(page, "pause / resume training")  # the help screen
+            # its backdrop is the screen beneath as the page shows it: its cells are never sent
+            assert "\ue000" not in page.evaluate("() => window.__screen.text")
             assert page.locator("canvas").count() >= 1
             assert all(url.startswith(f"http://127.0.0.1:{port}/") or url.startswith(f"ws://127.0.0.1:{port}/")
                        for url in watch.requests), watch.requests

@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.color import Color
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.css.styles import RulesMap
+from textual.geometry import Size
 from textual.renderables.background_screen import BackgroundScreen
 from textual.screen import ModalScreen, Screen, ScreenResultType
 from textual.strip import Strip
@@ -23,6 +24,8 @@ from textual.style import Style as VisualStyle
 from textual.visual import RenderOptions, Visual
 from textual.widgets import Button, Checkbox, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
+
+from .web_driver import KEEP
 
 VIEWS = [
     ("Modules", "named_modules: class, parameters, eval flag, fwd/bwd time (bwd —: no backward of its own, as no "
@@ -71,10 +74,17 @@ class Backdrop(Visual):
     not once per cell) under the dialog's base style, as Textual's rich path applies it. Drawn
     through that path (``BackgroundScreen``, a rich renderable) the strips were flattened into
     segments and split into lines again on every opening: most of the time a dialog took to
-    open, in a terminal and in a browser tab alike."""
+    open, in a terminal and in a browser tab alike.
 
-    def __init__(self, beneath: BackgroundScreen) -> None:
+    In a browser tab (``keep``: the size of the screen beneath as the page shows it) nothing is
+    composited: at that size the backdrop is cells the page keeps as it shows them
+    (``web_driver.KEEP``), the screen beneath, undimmed; at another size (the tab was resized
+    while the dialog is open: the page's terminal shows no screen at the new size) it is the
+    copy, undimmed, as in a terminal."""
+
+    def __init__(self, beneath: BackgroundScreen, keep: Size | None = None) -> None:
         self.beneath = beneath
+        self.keep = keep
         self.renders = 0  # times the screen beneath was composited (the tests count them)
         self._strips: dict[tuple[int, int | None], tuple[RichStyle, list[Strip]]] = {}  # (base, strips) per size
         self._tints: dict[tuple[RichStyle, RichStyle | None], RichStyle] = {}
@@ -82,6 +92,11 @@ class Backdrop(Visual):
     def render_strips(self, width: int, height: int | None, style: VisualStyle,
                       options: RenderOptions) -> list[Strip]:
         key, base = (width, height), style.rich_style
+        keep = self.keep
+        if keep is not None:
+            if width == keep.width and (height or keep.height) == keep.height:
+                return [Strip([Segment(KEEP * width, base)], width)] * keep.height
+            self.keep = None  # (resized: what the page shows is no longer the screen beneath, at any size)
         cached = self._strips.get(key)
         if cached is None or cached[0] != base:
             cached = self._strips[key] = (base, self._composite(width, height, base))
@@ -164,11 +179,13 @@ class Dialog(ModalScreen[ScreenResultType]):
             # of the screen, and the page's terminal would be sent and would draw all of them as
             # the dialog opens and again as it closes; undimmed, only the dialog's cells change
             # (the tab's driver sends only those, see web_driver). The dialog's border marks it.
+            # Nor is the screen beneath composited: the page shows it (``Backdrop.keep``).
             renderable = BackgroundScreen(renderable.screen, UNDIMMED)
         backdrop = self.backdrop
         if backdrop is None or backdrop.beneath.screen is not renderable.screen or \
                 backdrop.beneath.color != renderable.color:
-            backdrop = self.backdrop = Backdrop(renderable)
+            # (in a tab the page shows the screen beneath, at its size, as the dialog opens)
+            backdrop = self.backdrop = Backdrop(renderable, renderable.screen.size if self.app.is_web else None)
             self._watch(renderable.screen)
         return backdrop
 

@@ -13,7 +13,8 @@ thirds of it style sequences).
 turns each frame Textual writes into one that writes, of each run of text, the part from its
 first to its last cell that differs, moving the cursor only where that part does not follow on
 and switching style by the shortest sequence from the one in force.
-What the terminal ends up showing is exactly what Textual's frame would have drawn. Whatever it
+What the terminal ends up showing is exactly what Textual's frame would have drawn (a cell drawn
+as ``KEEP`` left as the terminal shows it). Whatever it
 does not model (a wide or zero-width character, an escape sequence that may change cells, a
 write outside the screen) goes through as written, and the whole screen is taken as unknown
 after it (every cell written next is sent); so is a resize (the page's terminal may have
@@ -161,6 +162,13 @@ def _wide(text: str) -> bool:
 
 
 UNKNOWN = "\x00"  # a cell whose character is not known (never in a frame's text)
+# A cell the page's terminal is to keep as it shows it (a private-use character no font is asked
+# to draw: never written to the page). A dialog in a browser tab draws its backdrop with it
+# (``screens.Dialog``): the page shows the screen beneath already, so the dialog's frame carries
+# its own cells only, and the viewer composites no copy of the screen beneath.
+KEEP = "\ue000"
+_PIECES = re.compile(f"[^{KEEP}]+")  # a run's parts between the cells it keeps
+_KEPT = re.compile(f"{KEEP}+")
 
 
 class ScreenDiff:
@@ -202,35 +210,39 @@ class ScreenDiff:
                 n = len(text)
                 if y < 0 or x < 0 or x + n > self.width or y >= self.height or not text.isascii() and _wide(text):
                     return self._passthrough(data)
-                row, row_pens = chars[y], pens[y]
-                same_pen = row_pens[x:x + n] == [pen] * n
-                if same_pen and row[x:x + n] == text:
-                    x += n
-                    pen = after
-                    continue
-                start, end = 0, n
-                if same_pen:
-                    while text[start] == row[x + start]:
-                        start += 1
-                    while text[end - 1] == row[x + end - 1]:
-                        end -= 1
-                else:
-                    while start < n and text[start] == row[x + start] and row_pens[x + start] == pen:
-                        start += 1
-                    while end > start and text[end - 1] == row[x + end - 1] and row_pens[x + end - 1] == pen:
-                        end -= 1
-                if at != (y, x + start):
-                    out.append(f"\x1b[{y + 1};{x + start + 1}H")
-                if pen != current:
-                    seq = transitions.get((current, pen))
-                    if seq is None:
-                        seq = transitions[current, pen] = transition(current, pen)
-                    out.append(seq)
-                    current = pen
-                out.append(text[start:end])
-                at = (y, x + end)
-                chars[y] = row[:x] + text + row[x + n:]
-                row_pens[x:x + n] = [pen] * n
+                # (the cells a run keeps are neither written nor changed: its other parts are
+                # compared, each on its own)
+                pieces = ((0, text),) if text.isascii() or KEEP not in text else \
+                    [(p.start(), p.group()) for p in _PIECES.finditer(text)]
+                for offset, piece in pieces:
+                    px, k = x + offset, len(piece)
+                    row, row_pens = chars[y], pens[y]
+                    same_pen = row_pens[px:px + k] == [pen] * k
+                    if same_pen and row[px:px + k] == piece:
+                        continue
+                    start, end = 0, k
+                    if same_pen:
+                        while piece[start] == row[px + start]:
+                            start += 1
+                        while piece[end - 1] == row[px + end - 1]:
+                            end -= 1
+                    else:
+                        while start < k and piece[start] == row[px + start] and row_pens[px + start] == pen:
+                            start += 1
+                        while end > start and piece[end - 1] == row[px + end - 1] and row_pens[px + end - 1] == pen:
+                            end -= 1
+                    if at != (y, px + start):
+                        out.append(f"\x1b[{y + 1};{px + start + 1}H")
+                    if pen != current:
+                        seq = transitions.get((current, pen))
+                        if seq is None:
+                            seq = transitions[current, pen] = transition(current, pen)
+                        out.append(seq)
+                        current = pen
+                    out.append(piece[start:end])
+                    at = (y, px + end)
+                    chars[y] = row[:px] + piece + row[px + k:]
+                    row_pens[px:px + k] = [pen] * k
                 x += n
                 pen = after
             elif kind == "sgr":
@@ -255,9 +267,12 @@ class ScreenDiff:
         return "".join(out)
 
     def _passthrough(self, data: str) -> str:
-        """``data`` as it is; every cell unknown after it."""
+        """``data`` as it is (the cells it keeps stepped over: a cursor move right); every cell
+        unknown after it."""
         self.passed_through += 1
         self.resize(self.width, self.height)
+        if KEEP in data:
+            data = _KEPT.sub(lambda m: f"\x1b[{len(m.group())}C", data)
         return data + "\x1b[0m"
 
 
