@@ -477,3 +477,33 @@ async def test_tab_repaints_what_its_focus_changes_and_the_frames_add_up_to_the_
             expected = Terminal()
             expected.feed(full_frame())
             assert shown.cells == expected.cells, app.focused
+
+
+# --- the app's focus (a browser tab's): only what reads it is restyled ------------------------
+
+@pytest.mark.asyncio
+async def test_the_apps_focus_restyles_what_reads_it_and_looks_as_a_whole_restyle(events):
+    """A browser tab that loses the focus blurs the app (textual-serve's page says so): Textual
+    restyled every node of the screen each time; here only the header's title (the one rule that
+    reads it, Textual's, fades it), and the screen looks as after Textual's whole restyle, the
+    focused view unfocused and focused again."""
+    from modscope.views.tui.app import app_focus_readers
+    from modscope.views.tui.widgets.header import TitleLine
+
+    from .test_web_driver import cells
+
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        await pilot.pause(0.2)
+        focused = app.focused
+        assert focused is not None
+        assert [type(node) for node in app_focus_readers(app, app.screen)] == [TitleLine]
+        for focus in (False, True):
+            app.app_focus = focus
+            await pilot.pause(0.3)
+            ours = cells(app.screen._compositor.render_strips())
+            assert (app.focused is focused) is focus and (app.query_one(TitleLine).styles.text_opacity == 0.5) is not focus
+            app.screen.update_node_styles()  # Textual's: every node of the screen
+            await pilot.pause(0.3)
+            assert cells(app.screen._compositor.render_strips()) == ours

@@ -20,6 +20,7 @@ from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.model import SelectorType
 from textual.css.query import NoMatches
 from textual.reactive import Reactive
 from textual.screen import Screen
@@ -108,6 +109,21 @@ class MainScreen(Screen):
         bindings = super().active_bindings
         first = {k: bindings[k] for k in self.FIRST if k in bindings}
         return {**first, **{k: v for k, v in bindings.items() if k not in first}}
+
+
+def app_focus_readers(app: App, screen: Screen) -> list[Any] | None:
+    """The nodes of ``screen`` that a CSS rule styles by the app's focus (``App:blur X``: only
+    Textual's own, which fades the header's title), or None when a rule reads it for something
+    other than a type of widget (then the whole screen is restyled, as Textual does)."""
+    names: set[str] = set()
+    for rule in app.stylesheet.rules:
+        for selectors in rule.selector_set:
+            if any(s.name == "App" and s.pseudo_classes & {"focus", "blur"} for s in selectors.selectors[:-1]):
+                last = selectors.selectors[-1]
+                if last.type is not SelectorType.TYPE:
+                    return None
+                names.add(last.name)
+    return [node for node in screen.walk_children(with_self=True) if names & node._css_type_names]
 
 
 class ModscopeApp(App[int]):
@@ -235,6 +251,22 @@ class ModscopeApp(App[int]):
                     yield AutogradGraphView(id="graph")
         yield Static(id="too-small")
         yield KeyFooter()
+
+    def _watch_app_focus(self, focus: bool) -> None:
+        """Textual's (the focused view loses the focus with the app's and gets it back), except
+        that only the nodes a rule styles by the app's focus are restyled (``app_focus_readers``),
+        not every node of the screen: 30-150 ms of the UI thread on the loaded machine each time
+        a browser tab lost or gained the focus, and a key pressed as the tab gained it waited."""
+        screen = self.screen
+        readers = app_focus_readers(self, screen)
+        if readers is None:
+            super()._watch_app_focus(focus)
+            return
+        screen.update_node_styles = lambda animate=True: self.stylesheet.update_nodes(readers, animate=animate)
+        try:
+            super()._watch_app_focus(focus)
+        finally:
+            del screen.update_node_styles
 
     def on_mount(self) -> None:
         # (in a browser tab each live frame costs the page tens of ms of CPU to draw: see WEB_REFRESH_S)
