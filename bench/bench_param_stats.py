@@ -18,8 +18,10 @@ The table gives per arm the median over rounds, in ms, and its ratio to ``stats`
 ``--backend torch``: the same with torch tensors (parameters with gradients, the SGD step in
 torch) and ``capture.torch.param_stats.TorchStatsPlan``, the plan for tensors NumPy cannot read
 (other devices, bfloat16; here on the CPU, one thread); ``--base`` then loads that file from the
-other tree. It holds three float64 copies of the parameters per plan before sampling (two and
-the samples after): ~3 GB per arm at GPT-2's size (``--layers`` makes it smaller).
+other tree. It holds three float64 copies of the parameters per plan before sampling, two and
+the samples with the update sampled, one and the samples with the values' figures sampled too
+(the default since issue 31; ``exact_stats=True``: two): up to ~3 GB per arm at GPT-2's size
+(``--layers`` makes it smaller).
 
 Run: ``OMP_NUM_THREADS=1 .venv/bin/python bench/bench_param_stats.py [--rounds 9] [--base DIR]
 [--backend numpy|torch] [--layers 12]``
