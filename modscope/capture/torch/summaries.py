@@ -102,7 +102,17 @@ def capture_all(value: Any, tid: bool = True, stats: bool = False) -> tuple[Capt
     """Shape, dtype, tensor id and (with ``stats``) statistics of each leaf of ``value`` (a
     tensor, or tuples, lists and dicts of them; ``None`` for a leaf that is not a tensor), in
     ``flatten`` order, as the engine backend's ``capture_all`` gives them."""
-    return capture_leaves(value, _Tensor, _capture, tid, stats)
+    if type(value) is tuple and len(value) == 1:
+        one = value[0]  # a module's usual positional input, or a single gradient
+    else:
+        one = value
+    if not isinstance(one, _Tensor):
+        return capture_leaves(value, _Tensor, _capture, tid, stats)
+    # The tracer's usual case, ``capture_leaves`` and ``_capture`` written out: four module hooks
+    # per module call run it, and in a training step each Python call costs several times what
+    # it costs warm (the step between two hooks has pushed the tracer out of the CPU caches).
+    head = (tuple(one.shape), one.dtype, tensor_id(one) if tid else None)
+    return (head + _stats(one, cached=True) if stats else head,)
 
 
 def resolve(records: list[Any]) -> list[Any]:
