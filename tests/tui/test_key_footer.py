@@ -57,6 +57,30 @@ async def test_the_footer_is_rebuilt_only_when_its_keys_change(events):
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(160, 45), (80, 24)], ids=["wide", "compact"])
+async def test_a_rebuilt_footers_keys_are_styled_once_in_its_style(events, monkeypatch, size):
+    """A rebuilt footer's keys come with its compact style set (a key started compact and took
+    the footer's style once bound: two restyles of each key of a wide footer at every rebuild)."""
+    restyled = []
+    update = FooterKey.update_node_styles
+    monkeypatch.setattr(FooterKey, "update_node_styles",
+                        lambda self, animate=True: (restyled.append(self), update(self, animate))[1])
+    app = ModscopeApp(EventListSource(events))
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot, app)
+        footer = app.query_one(KeyFooter)
+        before = footer.rebuilds
+        restyled.clear()
+        app.query_one(AutogradGraphView).focus()  # the graph's own keys: a rebuild
+        await settle(pilot, app, lambda a: footer.rebuilds > before)
+        await pilot.pause(0.2)
+        assert restyled == []
+        assert all(key.has_class("-compact") is (footer.compact or key.has_class("-command-palette"))
+                   for key in footer.query(FooterKey))  # (Textual's palette key: compact always)
+        assert footer.compact is (size == (80, 24))
+
+
+@pytest.mark.asyncio
 async def test_a_maximised_tree_draws_each_line_once(events, monkeypatch):
     app = ModscopeApp(EventListSource(events))
     async with app.run_test(size=(160, 45)) as pilot:

@@ -62,11 +62,23 @@ class KeyFooter(Footer):
         keys = False
         for widget in super().compose():
             keys = True
-            yield widget
+            yield self._compact_from_the_start(widget)
         if keys:  # (never alone: see the module docstring)
             more = FooterKey("question_mark", "?", MORE, "app.help", tooltip="? lists every key", classes="-more")
             more.display = False
-            yield more.data_bind(compact=Footer.compact)
+            yield self._compact_from_the_start(more.data_bind(compact=Footer.compact))
+
+    def _compact_from_the_start(self, widget: Widget) -> Widget:
+        """A new key (or a group's keys) with the footer's compact style already set: a
+        ``FooterKey`` starts compact and takes the footer's style once bound, each change a
+        restyle (two for each key of a wide footer at every rebuild: tab's focus changes the keys).
+        (The command palette's key is not bound, and stays compact, as Textual makes it; a
+        group's keys, which the viewer's bindings have none of, are left as Textual makes them.)"""
+        if isinstance(widget, FooterKey):
+            compact = True if widget.has_class("-command-palette") else self.compact
+            widget.set_reactive(FooterKey.compact, compact)
+            widget.set_class(compact, "-compact", update=False)
+        return widget
 
     async def recompose(self) -> None:
         await super().recompose()
