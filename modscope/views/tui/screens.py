@@ -162,7 +162,8 @@ class Dialog(ModalScreen[ScreenResultType]):
     when the screen beneath is laid out anew (its footer shows the dialog's keys a moment
     after it opens), and the dialog repainted only if the copy changed: the live values behind
     the dim stay as they were; they are current again once the dialog is closed. In a browser
-    tab (``modscope web``) the copy is not dimmed (see ``render``)."""
+    tab (``modscope web``) the screen beneath is not dimmed, nor copied: the page keeps showing
+    it (see ``render`` and ``Backdrop``)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
