@@ -507,3 +507,38 @@ async def test_the_apps_focus_restyles_what_reads_it_and_looks_as_a_whole_restyl
             app.screen.update_node_styles()  # Textual's: every node of the screen
             await pilot.pause(0.3)
             assert cells(app.screen._compositor.render_strips()) == ours
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("web", [True, False], ids=["tab", "terminal"])
+async def test_in_a_browser_tab_the_focus_moves_by_the_views_titles_not_their_borders(events, monkeypatch, web):
+    """In a browser tab the page draws every row from the first to the last cell a frame changes:
+    a focused view's border (its full height) made tab's frame redraw every row of the screen.
+    There the focus is marked by the view's title instead, and tab changes a few rows of the views
+    (their titles, their cursors) besides the footer's keys; a terminal keeps the border."""
+    from .test_web_driver import Terminal
+
+    monkeypatch.setattr(ModscopeApp, "is_web", property(lambda self: web))
+    app = ModscopeApp(EventListSource(events))
+
+    def screen() -> dict:
+        shown = Terminal()
+        shown.feed(app.screen._compositor.render_update(full=True).render_segments(app.console))
+        return shown.cells
+
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, app, loaded)
+        await pilot.pause(0.3)
+        footer_rows = {44}
+        for _ in range(4):  # round every view of the wide layout
+            before, focused = screen(), app.focused
+            await pilot.press("tab")
+            await settle(pilot, app, lambda a: a.focused is not focused)  # noqa: B023
+            await pilot.pause(0.3)
+            after = screen()
+            rows = {y for (y, x), cell in after.items() if before.get((y, x)) != cell} - footer_rows
+            if web:
+                assert 0 < len(rows) <= 4, (sorted(rows), app.focused)
+                assert app.focused.styles.border_title_background.a > 0  # the title marks it
+            else:
+                assert len(rows) > 20, (sorted(rows), app.focused)  # the borders' full height

@@ -269,6 +269,8 @@ class ModscopeApp(App[int]):
             del screen.update_node_styles
 
     def on_mount(self) -> None:
+        # In a browser tab the focused view is marked by its title, not its border (app.tcss)
+        self.set_class(self.is_web, "-web")
         # (in a browser tab each live frame costs the page tens of ms of CPU to draw: see WEB_REFRESH_S)
         interval = max(self.refresh_interval, WEB_REFRESH_S) if self.is_web else self.refresh_interval
         self._ticker = self.set_interval(interval, self.refresh_views)
