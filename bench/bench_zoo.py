@@ -15,8 +15,8 @@ Per model, three sections:
    hook-based observer pays), and ``full exact`` (``modscope.trace(model, exact_stats=True)``:
    every parameter's norm, mean and std over all its values, as before they were taken on the
    update's sample; when the installed modscope has the option). Ratios are to ``plain``;
-   ``full / floor`` is the figure issue 31 sets at <= 1.10; ``every 50 (mean)`` is derived: one full and 49 light steps, the default
-   sampling of ``modscope run``/``record``;
+   ``full / floor`` is the figure issue 31 sets at <= 1.10; ``every 50 (mean)`` is derived: one
+   full and 49 light steps, the default sampling of ``modscope run``/``record``;
 2. totals: one training step under a new ``modscope.trace``, its ``totals()`` (parameters,
    mult-adds of one forward) against the model's own counts: ``sum(p.numel() for p in
    model.parameters())`` (torch counts a tied weight once) and torch's ``FlopCounterMode`` over
