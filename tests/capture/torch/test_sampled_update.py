@@ -88,6 +88,20 @@ def exact_ratio(before: np.ndarray, after: np.ndarray) -> float:
     return math.sqrt(((a - b) ** 2).sum() / (a * a).sum())
 
 
+def assert_items_alike(got: list[dict], want: list[dict]) -> None:
+    """Two plans' items: the same keys in the same order, floats within float32's reach."""
+    for g_, w_ in zip(got, want, strict=True):
+        assert list(g_) == list(w_)
+        for key, value in w_.items():
+            if isinstance(value, float):
+                # the NumPy plan's std comes from E[x^2] - mean^2 with float32 dots: good to
+                # ~1e-5 of the scale for a mean far from zero (the torch plan's is float64)
+                spread = 1e-5 * (abs(w_["mean"]) + 1.0) if key == "std" else 1e-9
+                assert g_[key] == pytest.approx(value, rel=1e-5, abs=spread), (g_["path"], key)
+            else:
+                assert g_[key] == value, (g_["path"], key)
+
+
 @pytest.mark.parametrize("rule", ["sgd", "adam"])
 def test_a_large_tensors_update_is_measured_on_the_same_sample(backend, rule):
     n = 1_000_000
@@ -172,16 +186,7 @@ def test_every_backend_gives_the_same_items_for_a_mixed_model(backend):
                 s.assign(k, v)
         want = subjects["engine"].stats()
         got = want if backend == "engine" else subjects[backend].stats()  # a second stats has no update
-        for g_, w_ in zip(got, want, strict=True):
-            assert list(g_) == list(w_)
-            for key, value in w_.items():
-                if isinstance(value, float):
-                    # the NumPy plan's std comes from E[x^2] - mean^2 with float32 dots: good to
-                    # ~1e-5 of the scale for a mean far from zero (the torch plan's is float64)
-                    spread = 1e-5 * (abs(w_["mean"]) + 1.0) if key == "std" else 1e-9
-                    assert g_[key] == pytest.approx(value, rel=1e-5, abs=spread), (g_["path"], key)
-                else:
-                    assert g_[key] == value, (g_["path"], key)
+        assert_items_alike(got, want)
     assert [("update_sampled" in r) for r in want] == [True, False, False, True, True, False]
 
 
