@@ -19,9 +19,9 @@ from modscope.capture.torch.param_stats import CpuStatsPlan, TorchStatsPlan, sta
 from tests.capture.torch.test_sampled_update import (  # noqa: E402
     BACKENDS,
     Subject,
-    assert_items_alike,
     big_step,
     exact_ratio,
+    mixed_model_items,
 )
 
 
@@ -119,21 +119,7 @@ def test_a_nan_in_the_sample_is_counted_one_outside_is_not_seen(backend):
 
 
 def test_every_backend_gives_the_same_sampled_items_for_a_mixed_model(backend):
-    rng = np.random.default_rng(11)
-    sizes = [300_000, 7, 4_096, ps.SAMPLE + 5, 90_000, 12]
-    values = [(rng.standard_normal(n) * 0.1 + k).astype(np.float32) for k, n in enumerate(sizes)]
-    grads = [None if k == 4 else rng.standard_normal(n).astype(np.float32) for k, n in enumerate(sizes)]
-    subjects = {b: Subject(b, values, grads, exact_stats=False) for b in BACKENDS}
-    for step in range(2):
-        for s in subjects.values():
-            s.plan.snapshot()
-        for k, v in enumerate(values):
-            v -= np.float32(1e-3 * (step + 1)) * (grads[k] if grads[k] is not None else v)
-            for s in subjects.values():
-                s.assign(k, v)
-        want = subjects["engine"].stats()
-        got = want if backend == "engine" else subjects[backend].stats()
-        assert_items_alike(got, want)
+    values, want = mixed_model_items(backend, seed=11, steps=2, exact_stats=False)
     assert [("stats_sampled" in r) for r in want] == [True, False, False, True, True, False]
     for k in (0, 3, 4):  # the sample's figures (the std from float32 dots: good to ~1e-5 of the scale)
         figures = sample_figures(values[k])

@@ -8,6 +8,7 @@ default)."""
 from __future__ import annotations
 
 import math
+from typing import Any
 from unittest.mock import patch
 
 import numpy as np
@@ -169,15 +170,16 @@ def test_a_nan_in_the_sample_gives_no_ratio(backend):
     assert (rec["nan"], rec["update_ratio"], rec["update_sampled"]) == (1, None, 50_000)
 
 
-def test_every_backend_gives_the_same_items_for_a_mixed_model(backend):
-    """Large and small tensors, one without a gradient, over several steps (the buffers reused):
-    each item within float rounding of the engine's, the same keys, the same samples."""
-    rng = np.random.default_rng(5)
+def mixed_model_items(backend: str, seed: int, steps: int, **subject: Any) -> tuple[list[np.ndarray], list[dict]]:
+    """Large and small tensors, one without a gradient, over ``steps`` steps (the buffers
+    reused): at each step every item of ``backend``'s plan within float rounding of the
+    engine's (``assert_items_alike``). The values and the engine's items of the last step."""
+    rng = np.random.default_rng(seed)
     sizes = [300_000, 7, 4_096, ps.SAMPLE + 5, 90_000, 12]
     values = [(rng.standard_normal(n) * 0.1 + k).astype(np.float32) for k, n in enumerate(sizes)]
     grads = [None if k == 4 else rng.standard_normal(n).astype(np.float32) for k, n in enumerate(sizes)]
-    subjects = {b: Subject(b, values, grads) for b in BACKENDS}
-    for step in range(3):
+    subjects = {b: Subject(b, values, grads, **subject) for b in BACKENDS}
+    for step in range(steps):
         for s in subjects.values():
             s.plan.snapshot()
         for k, v in enumerate(values):
@@ -187,6 +189,12 @@ def test_every_backend_gives_the_same_items_for_a_mixed_model(backend):
         want = subjects["engine"].stats()
         got = want if backend == "engine" else subjects[backend].stats()  # a second stats has no update
         assert_items_alike(got, want)
+    return values, want
+
+
+def test_every_backend_gives_the_same_items_for_a_mixed_model(backend):
+    """Each item within float rounding of the engine's, the same keys, the same samples."""
+    _, want = mixed_model_items(backend, seed=5, steps=3)
     assert [("update_sampled" in r) for r in want] == [True, False, False, True, True, False]
 
 
