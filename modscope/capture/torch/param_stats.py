@@ -260,14 +260,13 @@ class _Group:
         the scratch), added up per tensor: (tensors, ``FIGURES``). The update's columns come
         from ``sampled_update`` when given; else ``after_sq`` is the values' ``sq``."""
         grad_sq = self.scratch.square_().sum(-1)
-        if self.layout is self.grad_layout:
-            per_chunk.append(grad_sq)
-            per_chunk.append(per_chunk[1])  # after_sq
-            figures = _per_tensor(torch.stack(per_chunk, dim=1), self.owner, len(self.tensors))
-        else:  # the values' figures per sample, the gradients' per tensor: two layouts
-            per_chunk.append(per_chunk[0])  # a stand-in for grad_sq, replaced below
-            per_chunk.append(per_chunk[1])  # after_sq
-            figures = _per_tensor(torch.stack(per_chunk, dim=1), self.owner, len(self.tensors))
+        one_layout = self.layout is self.grad_layout
+        # two layouts (the values' figures per sample, the gradients' per tensor): a stand-in
+        # for grad_sq, replaced below
+        per_chunk.append(grad_sq if one_layout else per_chunk[0])
+        per_chunk.append(per_chunk[1])  # after_sq
+        figures = _per_tensor(torch.stack(per_chunk, dim=1), self.owner, len(self.tensors))
+        if not one_layout:
             figures[:, FIGURES.index("grad_sq")] = _per_tensor(grad_sq[:, None], self.grad_layout.owner,
                                                                len(self.tensors))[:, 0]
         if sampled_update is not None:
